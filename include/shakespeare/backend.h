@@ -1,0 +1,85 @@
+// backend.h: one interface, two backends (CPU reference, CUDA). The trainer, the sampler
+// and the tests drive a backend only through this table and never know which one it is.
+// defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
+//          sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available
+//
+// A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
+// in the canonical layout of model.h, or a private one it converts on copy), the carried
+// LSTM state h, c (L, B, H), and every activation buffer for windows of up to T steps.
+// Everything is allocated at creation; nothing is allocated per step.
+//
+// Tensor layouts at this interface: x, y (B, len) stream-major token ids; logits
+// (B, len, V); h, c (L, B, H). All host pointers.
+#ifndef SHAKESPEARE_BACKEND_H
+#define SHAKESPEARE_BACKEND_H
+
+#include <stdint.h>
+
+#include "shakespeare/model.h"
+#include "shakespeare/optim.h"
+#include "shakespeare/status.h"
+
+typedef struct {
+    sk_model_config model;
+    int batch_size;   // B
+    int seq_len;      // T, the longest window a forward accepts
+    int training;     // 0: inference only (no backward buffers, no optimizer state)
+    int threads;      // CPU threads for BLAS and pointwise loops (0: library default)
+    int device_index; // CUDA device ordinal
+    uint64_t seed;    // dropout masks are a pure function of (seed, step, site, index)
+} sk_backend_config;
+
+typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;
+
+typedef struct sk_backend sk_backend;
+
+typedef struct {
+    const char *name; // "cpu" or "cuda"
+    sk_status (*set_params)(sk_backend *b, const float *params); // (total,)
+    sk_status (*get_params)(sk_backend *b, float *params);
+    sk_status (*get_grads)(sk_backend *b, float *grads);
+    sk_status (*set_optimizer_state)(sk_backend *b, const float *m, const float *v);
+    sk_status (*get_optimizer_state)(sk_backend *b, float *m, float *v);
+    // Carried LSTM state; NULL pointers reset it to zeros.
+    sk_status (*set_state)(sk_backend *b, const float *h, const float *c);
+    sk_status (*get_state)(sk_backend *b, float *h, float *c);
+    // Runs the model over window x (B, len), 1 <= len <= T, from the carried state, and
+    // leaves the final state carried. With y, *loss_sum = sum over B*len of -log p(y).
+    // SK_MODE_TRAIN applies dropout with masks keyed by step and keeps what backward needs.
+    sk_status (*forward)(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
+                         int64_t step, double *loss_sum);
+    // Logits (B, len, V) of the last forward.
+    sk_status (*get_logits)(sk_backend *b, float *logits);
+    // Gradients of the MEAN loss of the last SK_MODE_TRAIN forward (overwrites, no
+    // accumulation). Truncated BPTT: nothing flows into the carried initial state.
+    sk_status (*backward)(sk_backend *b);
+    // Global gradient norm, clipping, Adam (optim.h semantics) at optimizer step `step`
+    // (1-based). *grad_norm gets the norm before clipping. A non-finite norm returns
+    // SK_ERR_NUMERIC and leaves parameters and moments untouched.
+    sk_status (*optimizer_step)(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
+                                double *grad_norm);
+    void (*destroy)(sk_backend *b);
+} sk_backend_ops;
+
+struct sk_backend {
+    const sk_backend_ops *ops;
+    sk_backend_config cfg;
+    sk_param_layout layout; // owned
+    void *impl;             // the backend's private state
+};
+
+// device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
+// *notice (may be NULL) then gets a one-line note when it falls back to the CPU.
+sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk_backend **out,
+                            char *notice, size_t notice_size, sk_error *err);
+sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
+// SK_ERR_DEVICE when CUDA support is not built in or no usable GPU exists.
+sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
+// 1 when CUDA support is built in and device `index` is usable; else 0 and a reason.
+int sk_cuda_available(int index, char *reason, size_t reason_size);
+// Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
+sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);
+// Safe on NULL.
+void sk_backend_free(sk_backend *b);
+
+#endif

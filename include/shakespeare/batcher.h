@@ -1,0 +1,39 @@
+// batcher.h: B parallel streams over a split, read in windows of T characters.
+// defines: sk_batcher_init, sk_batcher_windows, sk_batcher_window
+//
+// A split of n tokens is cut into B streams of S = (n - 1) / B positions each; stream b
+// covers inputs ids[b*S + p] and targets ids[b*S + p + 1] for p in [0, S). The last
+// (n - 1) - B*S < B positions are not used. Window w holds positions [w*T, w*T + len) of
+// every stream, so the LSTM state at the end of window w is the right initial state for
+// window w + 1 (truncated back-propagation through time, as char-rnn does).
+// Training uses the floor(S / T) full windows of an epoch; evaluation walks all
+// ceil(S / T) windows, the last one (the ragged tail) possibly shorter than T.
+#ifndef SHAKESPEARE_BATCHER_H
+#define SHAKESPEARE_BATCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shakespeare/status.h"
+
+typedef struct {
+    const int32_t *ids; // borrowed: the split's tokens
+    size_t n;           // tokens in the split
+    int B;              // streams
+    int T;              // window length
+    size_t S;           // positions per stream, (n - 1) / B
+} sk_batcher;
+
+// Error (SK_ERR_ARG, naming what) when the split is too short for one full window:
+// S < T, i.e. n < B*T + 1. what names the split in messages ("validation split").
+sk_status sk_batcher_init(sk_batcher *b, const int32_t *ids, size_t n, int B, int T, const char *what,
+                          sk_error *err);
+
+// Number of windows: full ones only (include_tail = 0) or all of them (include_tail = 1).
+size_t sk_batcher_windows(const sk_batcher *b, int include_tail);
+
+// Fills x and y, each (B, len) row-major (stream-major), with window w's inputs and
+// targets; returns len (T, or less for the ragged tail; 0 when w is out of range).
+int sk_batcher_window(const sk_batcher *b, size_t w, int32_t *x, int32_t *y);
+
+#endif

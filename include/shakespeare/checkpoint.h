@@ -1,0 +1,86 @@
+// checkpoint.h: the model as one safetensors file, the training state as a companion file.
+// defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
+//          sk_checkpoint_load, sk_train_state_alloc, sk_train_state_free, sk_crc32
+//
+// Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
+// raw little-endian F32 data), tensor names and shapes exactly PyTorch's (model.h), so
+//   model.load_state_dict(safetensors.torch.load_file(path))
+// works on the module the README documents. Metadata (all strings):
+//   format        "shakespeare-lstm-1"
+//   vocab_size, embed_size, hidden_size, num_layers, dropout
+//   vocab         JSON array of the vocabulary's code points, e.g. "[10,32,33]"
+//   train_config  optional JSON text of the training options (informational)
+//   state_file    optional basename of the companion training-state file
+//   checksum      "crc32:%08x" over every other metadata entry ("key=value\n", keys sorted)
+//                 followed by the tensor data bytes
+// A truncated, corrupt or foreign file is refused with SK_ERR_FORMAT naming the path.
+//
+// State file: little-endian binary with a magic, a version, the model file's checksum
+// (so a state is never paired with the wrong model) and a CRC-32 trailer.
+//
+// Every write is atomic: temporary file in the same directory, fsync, rename, fsync of
+// the directory. sk_checkpoint_save writes the state first under a step-numbered name
+// (<name>.<step>.state), then the model that names it, then removes older <name>.*.state
+// files, so a kill at any instant leaves <name>.safetensors loadable with its state.
+#ifndef SHAKESPEARE_CHECKPOINT_H
+#define SHAKESPEARE_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shakespeare/model.h"
+#include "shakespeare/rng.h"
+#include "shakespeare/status.h"
+#include "shakespeare/vocab.h"
+
+// CRC-32 (IEEE, as zlib), continued from crc (0 to start).
+uint32_t sk_crc32(uint32_t crc, const void *data, size_t n);
+
+typedef struct {
+    sk_model_config cfg;
+    sk_vocab vocab;      // owned
+    float *params;       // (total,) owned, canonical layout
+    char *train_config;  // owned, may be NULL
+    char *state_file;    // owned basename, may be NULL
+    uint32_t checksum;   // the file's checksum
+} sk_model_file;
+
+void sk_model_file_free(sk_model_file *f);
+
+sk_status sk_model_save(const char *path, const sk_model_config *cfg, const sk_vocab *vocab,
+                        const float *params, const char *train_config, const char *state_file,
+                        uint32_t *checksum_out, sk_error *err);
+sk_status sk_model_load(const char *path, sk_model_file *out, sk_error *err);
+
+typedef struct {
+    int64_t step;          // optimizer steps taken
+    int64_t epoch;         // current epoch (0-based)
+    int64_t window;        // next training window within the epoch
+    double best_val_loss;  // INFINITY when none yet
+    int64_t best_step;
+    uint64_t seed;         // the run's seed (dropout keys derive from it and step)
+    sk_rng rng;            // the trainer's generator (samples printed during training)
+    int L, B, H;           // shape of the carried state
+    size_t n_params;       // floats in m and v
+    float *m, *v;          // (n_params,) Adam moments, owned
+    float *h, *c;          // (L, B, H) carried LSTM state, owned
+} sk_train_state;
+
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int L, int B, int H, sk_error *err);
+void sk_train_state_free(sk_train_state *s);
+
+sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err);
+// Verifies magic, version, sizes and CRC; when expect_checksum is nonzero also that the
+// state belongs to the model with that checksum (SK_ERR_MISMATCH otherwise).
+sk_status sk_state_load(const char *path, sk_train_state *out, uint32_t expect_checksum, sk_error *err);
+
+// <dir>/<name>.safetensors plus its state (the protocol above). state may be NULL (model only).
+sk_status sk_checkpoint_save(const char *dir, const char *name, const sk_model_config *cfg,
+                             const sk_vocab *vocab, const float *params, const char *train_config,
+                             const sk_train_state *state, sk_error *err);
+// Loads a model file and, when state is not NULL, its companion state. *has_state tells
+// whether the model names one (a model without a state file is not an error).
+sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_train_state *state,
+                             int *has_state, sk_error *err);
+
+#endif

@@ -1,0 +1,72 @@
+// model.h: the model's shape and its parameters, in PyTorch's names and layout.
+// defines: sk_model_config, sk_param_layout_init, sk_param_find, sk_params_init
+//
+// embedding (V, E) -> L LSTM layers of width H -> dropout -> linear (H -> V) -> softmax CE.
+// All parameters live in ONE float buffer of layout->total floats; gradients and Adam's
+// moments use the same layout. Tensors, in PyTorch's state_dict order:
+//   embedding.weight            (V, E)
+//   lstm.weight_ih_l{k}         (4H, in_k)   in_0 = E, in_k = H for k > 0
+//   lstm.weight_hh_l{k}         (4H, H)
+//   lstm.bias_ih_l{k}           (4H)
+//   lstm.bias_hh_l{k}           (4H)
+//   fc.weight                   (V, H)
+//   fc.bias                     (V)
+// Gate order within the 4H rows: i, f, g, o (PyTorch's and cuDNN's).
+#ifndef SHAKESPEARE_MODEL_H
+#define SHAKESPEARE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shakespeare/status.h"
+
+typedef struct {
+    int vocab_size;  // V
+    int embed_size;  // E
+    int hidden_size; // H
+    int num_layers;  // L
+    float dropout;   // p in [0, 1): between LSTM layers and before fc; training only
+} sk_model_config;
+
+#define SK_TENSOR_NAME_MAX 32
+
+typedef struct {
+    char name[SK_TENSOR_NAME_MAX];
+    int ndim;       // 1 or 2
+    int shape[2];   // shape[1] unused when ndim == 1
+    size_t offset;  // in floats, into the parameter buffer
+    size_t numel;
+} sk_tensor_info;
+
+typedef struct {
+    sk_model_config cfg;
+    int n_tensors;           // 3 + 4L
+    sk_tensor_info *tensors; // (n_tensors,) owned
+    size_t total;            // floats in the parameter buffer
+} sk_param_layout;
+
+// Validates cfg (V >= 1, E, H, L >= 1, 0 <= dropout < 1, sizes that fit in memory).
+sk_status sk_model_config_check(const sk_model_config *cfg, sk_error *err);
+sk_status sk_param_layout_init(sk_param_layout *layout, const sk_model_config *cfg, sk_error *err);
+void sk_param_layout_free(sk_param_layout *layout);
+// The tensor named name, or NULL.
+const sk_tensor_info *sk_param_find(const sk_param_layout *layout, const char *name);
+
+// Offsets of layer k's four LSTM tensors (convenience over sk_param_find).
+typedef struct {
+    size_t w_ih, w_hh, b_ih, b_hh; // float offsets
+    int in;                        // input width of the layer
+} sk_lstm_layer_offsets;
+sk_lstm_layer_offsets sk_lstm_layer(const sk_param_layout *layout, int k);
+
+typedef enum {
+    SK_INIT_UNIFORM,  // every parameter ~ U(-a, a), a = init_scale (char-rnn: 0.08)
+    SK_INIT_PYTORCH,  // PyTorch's defaults: embedding N(0,1); LSTM U(+-1/sqrt(H)); fc U(+-1/sqrt(H))
+} sk_init_scheme;
+
+// Fills params (layout->total floats) deterministically from seed; then adds forget_bias
+// to the forget-gate slice (rows H..2H) of every bias_ih_l{k} (0 for none).
+void sk_params_init(float *params, const sk_param_layout *layout, sk_init_scheme scheme, float init_scale,
+                    float forget_bias, uint64_t seed);
+
+#endif

@@ -1,0 +1,42 @@
+// vocab.h: the character vocabulary, the sorted set of code points of a text.
+// defines: sk_vocab_build, sk_vocab_from_codepoints, sk_vocab_index, sk_vocab_encode,
+//          sk_vocab_equal, sk_vocab_describe_char, sk_vocab_free
+#ifndef SHAKESPEARE_VOCAB_H
+#define SHAKESPEARE_VOCAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shakespeare/status.h"
+
+typedef struct {
+    uint32_t *chars; // (size,) code points, strictly increasing; chars[id] is token id's character
+    int size;        // V
+} sk_vocab;
+
+// The sorted set of distinct code points of cps[0..n). Error on n == 0.
+sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *err);
+
+// A vocabulary from an explicit list (e.g. a checkpoint's metadata); the list must be
+// strictly increasing valid scalar values, else SK_ERR_FORMAT.
+sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size, sk_error *err);
+
+// Token id of cp, or -1 when cp is not in the vocabulary (binary search).
+int sk_vocab_index(const sk_vocab *v, uint32_t cp);
+
+// ids[i] = index of cps[i]. A character outside the vocabulary is SK_ERR_MISMATCH with a
+// message naming the character, its code point and its position (0-based, in characters):
+//   "<what> has character 'Z' (U+005A) at position 17 that is not in the vocabulary"
+sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int32_t *ids,
+                          const char *what, sk_error *err);
+
+bool sk_vocab_equal(const sk_vocab *a, const sk_vocab *b);
+
+// Printable description of a code point for messages: "'a'", "'\n'", "U+00A0".
+void sk_vocab_describe_char(uint32_t cp, char *buf, size_t bufsize);
+
+// Safe to call twice.
+void sk_vocab_free(sk_vocab *v);
+
+#endif

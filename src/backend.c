@@ -1,0 +1,59 @@
+// backend.c: device selection and the backend-independent entry points.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+
+sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err) {
+    *is_auto = 0, *is_cuda = 0, *index = 0;
+    if (strcmp(device, "auto") == 0) {
+        *is_auto = 1;
+        return SK_OK;
+    }
+    if (strcmp(device, "cpu") == 0) return SK_OK;
+    if (strcmp(device, "cuda") == 0) {
+        *is_cuda = 1;
+        return SK_OK;
+    }
+    if (strncmp(device, "cuda:", 5) == 0 && device[5] >= '0' && device[5] <= '9') {
+        char *end;
+        errno = 0;
+        long n = strtol(device + 5, &end, 10);
+        if (*end == '\0' && errno == 0 && n >= 0 && n < 1024) {
+            *is_cuda = 1;
+            *index = (int)n;
+            return SK_OK;
+        }
+    }
+    return sk_fail(err, SK_ERR_ARG, "--device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
+}
+
+sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk_backend **out, char *notice,
+                            size_t notice_size, sk_error *err) {
+    int is_auto, is_cuda, index;
+    *out = NULL;
+    if (notice && notice_size) notice[0] = '\0';
+    sk_status st = sk_device_parse(device, &is_auto, &is_cuda, &index, err);
+    if (st != SK_OK) return st;
+    if (is_cuda) {
+        sk_backend_config c = *cfg;
+        c.device_index = index;
+        return sk_backend_create_cuda(&c, out, err);
+    }
+    if (is_auto) {
+        char reason[256];
+        if (sk_cuda_available(0, reason, sizeof reason)) {
+            sk_backend_config c = *cfg;
+            c.device_index = 0;
+            return sk_backend_create_cuda(&c, out, err);
+        }
+        if (notice && notice_size) snprintf(notice, notice_size, "running on the CPU: %s", reason);
+    }
+    return sk_backend_create_cpu(cfg, out, err);
+}
+
+void sk_backend_free(sk_backend *b) {
+    if (b) b->ops->destroy(b);
+}

@@ -1,0 +1,382 @@
+// backend_cpu.c: the CPU reference backend. Embedding -> LSTM stack (lstm_cpu.c) ->
+// dropout -> linear -> softmax cross-entropy, forward and backward, and AdamW.
+// Internally rows are time-major (r = t*B + b); the interface is stream-major (b, t).
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lstm_cpu.h"
+#include "shakespeare/backend.h"
+#include "shakespeare/rng.h"
+
+typedef struct {
+    int V, E, H, L, B, T;
+    float p;        // dropout probability
+    int training;   // backward buffers allocated
+    int len;        // steps of the last forward
+    int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
+    float *params, *grads, *m, *v; // (total,) canonical layout
+    int32_t *x, *y;  // (T*B) time-major copies of the window
+    float *emb;      // (T*B, E) embedded inputs
+    float **hbuf;    // [L] ((T+1)*B, H): initial state then h_t, see lstm_cpu.h
+    float **cbuf;    // [L] ((T+1)*B, H)
+    float **gates;   // [L] (T*B, 4H)
+    float **tanh_c;  // [L] (T*B, H)
+    float **mask;    // [L] (T*B, H) dropout multipliers (0 or 1/(1-p)) for site k; training only
+    float **dropped; // [L] (T*B, H) h * mask: what layer k+1 (or fc for k = L-1) reads
+    float *logits;   // (T*B, V)
+    float *row_loss; // (T*B) per-row -log p(y), summed in row order for determinism
+    // backward scratch
+    float *dlogits;  // (T*B, V)
+    float *dtop;     // (T*B, max(H, E)) gradient flowing down into a layer's output
+    float *dx;       // (T*B, max(H, E)) gradient w.r.t. a layer's input
+    float *dgates;   // (T*B, 4H)
+    float *dh, *dc;  // (B, H)
+    float *h_state, *c_state; // (L, B, H) carried state
+} cpu_impl;
+
+static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
+
+static void cpu_destroy(sk_backend *b) {
+    cpu_impl *c = impl_of(b);
+    if (c) {
+        float **per_layer[] = {c->hbuf, c->cbuf, c->gates, c->tanh_c, c->mask, c->dropped};
+        for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
+            if (!per_layer[i]) continue;
+            for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
+            free(per_layer[i]);
+        }
+        float *flat[] = {c->params, c->grads, c->m,      c->v,  c->emb, c->logits, c->row_loss, c->dlogits,
+                         c->dtop,   c->dx,    c->dgates, c->dh, c->dc,  c->h_state, c->c_state};
+        for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
+        free(c->x);
+        free(c->y);
+        free(c);
+    }
+    sk_param_layout_free(&b->layout);
+    free(b);
+}
+
+static sk_status cpu_set_params(sk_backend *b, const float *params) {
+    memcpy(impl_of(b)->params, params, sizeof(float) * b->layout.total);
+    return SK_OK;
+}
+static sk_status cpu_get_params(sk_backend *b, float *params) {
+    memcpy(params, impl_of(b)->params, sizeof(float) * b->layout.total);
+    return SK_OK;
+}
+static sk_status cpu_get_grads(sk_backend *b, float *grads) {
+    cpu_impl *c = impl_of(b);
+    if (!c->training) return SK_ERR_ARG;
+    memcpy(grads, c->grads, sizeof(float) * b->layout.total);
+    return SK_OK;
+}
+static sk_status cpu_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
+    cpu_impl *c = impl_of(b);
+    if (!c->training) return SK_ERR_ARG;
+    memcpy(c->m, m, sizeof(float) * b->layout.total);
+    memcpy(c->v, v, sizeof(float) * b->layout.total);
+    return SK_OK;
+}
+static sk_status cpu_get_optimizer_state(sk_backend *b, float *m, float *v) {
+    cpu_impl *c = impl_of(b);
+    if (!c->training) return SK_ERR_ARG;
+    memcpy(m, c->m, sizeof(float) * b->layout.total);
+    memcpy(v, c->v, sizeof(float) * b->layout.total);
+    return SK_OK;
+}
+static sk_status cpu_set_state(sk_backend *b, const float *h, const float *c_) {
+    cpu_impl *c = impl_of(b);
+    size_t n = (size_t)c->L * c->B * c->H;
+    if (h) memcpy(c->h_state, h, sizeof(float) * n);
+    else memset(c->h_state, 0, sizeof(float) * n);
+    if (c_) memcpy(c->c_state, c_, sizeof(float) * n);
+    else memset(c->c_state, 0, sizeof(float) * n);
+    return SK_OK;
+}
+static sk_status cpu_get_state(sk_backend *b, float *h, float *c_) {
+    cpu_impl *c = impl_of(b);
+    size_t n = (size_t)c->L * c->B * c->H;
+    if (h) memcpy(h, c->h_state, sizeof(float) * n);
+    if (c_) memcpy(c_, c->c_state, sizeof(float) * n);
+    return SK_OK;
+}
+
+// Dropout at `site` over (len*B, H) time-major rows: out = h * mask. Masks are keyed by
+// the stream-major index (b*len + t)*H + j, so every backend can draw the same ones (rng.h).
+static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int site, int len, const float *h,
+                          float *mask, float *out) {
+    const uint64_t key = sk_dropout_key(seed, step, site);
+    const float keep_scale = 1.0f / (1.0f - c->p);
+    const int B = c->B, H = c->H;
+#pragma omp parallel for schedule(static) if (len * B * H >= 65536)
+    for (int t = 0; t < len; t++) {
+        for (int b = 0; b < B; b++) {
+            size_t r = (size_t)t * B + b;
+            uint64_t base = ((uint64_t)b * (uint64_t)len + (uint64_t)t) * (uint64_t)H;
+            for (int j = 0; j < H; j++) {
+                float mk = sk_hash_uniform(key, base + (uint64_t)j) >= c->p ? keep_scale : 0.0f;
+                mask[r * H + j] = mk;
+                out[r * H + j] = h[r * H + j] * mk;
+            }
+        }
+    }
+}
+
+// Numerically stable log-softmax cross-entropy per row; keeps the logits.
+static void row_losses(cpu_impl *c, int rows) {
+    const int V = c->V;
+#pragma omp parallel for schedule(static) if (rows * V >= 65536)
+    for (int r = 0; r < rows; r++) {
+        const float *lr = c->logits + (size_t)r * V;
+        float mx = lr[0];
+        for (int v = 1; v < V; v++) mx = lr[v] > mx ? lr[v] : mx;
+        double s = 0.0;
+        for (int v = 0; v < V; v++) s += exp((double)(lr[v] - mx));
+        c->row_loss[r] = (float)(log(s) + (double)mx - (double)lr[c->y[r]]);
+    }
+}
+
+static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
+                             int64_t step, double *loss_sum) {
+    cpu_impl *c = impl_of(b);
+    const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L;
+    if (len < 1 || len > c->T) return SK_ERR_ARG;
+    if (mode == SK_MODE_TRAIN && !c->training) return SK_ERR_ARG;
+    const int rows = len * B;
+    const int drop = mode == SK_MODE_TRAIN && c->p > 0.0f;
+    const float *P = c->params;
+
+    // Stream-major (b, t) -> time-major rows; out-of-range ids are a caller bug, refused.
+    for (int b_ = 0; b_ < B; b_++) {
+        for (int t = 0; t < len; t++) {
+            int32_t xi = x[(size_t)b_ * len + t];
+            if (xi < 0 || xi >= V) return SK_ERR_ARG;
+            c->x[(size_t)t * B + b_] = xi;
+            if (y) {
+                int32_t yi = y[(size_t)b_ * len + t];
+                if (yi < 0 || yi >= V) return SK_ERR_ARG;
+                c->y[(size_t)t * B + b_] = yi;
+            }
+        }
+    }
+    const float *emb_w = P + b->layout.tensors[0].offset;
+    for (int r = 0; r < rows; r++) memcpy(c->emb + (size_t)r * E, emb_w + (size_t)c->x[r] * E, sizeof(float) * E);
+
+    const float *in = c->emb;
+    for (int k = 0; k < L; k++) {
+        sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
+        sk_lstm_cpu_layer layer = {B, H, o.in, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
+        memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
+        memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
+        sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
+        const float *h_out = c->hbuf[k] + (size_t)B * H;
+        if (drop) {
+            apply_dropout(c, b->cfg.seed, step, k, len, h_out, c->mask[k], c->dropped[k]);
+            in = c->dropped[k];
+        } else {
+            in = h_out;
+        }
+        // Carry the final state into the next window.
+        memcpy(c->h_state + (size_t)k * B * H, c->hbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
+        memcpy(c->c_state + (size_t)k * B * H, c->cbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
+    }
+    // logits = top W_fc^T + b_fc
+    const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
+    const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
+    for (int r = 0; r < rows; r++) memcpy(c->logits + (size_t)r * V, P + fcb->offset, sizeof(float) * V);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f,
+                c->logits, V);
+    c->len = len;
+    c->last_train = mode == SK_MODE_TRAIN && y != NULL;
+    if (y) {
+        row_losses(c, rows);
+        double s = 0.0;
+        for (int r = 0; r < rows; r++) s += c->row_loss[r];
+        if (loss_sum) *loss_sum = s;
+    } else if (loss_sum) {
+        *loss_sum = 0.0;
+    }
+    return SK_OK;
+}
+
+static sk_status cpu_get_logits(sk_backend *b, float *logits) {
+    cpu_impl *c = impl_of(b);
+    const int B = c->B, V = c->V, len = c->len;
+    for (int b_ = 0; b_ < B; b_++)
+        for (int t = 0; t < len; t++)
+            memcpy(logits + ((size_t)b_ * len + t) * V, c->logits + ((size_t)t * B + b_) * V, sizeof(float) * V);
+    return SK_OK;
+}
+
+static sk_status cpu_backward(sk_backend *b) {
+    cpu_impl *c = impl_of(b);
+    if (!c->last_train) return SK_ERR_ARG;
+    const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L, len = c->len, rows = len * B;
+    const int drop = c->p > 0.0f;
+    const float *P = c->params;
+    float *G = c->grads;
+    const float inv_n = 1.0f / (float)rows;
+
+    // dlogits = (softmax - onehot(y)) / rows
+#pragma omp parallel for schedule(static) if (rows * V >= 65536)
+    for (int r = 0; r < rows; r++) {
+        const float *lr = c->logits + (size_t)r * V;
+        float *dl = c->dlogits + (size_t)r * V;
+        float mx = lr[0];
+        for (int v = 1; v < V; v++) mx = lr[v] > mx ? lr[v] : mx;
+        double s = 0.0;
+        for (int v = 0; v < V; v++) s += exp((double)(lr[v] - mx));
+        for (int v = 0; v < V; v++) dl[v] = (float)(exp((double)(lr[v] - mx)) / s) * inv_n;
+        dl[c->y[r]] -= inv_n;
+    }
+    const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
+    const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
+    const float *top = drop ? c->dropped[L - 1] : c->hbuf[L - 1] + (size_t)B * H;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, rows, 1.0f, c->dlogits, V, top, H, 0.0f,
+                G + fcw->offset, H);
+    float *gb = G + fcb->offset;
+    memset(gb, 0, sizeof(float) * V);
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < V; v++) gb[v] += c->dlogits[(size_t)r * V + v];
+    // dtop = dlogits W_fc, then through the dropout mask before fc.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, P + fcw->offset, H, 0.0f,
+                c->dtop, H);
+    for (int k = L - 1; k >= 0; k--) {
+        if (drop) {
+            const float *mk = c->mask[k];
+            for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
+        }
+        sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
+        sk_lstm_cpu_layer layer = {B, H, o.in, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
+        sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
+        const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
+        sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
+                             c->dh, c->dc, &lg, c->dx);
+        // The input gradient of layer k is the output gradient of layer k-1.
+        float *swap = c->dtop;
+        c->dtop = c->dx;
+        c->dx = swap;
+    }
+    // Embedding gradient: scatter-add in row order (deterministic). dtop now holds d emb.
+    float *ge = G + b->layout.tensors[0].offset;
+    memset(ge, 0, sizeof(float) * (size_t)V * E);
+    for (int r = 0; r < rows; r++) {
+        float *dst = ge + (size_t)c->x[r] * E;
+        const float *src = c->dtop + (size_t)r * E;
+        for (int j = 0; j < E; j++) dst[j] += src[j];
+    }
+    return SK_OK;
+}
+
+static sk_status cpu_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
+                                    double *grad_norm) {
+    cpu_impl *c = impl_of(b);
+    if (!c->training || step < 1) return SK_ERR_ARG;
+    double norm = sk_grad_norm(c->grads, b->layout.total);
+    if (grad_norm) *grad_norm = norm;
+    if (!isfinite(norm)) return SK_ERR_NUMERIC;
+    sk_adam_update(c->params, c->grads, c->m, c->v, &b->layout, h, lr, sk_clip_scale(norm, h->grad_clip), step);
+    return SK_OK;
+}
+
+static const sk_backend_ops cpu_ops = {
+    .name = "cpu",
+    .set_params = cpu_set_params,
+    .get_params = cpu_get_params,
+    .get_grads = cpu_get_grads,
+    .set_optimizer_state = cpu_set_optimizer_state,
+    .get_optimizer_state = cpu_get_optimizer_state,
+    .set_state = cpu_set_state,
+    .get_state = cpu_get_state,
+    .forward = cpu_forward,
+    .get_logits = cpu_get_logits,
+    .backward = cpu_backward,
+    .optimizer_step = cpu_optimizer_step,
+    .destroy = cpu_destroy,
+};
+
+static float *alloc_floats(size_t n, int *ok) {
+    float *p = calloc(n ? n : 1, sizeof(float));
+    if (!p) *ok = 0;
+    return p;
+}
+
+static float **alloc_per_layer(int L, size_t n, int *ok) {
+    float **p = calloc((size_t)L, sizeof(float *));
+    if (!p) {
+        *ok = 0;
+        return NULL;
+    }
+    for (int k = 0; k < L; k++) p[k] = alloc_floats(n, ok);
+    return p;
+}
+
+sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
+    *out = NULL;
+    if (cfg->batch_size < 1 || cfg->seq_len < 1)
+        return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
+                       cfg->batch_size, cfg->seq_len);
+    sk_backend *b = calloc(1, sizeof *b);
+    cpu_impl *c = calloc(1, sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the CPU backend");
+    }
+    b->ops = &cpu_ops;
+    b->cfg = *cfg;
+    b->impl = c;
+    sk_status st = sk_param_layout_init(&b->layout, &cfg->model, err);
+    if (st != SK_OK) {
+        cpu_destroy(b);
+        return st;
+    }
+    if (cfg->threads > 0) {
+        omp_set_num_threads(cfg->threads);
+        openblas_set_num_threads(cfg->threads);
+    }
+    c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
+    c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len, c->p = cfg->model.dropout;
+    c->training = cfg->training;
+    const size_t rows = (size_t)c->T * c->B, H = (size_t)c->H, wide = H > (size_t)c->E ? H : (size_t)c->E;
+    const size_t total = b->layout.total;
+    int ok = 1;
+    c->params = alloc_floats(total, &ok);
+    c->x = calloc(rows, sizeof(int32_t));
+    c->y = calloc(rows, sizeof(int32_t));
+    if (!c->x || !c->y) ok = 0;
+    c->emb = alloc_floats(rows * c->E, &ok);
+    c->hbuf = alloc_per_layer(c->L, rows * H + (size_t)c->B * H, &ok);
+    c->cbuf = alloc_per_layer(c->L, rows * H + (size_t)c->B * H, &ok);
+    c->gates = alloc_per_layer(c->L, rows * 4 * H, &ok);
+    c->tanh_c = alloc_per_layer(c->L, rows * H, &ok);
+    c->logits = alloc_floats(rows * c->V, &ok);
+    c->row_loss = alloc_floats(rows, &ok);
+    c->h_state = alloc_floats((size_t)c->L * c->B * H, &ok);
+    c->c_state = alloc_floats((size_t)c->L * c->B * H, &ok);
+    if (c->training) {
+        c->grads = alloc_floats(total, &ok);
+        c->m = alloc_floats(total, &ok);
+        c->v = alloc_floats(total, &ok);
+        if (c->p > 0.0f) {
+            c->mask = alloc_per_layer(c->L, rows * H, &ok);
+            c->dropped = alloc_per_layer(c->L, rows * H, &ok);
+        }
+        c->dlogits = alloc_floats(rows * c->V, &ok);
+        c->dtop = alloc_floats(rows * wide, &ok);
+        c->dx = alloc_floats(rows * wide, &ok);
+        c->dgates = alloc_floats(rows * 4 * H, &ok);
+        c->dh = alloc_floats((size_t)c->B * H, &ok);
+        c->dc = alloc_floats((size_t)c->B * H, &ok);
+    }
+    if (!ok) {
+        cpu_destroy(b);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory allocating CPU buffers for B=%d T=%d H=%d L=%d",
+                       cfg->batch_size, cfg->seq_len, cfg->model.hidden_size, cfg->model.num_layers);
+    }
+    *out = b;
+    return SK_OK;
+}

@@ -1,0 +1,77 @@
+// cli_args.c: strict option-value parsing (see cli_args.h).
+#include "cli_args.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+// strtol/strtod accept leading white space; an option value never should.
+static int starts_clean(const char *s) { return s[0] != '\0' && !isspace((unsigned char)s[0]); }
+
+sk_status cli_parse_i64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out, sk_error *err) {
+    char *end;
+    errno = 0;
+    long long v = starts_clean(s) ? strtoll(s, &end, 10) : 0;
+    if (!starts_clean(s) || *end != '\0' || errno == ERANGE)
+        return sk_fail(err, SK_ERR_ARG, "%s expects an integer, got \"%s\" (see --help)", opt, s);
+    if (v < lo || v > hi)
+        return sk_fail(err, SK_ERR_ARG, "%s must be in [%lld, %lld], got %lld (see --help)", opt, (long long)lo,
+                       (long long)hi, v);
+    *out = v;
+    return SK_OK;
+}
+
+sk_status cli_parse_int(const char *opt, const char *s, long lo, long hi, int *out, sk_error *err) {
+    int64_t v;
+    sk_status st = cli_parse_i64(opt, s, lo, hi, &v, err);
+    if (st == SK_OK) *out = (int)v;
+    return st;
+}
+
+sk_status cli_parse_u64(const char *opt, const char *s, uint64_t *out, sk_error *err) {
+    char *end;
+    errno = 0;
+    unsigned long long v = 0;
+    if (starts_clean(s) && s[0] != '-') v = strtoull(s, &end, 10);
+    if (!starts_clean(s) || s[0] == '-' || *end != '\0' || errno == ERANGE)
+        return sk_fail(err, SK_ERR_ARG, "%s expects a non-negative integer below 2^64, got \"%s\" (see --help)", opt, s);
+    *out = v;
+    return SK_OK;
+}
+
+sk_status cli_parse_double(const char *opt, const char *s, double lo, int lo_open, double hi, int hi_open,
+                           double *out, sk_error *err) {
+    char *end;
+    errno = 0;
+    double v = starts_clean(s) ? strtod(s, &end) : 0.0;
+    if (!starts_clean(s) || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return sk_fail(err, SK_ERR_ARG, "%s expects a finite number, got \"%s\" (see --help)", opt, s);
+    int below = lo_open ? !(v > lo) : !(v >= lo);
+    int above = hi_open ? !(v < hi) : !(v <= hi);
+    if (below || above)
+        return sk_fail(err, SK_ERR_ARG, "%s must be in %s%g, %g%s, got %s (see --help)", opt, lo_open ? "(" : "[", lo,
+                       hi, hi_open ? ")" : "]", s);
+    *out = v;
+    return SK_OK;
+}
+
+sk_status cli_parse_float(const char *opt, const char *s, double lo, int lo_open, double hi, int hi_open,
+                          float *out, sk_error *err) {
+    double v;
+    sk_status st = cli_parse_double(opt, s, lo, lo_open, hi, hi_open, &v, err);
+    if (st == SK_OK) *out = (float)v;
+    return st;
+}
+
+void cli_die(int code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(code);
+}

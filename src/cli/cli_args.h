@@ -1,0 +1,30 @@
+// cli_args.h: strict parsing of option values for the command-line programs.
+// defines: cli_parse_int, cli_parse_i64, cli_parse_u64, cli_parse_float, cli_die, cli_warn
+// Values go through strtol/strtod with end-pointer, errno and range checks: "12x", "",
+// "1e999" and out-of-range numbers are rejected with a message naming the option, never clamped.
+#ifndef SK_CLI_ARGS_H
+#define SK_CLI_ARGS_H
+
+#include <stdint.h>
+
+#include "shakespeare/status.h"
+
+// Exit codes of both programs.
+#define CLI_EXIT_USAGE 2      // bad input: flags, files, checkpoints, prime text
+#define CLI_EXIT_FAILURE 1    // a failure that is not the user's input (device, numeric divergence)
+#define CLI_EXIT_SIGINT 130
+#define CLI_EXIT_SIGTERM 143
+
+sk_status cli_parse_int(const char *opt, const char *s, long lo, long hi, int *out, sk_error *err);
+sk_status cli_parse_i64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out, sk_error *err);
+sk_status cli_parse_u64(const char *opt, const char *s, uint64_t *out, sk_error *err);
+// lo_open/hi_open: whether the bound itself is excluded.
+sk_status cli_parse_float(const char *opt, const char *s, double lo, int lo_open, double hi, int hi_open,
+                          float *out, sk_error *err);
+sk_status cli_parse_double(const char *opt, const char *s, double lo, int lo_open, double hi, int hi_open,
+                           double *out, sk_error *err);
+
+// Prints "error: <msg>" (one line) to stderr and exits with code.
+_Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,101 @@
+// lstm_cpu.c: the LSTM recurrence on the CPU. Matrix products go through CBLAS; the
+// input projection and all weight gradients are single GEMMs over the whole window, so
+// only the recurrent products h_{t-1} W_hh^T (forward) and dG_t W_hh (backward) run per step.
+#include "lstm_cpu.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, float *gates, float *tanh_c,
+                         float *hbuf, float *cbuf) {
+    const int B = l->B, H = l->H, G4 = 4 * H, rows = len * B;
+    // gates = b_ih + b_hh broadcast, then += x W_ih^T in one GEMM over all steps.
+    for (int r = 0; r < rows; r++) {
+        float *gr = gates + (size_t)r * G4;
+        for (int j = 0; j < G4; j++) gr[j] = l->b_ih[j] + l->b_hh[j];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f,
+                gates, G4);
+    for (int t = 0; t < len; t++) {
+        float *g = gates + (size_t)t * B * G4;
+        const float *h_prev = hbuf + (size_t)t * B * H;
+        const float *c_prev = cbuf + (size_t)t * B * H;
+        float *h = hbuf + (size_t)(t + 1) * B * H;
+        float *c = cbuf + (size_t)(t + 1) * B * H;
+        float *tc = tanh_c + (size_t)t * B * H;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G4, H, 1.0f, h_prev, H, l->w_hh, H, 1.0f, g, G4);
+#pragma omp parallel for schedule(static) if (B * H >= 4096)
+        for (int b = 0; b < B; b++) {
+            float *gb = g + (size_t)b * G4;
+            const float *cp = c_prev + (size_t)b * H;
+            float *cb = c + (size_t)b * H, *hb = h + (size_t)b * H, *tb = tc + (size_t)b * H;
+            for (int j = 0; j < H; j++) {
+                float i = sigmoidf(gb[j]);
+                float f = sigmoidf(gb[H + j]);
+                float gg = tanhf(gb[2 * H + j]);
+                float o = sigmoidf(gb[3 * H + j]);
+                float cn = f * cp[j] + i * gg;
+                float th = tanhf(cn);
+                gb[j] = i;
+                gb[H + j] = f;
+                gb[2 * H + j] = gg;
+                gb[3 * H + j] = o;
+                cb[j] = cn;
+                tb[j] = th;
+                hb[j] = o * th;
+            }
+        }
+    }
+}
+
+void sk_lstm_cpu_backward(const sk_lstm_cpu_layer *l, int len, const float *x, const float *gates,
+                          const float *tanh_c, const float *hbuf, const float *cbuf, const float *dh_out,
+                          float *dgates, float *dh, float *dc, const sk_lstm_cpu_grads *grad, float *dx) {
+    const int B = l->B, H = l->H, G4 = 4 * H, rows = len * B;
+    memset(dh, 0, sizeof(float) * (size_t)B * H); // gradient flowing from step t+1 into h_t
+    memset(dc, 0, sizeof(float) * (size_t)B * H); // ... and into c_t
+    for (int t = len - 1; t >= 0; t--) {
+        const float *g = gates + (size_t)t * B * G4;
+        const float *c_prev = cbuf + (size_t)t * B * H;
+        const float *tc = tanh_c + (size_t)t * B * H;
+        const float *dho = dh_out + (size_t)t * B * H;
+        float *dg = dgates + (size_t)t * B * G4;
+#pragma omp parallel for schedule(static) if (B * H >= 4096)
+        for (int b = 0; b < B; b++) {
+            const float *gb = g + (size_t)b * G4;
+            const float *cp = c_prev + (size_t)b * H, *tb = tc + (size_t)b * H, *dhob = dho + (size_t)b * H;
+            float *dhb = dh + (size_t)b * H, *dcb = dc + (size_t)b * H, *dgb = dg + (size_t)b * G4;
+            for (int j = 0; j < H; j++) {
+                float i = gb[j], f = gb[H + j], gg = gb[2 * H + j], o = gb[3 * H + j], th = tb[j];
+                float dhj = dhob[j] + dhb[j];
+                float dcj = dcb[j] + dhj * o * (1.0f - th * th);
+                dgb[j] = dcj * gg * i * (1.0f - i);
+                dgb[H + j] = dcj * cp[j] * f * (1.0f - f);
+                dgb[2 * H + j] = dcj * i * (1.0f - gg * gg);
+                dgb[3 * H + j] = dhj * th * o * (1.0f - o);
+                dcb[j] = dcj * f;
+            }
+        }
+        // dh_{t-1} = dG_t W_hh; not needed at t = 0 (truncated BPTT).
+        if (t > 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G4, 1.0f, dg, G4, l->w_hh, H, 0.0f, dh, H);
+    }
+    // Weight gradients over the whole window: dW_ih = dG^T x, dW_hh = dG^T h_{t-1}.
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G4, l->in, rows, 1.0f, dgates, G4, x, l->in, 0.0f,
+                grad->w_ih, l->in);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G4, H, rows, 1.0f, dgates, G4, hbuf, H, 0.0f, grad->w_hh,
+                H);
+    // Both biases receive the column sums of dG (summed in row order: deterministic).
+    memset(grad->b_ih, 0, sizeof(float) * (size_t)G4);
+    for (int r = 0; r < rows; r++) {
+        const float *dgr = dgates + (size_t)r * G4;
+        for (int j = 0; j < G4; j++) grad->b_ih[j] += dgr[j];
+    }
+    memcpy(grad->b_hh, grad->b_ih, sizeof(float) * (size_t)G4);
+    if (dx)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, l->in, G4, 1.0f, dgates, G4, l->w_ih, l->in,
+                    0.0f, dx, l->in);
+}

@@ -1,0 +1,17 @@
+// cuda_stub.c: the CUDA entry points of a build without CUDA support (compiled instead
+// of src/cuda/ when CMake finds no nvcc or no cuDNN).
+#include <stdio.h>
+
+#include "shakespeare/backend.h"
+
+int sk_cuda_available(int index, char *reason, size_t reason_size) {
+    (void)index;
+    if (reason && reason_size) snprintf(reason, reason_size, "this build has no CUDA support");
+    return 0;
+}
+
+sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
+    (void)cfg;
+    *out = NULL;
+    return sk_fail(err, SK_ERR_DEVICE, "--device cuda: this build has no CUDA support (built without nvcc or cuDNN)");
+}

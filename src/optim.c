@@ -1,0 +1,80 @@
+// optim.c: AdamW over the single parameter buffer, global-norm clipping, LR schedules.
+#include "shakespeare/optim.h"
+
+#include <math.h>
+#include <string.h>
+
+double sk_grad_norm(const float *g, size_t n) {
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++) s += (double)g[i] * (double)g[i];
+    return sqrt(s);
+}
+
+float sk_clip_scale(double norm, float clip) {
+    if (clip <= 0.0f) return 1.0f;
+    double scale = (double)clip / (norm + 1e-6);
+    return scale < 1.0 ? (float)scale : 1.0f;
+}
+
+void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
+                    const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
+    const float b1 = h->beta1, b2 = h->beta2, eps = h->eps;
+    // Bias corrections in double, as PyTorch computes them on the host.
+    const float bc1 = (float)(1.0 - pow((double)b1, (double)step));
+    const float bc2_sqrt = (float)sqrt(1.0 - pow((double)b2, (double)step));
+    const float step_size = lr / bc1;
+    for (int ti = 0; ti < layout->n_tensors; ti++) {
+        const sk_tensor_info *t = &layout->tensors[ti];
+        const float decay = t->ndim == 2 ? 1.0f - lr * h->weight_decay : 1.0f;
+        float *p = params + t->offset, *mt = m + t->offset, *vt = v + t->offset;
+        const float *g = grads + t->offset;
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < t->numel; i++) {
+            float gi = g[i] * clip_scale;
+            mt[i] = b1 * mt[i] + (1.0f - b1) * gi;
+            vt[i] = b2 * vt[i] + (1.0f - b2) * gi * gi;
+            float denom = sqrtf(vt[i]) / bc2_sqrt + eps;
+            p[i] = p[i] * decay - step_size * (mt[i] / denom);
+        }
+    }
+}
+
+float sk_lr_at(const sk_lr_schedule *s, int64_t iter, int64_t epoch) {
+    if (s->warmup_iters > 0 && iter < s->warmup_iters)
+        return s->lr * (float)(iter + 1) / (float)s->warmup_iters;
+    switch (s->kind) {
+    case SK_LR_CONSTANT: return s->lr;
+    case SK_LR_STEP_DECAY: {
+        int64_t past = epoch - s->decay_after;
+        return past > 0 ? s->lr * (float)pow((double)s->decay, (double)past) : s->lr;
+    }
+    case SK_LR_COSINE: {
+        if (iter >= s->max_iters) return s->min_lr;
+        int64_t span = s->max_iters - s->warmup_iters;
+        double progress = span > 0 ? (double)(iter - s->warmup_iters) / (double)span : 1.0;
+        double coeff = 0.5 * (1.0 + cos(3.141592653589793 * progress));
+        return (float)(s->min_lr + coeff * (s->lr - s->min_lr));
+    }
+    }
+    return s->lr;
+}
+
+const char *sk_lr_kind_name(sk_lr_kind k) {
+    switch (k) {
+    case SK_LR_CONSTANT: return "constant";
+    case SK_LR_STEP_DECAY: return "step";
+    case SK_LR_COSINE: return "cosine";
+    }
+    return "?";
+}
+
+sk_status sk_lr_kind_parse(const char *s, sk_lr_kind *out, sk_error *err) {
+    static const sk_lr_kind kinds[] = {SK_LR_CONSTANT, SK_LR_STEP_DECAY, SK_LR_COSINE};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (strcmp(s, sk_lr_kind_name(kinds[i])) == 0) {
+            *out = kinds[i];
+            return SK_OK;
+        }
+    }
+    return sk_fail(err, SK_ERR_ARG, "--lr-schedule expects constant, step or cosine, got \"%s\"", s);
+}
