@@ -1,2 +1,182 @@
-// sample_main.c: shakespeare-sample (being written).
-int main(void) { return 0; }
+// sample_main.c: shakespeare-sample: generate text from a checkpoint, or score a file.
+// Exit codes: 0 done, 2 bad input (flags, files, checkpoint, prime text), 1 other failure.
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "shakespeare/backend.h"
+#include "shakespeare/checkpoint.h"
+#include "shakespeare/corpus.h"
+#include "shakespeare/sampler.h"
+#include "shakespeare/utf8.h"
+
+#define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
+
+enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_ARGMAX, OPT_SEED, OPT_DEVICE,
+       OPT_SCORE, OPT_THREADS, OPT_HELP, OPT_VERSION };
+
+static const struct option long_options[] = {
+    {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
+    {"prime-file", required_argument, 0, OPT_PRIME_FILE}, {"length", required_argument, 0, OPT_LENGTH},
+    {"temperature", required_argument, 0, OPT_TEMP}, {"top-k", required_argument, 0, OPT_TOPK},
+    {"argmax", no_argument, 0, OPT_ARGMAX}, {"seed", required_argument, 0, OPT_SEED},
+    {"device", required_argument, 0, OPT_DEVICE}, {"score", required_argument, 0, OPT_SCORE},
+    {"threads", required_argument, 0, OPT_THREADS}, {"help", no_argument, 0, OPT_HELP},
+    {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
+};
+
+static void usage(void) {
+    printf("Usage: shakespeare-sample --checkpoint FILE [OPTIONS]\n"
+           "Generates text from a trained model, or scores a text file.\n\n"
+           "  --checkpoint FILE     model file (.safetensors) written by shakespeare-train (required)\n"
+           "  --prime TEXT          text to condition on; generation continues it (default: a newline,\n"
+           "                        or the vocabulary's first character when the model has no newline)\n"
+           "  --prime-file FILE     read the prime text from a UTF-8 file instead\n"
+           "  --length N            characters to generate (default: 500)\n"
+           "  --temperature T       > 0; lower is more conservative (default: 1)\n"
+           "  --top-k K             sample only among the K most likely characters; 0 = all (default: 0)\n"
+           "  --argmax              always take the most likely character (deterministic, ignores the above)\n"
+           "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
+           "  --device D            auto | cpu | cuda | cuda:N (default: auto)\n"
+           "  --threads N           CPU threads; 0 = all cores (default: 0)\n"
+           "  --score FILE          instead of sampling, print the mean negative log-likelihood of FILE in\n"
+           "                        nats and bits per character: every character after the first is\n"
+           "                        predicted from all those before it, starting from a zero state, batch 1\n"
+           "  --help, --version\n");
+}
+
+typedef struct {
+    const sk_vocab *vocab;
+} emitter;
+
+static int emit_char(int32_t id, void *ctx) {
+    const emitter *e = ctx;
+    char u[4];
+    int n = sk_utf8_encode(e->vocab->chars[id], u);
+    fwrite(u, 1, (size_t)n, stdout);
+    fflush(stdout);
+    return 0;
+}
+
+// Reads a UTF-8 text (file or literal) and maps it onto the vocabulary; exits on bad input.
+static int32_t *encode_text(const uint8_t *bytes, size_t nbytes, const char *what, const sk_vocab *v, size_t *n) {
+    sk_error err;
+    uint32_t *cps;
+    if (sk_utf8_decode(bytes, nbytes, what, &cps, n, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    int32_t *ids = malloc(sizeof(int32_t) * (*n ? *n : 1));
+    if (!ids) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    if (sk_vocab_encode(v, cps, *n, ids, what, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    free(cps);
+    return ids;
+}
+
+static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
+    sk_error err;
+    uint8_t *bytes;
+    if (sk_read_file(path, allow_empty, &bytes, n, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    return bytes;
+}
+
+int main(int argc, char **argv) {
+    const char *ckpt_path = NULL, *prime = NULL, *prime_file = NULL, *score_path = NULL, *device = "auto";
+    sk_sample_opts so = {1.0f, 0, 0};
+    int length = 500, threads = 0;
+    uint64_t seed = 1;
+    sk_error err = {{0}};
+    sk_status st = SK_OK;
+    opterr = 0;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":", long_options, NULL);
+        if (c == -1) break;
+        switch (c) {
+        case OPT_CKPT: ckpt_path = optarg; break;
+        case OPT_PRIME: prime = optarg; break;
+        case OPT_PRIME_FILE: prime_file = optarg; break;
+        case OPT_LENGTH: st = cli_parse_int("--length", optarg, 0, 1 << 30, &length, &err); break;
+        case OPT_TEMP: st = cli_parse_float("--temperature", optarg, 0, 1, 1e6, 0, &so.temperature, &err); break;
+        case OPT_TOPK: st = cli_parse_int("--top-k", optarg, 0, 1 << 21, &so.top_k, &err); break;
+        case OPT_ARGMAX: so.argmax = 1; break;
+        case OPT_SEED: st = cli_parse_u64("--seed", optarg, &seed, &err); break;
+        case OPT_DEVICE: {
+            int a, cu, ix;
+            st = sk_device_parse(optarg, &a, &cu, &ix, &err);
+            device = optarg;
+            break;
+        }
+        case OPT_SCORE: score_path = optarg; break;
+        case OPT_THREADS: st = cli_parse_int("--threads", optarg, 0, 1024, &threads, &err); break;
+        case OPT_HELP: usage(); return 0;
+        case OPT_VERSION: printf("shakespeare-sample %s\n", SK_VERSION); return 0;
+        case ':': cli_die(CLI_EXIT_USAGE, "option %s needs a value (see --help)", argv[optind - 1]);
+        default: cli_die(CLI_EXIT_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
+        }
+        if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    if (optind < argc) cli_die(CLI_EXIT_USAGE, "unexpected argument \"%s\" (see --help)", argv[optind]);
+    if (!ckpt_path) cli_die(CLI_EXIT_USAGE, "--checkpoint FILE is required (see --help)");
+    if (prime && prime_file) cli_die(CLI_EXIT_USAGE, "--prime and --prime-file cannot be used together");
+    if (score_path && (prime || prime_file)) cli_die(CLI_EXIT_USAGE, "--score cannot be combined with a prime text");
+
+    sk_model_file model = {0};
+    if ((st = sk_model_load(ckpt_path, &model, &err)) != SK_OK)
+        cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
+    if (so.top_k > model.cfg.vocab_size)
+        cli_die(CLI_EXIT_USAGE, "--top-k must be at most the vocabulary size %d, got %d", model.cfg.vocab_size,
+                so.top_k);
+
+    // Inputs are validated before any backend starts.
+    size_t n = 0;
+    int32_t *ids;
+    if (score_path) {
+        size_t nbytes;
+        uint8_t *bytes = read_or_die(score_path, 0, &nbytes);
+        ids = encode_text(bytes, nbytes, score_path, &model.vocab, &n);
+        free(bytes);
+        if (n < 2) cli_die(CLI_EXIT_USAGE, "%s: a text to score needs at least 2 characters", score_path);
+    } else if (prime || prime_file) {
+        size_t nbytes;
+        uint8_t *bytes = prime_file ? read_or_die(prime_file, 0, &nbytes) : (uint8_t *)strdup(prime);
+        if (!prime_file) nbytes = strlen(prime);
+        if (nbytes == 0) cli_die(CLI_EXIT_USAGE, "--prime is empty");
+        ids = encode_text(bytes, nbytes, prime_file ? prime_file : "--prime", &model.vocab, &n);
+        free(bytes);
+    } else {
+        int nl = sk_vocab_index(&model.vocab, '\n');
+        ids = malloc(sizeof(int32_t));
+        ids[0] = nl >= 0 ? nl : 0;
+        n = 1;
+    }
+
+    sk_backend_config bc = {.model = model.cfg, .batch_size = 1, .seq_len = SCORE_WINDOW, .training = 0,
+                            .threads = threads, .seed = seed};
+    sk_backend *be;
+    char note[512];
+    if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
+        cli_die(st == SK_ERR_DEVICE && strcmp(device, "auto") != 0 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
+    if (note[0]) fprintf(stderr, "note: %s\n", note);
+    be->ops->set_params(be, model.params);
+
+    if (score_path) {
+        double nll;
+        size_t count;
+        if ((st = sk_score(be, ids, n, &nll, &count, &err)) != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        double mean = nll / (double)count;
+        printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,
+               mean / log(2.0), count);
+    } else {
+        emitter e = {&model.vocab};
+        for (size_t i = 0; i < n; i++) emit_char(ids[i], &e); // the prime, then its continuation
+        sk_rng rng;
+        sk_rng_seed(&rng, seed);
+        if ((st = sk_generate(be, ids, n, (size_t)length, &so, &rng, emit_char, &e, &err)) != SK_OK)
+            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        fputc('\n', stdout);
+    }
+    free(ids);
+    sk_backend_free(be);
+    sk_model_file_free(&model);
+    return 0;
+}

@@ -1,2 +1,311 @@
-// train_main.c: shakespeare-train (being written).
-int main(void) { return 0; }
+// train_main.c: shakespeare-train, the command-line trainer.
+// Parses options strictly (cli_args.h), runs the trainer (trainer.h) and prints progress:
+// one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input,
+// 1 other failure (divergence, device), 130/143 after SIGINT/SIGTERM (checkpoint saved).
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_args.h"
+#include "shakespeare/trainer.h"
+
+static volatile sig_atomic_t g_stop = 0; // 0, SIGINT or SIGTERM
+
+static void on_signal(int sig) { g_stop = sig; }
+
+enum {
+    OPT_DATA = 256, OPT_OUT_DIR, OPT_EMBED, OPT_HIDDEN, OPT_LAYERS, OPT_DROPOUT, OPT_BATCH, OPT_SEQ, OPT_TRAIN_FRAC,
+    OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
+    OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
+    OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
+    OPT_DEVICE, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_HELP, OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"data", required_argument, 0, OPT_DATA}, {"out-dir", required_argument, 0, OPT_OUT_DIR},
+    {"embed-size", required_argument, 0, OPT_EMBED}, {"hidden-size", required_argument, 0, OPT_HIDDEN},
+    {"num-layers", required_argument, 0, OPT_LAYERS}, {"dropout", required_argument, 0, OPT_DROPOUT},
+    {"batch-size", required_argument, 0, OPT_BATCH}, {"seq-length", required_argument, 0, OPT_SEQ},
+    {"train-frac", required_argument, 0, OPT_TRAIN_FRAC}, {"val-frac", required_argument, 0, OPT_VAL_FRAC},
+    {"lr", required_argument, 0, OPT_LR}, {"lr-schedule", required_argument, 0, OPT_LR_SCHEDULE},
+    {"min-lr", required_argument, 0, OPT_MIN_LR}, {"warmup-iters", required_argument, 0, OPT_WARMUP},
+    {"lr-decay", required_argument, 0, OPT_LR_DECAY}, {"lr-decay-after", required_argument, 0, OPT_LR_DECAY_AFTER},
+    {"beta1", required_argument, 0, OPT_BETA1}, {"beta2", required_argument, 0, OPT_BETA2},
+    {"eps", required_argument, 0, OPT_EPS}, {"weight-decay", required_argument, 0, OPT_WD},
+    {"grad-clip", required_argument, 0, OPT_CLIP}, {"init", required_argument, 0, OPT_INIT},
+    {"init-scale", required_argument, 0, OPT_INIT_SCALE}, {"forget-bias", required_argument, 0, OPT_FORGET_BIAS},
+    {"max-epochs", required_argument, 0, OPT_MAX_EPOCHS}, {"max-iters", required_argument, 0, OPT_MAX_ITERS},
+    {"eval-every", required_argument, 0, OPT_EVAL_EVERY}, {"checkpoint-every", required_argument, 0, OPT_CKPT_EVERY},
+    {"sample-every", required_argument, 0, OPT_SAMPLE_EVERY}, {"sample-length", required_argument, 0, OPT_SAMPLE_LENGTH},
+    {"log-every", required_argument, 0, OPT_LOG_EVERY}, {"seed", required_argument, 0, OPT_SEED},
+    {"threads", required_argument, 0, OPT_THREADS}, {"device", required_argument, 0, OPT_DEVICE},
+    {"init-from", required_argument, 0, OPT_INIT_FROM}, {"eval-only", no_argument, 0, OPT_EVAL_ONLY},
+    {"log", required_argument, 0, OPT_LOG}, {"help", no_argument, 0, OPT_HELP},
+    {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
+};
+
+static void usage(const sk_train_options *d) {
+    printf("Usage: shakespeare-train [OPTIONS]\n"
+           "Trains a character-level LSTM language model (embedding -> LSTM stack -> linear -> softmax).\n\n"
+           "Data:\n"
+           "  --data FILE              UTF-8 training text (default: %s)\n"
+           "  --train-frac F           leading fraction used for training (default: %g)\n"
+           "  --val-frac F             next fraction used for validation; the rest is test (default: %g)\n"
+           "Model:\n"
+           "  --embed-size N           embedding width E (default: %d)\n"
+           "  --hidden-size N          LSTM width H (default: %d)\n"
+           "  --num-layers N           LSTM layers L (default: %d)\n"
+           "  --dropout P              dropout between layers and before the output layer, in [0, 1) (default: %g)\n"
+           "  --init uniform|pytorch   initialization: U(+-init-scale) as char-rnn, or PyTorch's defaults (default: uniform)\n"
+           "  --init-scale A           the uniform initialization's bound (default: %g)\n"
+           "  --forget-bias F          added to the forget-gate bias at initialization (default: %g)\n"
+           "Batching:\n"
+           "  --batch-size N           parallel streams B (default: %d)\n"
+           "  --seq-length N           window length T for truncated back-propagation (default: %d)\n"
+           "Optimization (Adam):\n"
+           "  --lr F                   learning rate (default: %g)\n"
+           "  --lr-schedule S          constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
+           "                           | cosine (to min-lr at max-iters) (default: constant)\n"
+           "  --warmup-iters N         linear warm-up steps, any schedule (default: %lld)\n"
+           "  --min-lr F               cosine floor (default: %g)\n"
+           "  --lr-decay F             step decay factor per epoch (default: %g)\n"
+           "  --lr-decay-after N       epochs before step decay starts (default: %d)\n"
+           "  --beta1 F                (default: %g)\n"
+           "  --beta2 F                (default: %g)\n"
+           "  --eps F                  (default: %g)\n"
+           "  --weight-decay F         decoupled weight decay on weight matrices (default: %g)\n"
+           "  --grad-clip F            clip the global gradient norm to F; 0 disables (default: %g)\n"
+           "Length:\n"
+           "  --max-epochs N           stop after N epochs; 0 = no limit (default: %d)\n"
+           "  --max-iters N            stop after N optimizer steps in total; 0 = no limit (default: %lld)\n"
+           "Evaluation, checkpoints, logs:\n"
+           "  --out-dir DIR            checkpoints (last.*, best.*) and metrics.jsonl (default: %s)\n"
+           "  --eval-every N           validation every N steps and at the end; 0 = only at the end (default: %lld)\n"
+           "  --checkpoint-every N     write last.* every N steps and at the end; 0 = only at the end (default: %lld)\n"
+           "  --sample-every N         print a sample every N steps; 0 = never (default: %lld)\n"
+           "  --sample-length N        characters per printed sample (default: %d)\n"
+           "  --log-every N            steps between progress lines and metrics records (default: %lld)\n"
+           "  --log FILE               JSON Lines metrics log (default: OUT_DIR/metrics.jsonl)\n"
+           "  --init-from CKPT         resume from a checkpoint (model, optimizer, data position, RNG)\n"
+           "  --eval-only              with --init-from: print the validation loss and exit\n"
+           "Runtime:\n"
+           "  --seed N                 seed for initialization, dropout and samples (default: %llu)\n"
+           "  --threads N              CPU threads; 0 = all cores (default: 0)\n"
+           "  --device D               auto | cpu | cuda | cuda:N (default: %s)\n"
+           "  --help, --version\n",
+           d->data_path, d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
+           (double)d->model.dropout, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
+           (double)d->lr.lr, (long long)d->lr.warmup_iters, (double)d->lr.min_lr, (double)d->lr.decay,
+           d->lr.decay_after, (double)d->adam.beta1, (double)d->adam.beta2, (double)d->adam.eps,
+           (double)d->adam.weight_decay, (double)d->adam.grad_clip, d->max_epochs, (long long)d->max_iters,
+           d->out_dir, (long long)d->eval_every, (long long)d->checkpoint_every, (long long)d->sample_every,
+           d->sample_length, (long long)d->log_every, (unsigned long long)d->seed, d->device);
+}
+
+typedef struct {
+    int tty;
+    int live; // a live line is on screen and must be ended before other output
+} printer;
+
+static void end_live(printer *p) {
+    if (p->live) fputc('\n', stdout), p->live = 0;
+}
+
+static void cb_notice(void *ctx, const char *line) {
+    end_live(ctx);
+    fprintf(stderr, "note: %s\n", line);
+}
+
+static void format_eta(double s, char *buf, size_t n) {
+    if (!(s >= 0) || !isfinite(s)) snprintf(buf, n, "?");
+    else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+static void cb_progress(void *ctx, const sk_progress *p) {
+    printer *pr = ctx;
+    int64_t total = p->max_iters;
+    char eta[32] = "?";
+    if (total > 0 && p->step > 0) format_eta(p->elapsed_s / (double)p->step * (double)(total - p->step), eta, sizeof eta);
+    double epoch = (double)p->epoch + (double)p->window / (double)p->windows_per_epoch;
+    if (pr->tty) {
+        printf("\r\033[Kepoch %.3f  iter %lld%s%.0lld  loss %.4f  lr %.2e  %.0f tok/s  eta %s", epoch,
+               (long long)p->step, total > 0 ? "/" : "", (long long)(total > 0 ? total : 0), (double)p->train_loss,
+               (double)p->lr, p->tokens_per_s, eta);
+        pr->live = 1;
+    } else {
+        printf("epoch %.3f iter %lld loss %.4f lr %.3e grad_norm %.3f tokens_per_s %.0f eta %s\n", epoch,
+               (long long)p->step, (double)p->train_loss, (double)p->lr, p->grad_norm, p->tokens_per_s, eta);
+    }
+    fflush(stdout);
+}
+
+static void cb_eval(void *ctx, int64_t step, double val, int best) {
+    end_live(ctx);
+    printf("iter %lld val_loss %.4f%s\n", (long long)step, val, best ? " (best)" : "");
+    fflush(stdout);
+}
+
+static void cb_sample(void *ctx, int64_t step, const char *text) {
+    end_live(ctx);
+    printf("---- sample at iter %lld ----\n%s\n----\n", (long long)step, text);
+    fflush(stdout);
+}
+
+static void cb_checkpoint(void *ctx, const char *path) {
+    printer *pr = ctx;
+    if (!pr->tty) printf("checkpoint %s\n", path);
+}
+
+// s as a JSON string body: quotes, backslashes and control characters escaped.
+static void json_escape(const char *s, char *out, size_t n) {
+    size_t k = 0;
+    for (; *s && k + 7 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') out[k++] = '\\', out[k++] = (char)c;
+        else if (c < 0x20) k += (size_t)snprintf(out + k, n - k, "\\u%04x", c);
+        else out[k++] = (char)c;
+    }
+    out[k] = '\0';
+}
+
+// The options that shaped the run, as JSON for the checkpoint's metadata.
+static void options_json(const sk_train_options *o, const char *init, char *buf, size_t n) {
+    char data[1024];
+    json_escape(o->data_path, data, sizeof data);
+    snprintf(buf, n,
+             "{\"data\":\"%s\",\"train_frac\":%g,\"val_frac\":%g,\"batch_size\":%d,\"seq_length\":%d,"
+             "\"lr\":%g,\"lr_schedule\":\"%s\",\"warmup_iters\":%lld,\"min_lr\":%g,\"beta1\":%g,\"beta2\":%g,"
+             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"init\":\"%s\",\"seed\":%llu}",
+             data, o->train_frac, o->val_frac, o->batch_size, o->seq_len, (double)o->lr.lr,
+             sk_lr_kind_name(o->lr.kind), (long long)o->lr.warmup_iters, (double)o->lr.min_lr,
+             (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, (double)o->adam.weight_decay,
+             (double)o->adam.grad_clip, (double)o->model.dropout, init, (unsigned long long)o->seed);
+}
+
+static const char *opt_name(int id) {
+    static char buf[64];
+    for (const struct option *p = long_options; p->name; p++)
+        if (p->val == id) return snprintf(buf, sizeof buf, "--%s", p->name), buf;
+    return "?";
+}
+
+int main(int argc, char **argv) {
+    sk_train_options o;
+    sk_train_options_default(&o);
+    sk_error err = {{0}};
+    sk_status st = SK_OK;
+    const char *init_name = "uniform";
+    opterr = 0;
+    for (;;) {
+        int longindex = -1;
+        int c = getopt_long(argc, argv, ":", long_options, &longindex);
+        if (c == -1) break;
+        const char *name = opt_name(c), *v = optarg;
+        switch (c) {
+        case OPT_DATA: o.data_path = v; break;
+        case OPT_OUT_DIR: o.out_dir = v; break;
+        case OPT_EMBED: st = cli_parse_int(name, v, 1, 65536, &o.model.embed_size, &err); break;
+        case OPT_HIDDEN: st = cli_parse_int(name, v, 1, 65536, &o.model.hidden_size, &err); break;
+        case OPT_LAYERS: st = cli_parse_int(name, v, 1, 64, &o.model.num_layers, &err); break;
+        case OPT_DROPOUT: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.model.dropout, &err); break;
+        case OPT_BATCH: st = cli_parse_int(name, v, 1, 1 << 20, &o.batch_size, &err); break;
+        case OPT_SEQ: st = cli_parse_int(name, v, 1, 1 << 20, &o.seq_len, &err); break;
+        case OPT_TRAIN_FRAC: st = cli_parse_double(name, v, 0, 1, 1, 0, &o.train_frac, &err); break;
+        case OPT_VAL_FRAC: st = cli_parse_double(name, v, 0, 0, 1, 1, &o.val_frac, &err); break;
+        case OPT_LR: st = cli_parse_float(name, v, 0, 1, 10, 0, &o.lr.lr, &err); break;
+        case OPT_LR_SCHEDULE: st = sk_lr_kind_parse(v, &o.lr.kind, &err); break;
+        case OPT_MIN_LR: st = cli_parse_float(name, v, 0, 0, 10, 0, &o.lr.min_lr, &err); break;
+        case OPT_WARMUP: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.lr.warmup_iters, &err); break;
+        case OPT_LR_DECAY: st = cli_parse_float(name, v, 0, 1, 1, 0, &o.lr.decay, &err); break;
+        case OPT_LR_DECAY_AFTER: st = cli_parse_int(name, v, 0, 1 << 30, &o.lr.decay_after, &err); break;
+        case OPT_BETA1: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.adam.beta1, &err); break;
+        case OPT_BETA2: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.adam.beta2, &err); break;
+        case OPT_EPS: st = cli_parse_float(name, v, 0, 1, 1, 0, &o.adam.eps, &err); break;
+        case OPT_WD: st = cli_parse_float(name, v, 0, 0, 1, 0, &o.adam.weight_decay, &err); break;
+        case OPT_CLIP: st = cli_parse_float(name, v, 0, 0, 1e30, 0, &o.adam.grad_clip, &err); break;
+        case OPT_INIT:
+            if (strcmp(v, "uniform") == 0) o.init = SK_INIT_UNIFORM, init_name = "uniform";
+            else if (strcmp(v, "pytorch") == 0) o.init = SK_INIT_PYTORCH, init_name = "pytorch";
+            else st = sk_fail(&err, SK_ERR_ARG, "--init expects uniform or pytorch, got \"%s\"", v);
+            break;
+        case OPT_INIT_SCALE: st = cli_parse_float(name, v, 0, 1, 100, 0, &o.init_scale, &err); break;
+        case OPT_FORGET_BIAS: st = cli_parse_float(name, v, -100, 0, 100, 0, &o.forget_bias, &err); break;
+        case OPT_MAX_EPOCHS: st = cli_parse_int(name, v, 0, 1 << 30, &o.max_epochs, &err); break;
+        case OPT_MAX_ITERS: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.max_iters, &err); break;
+        case OPT_EVAL_EVERY: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.eval_every, &err); break;
+        case OPT_CKPT_EVERY: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.checkpoint_every, &err); break;
+        case OPT_SAMPLE_EVERY: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.sample_every, &err); break;
+        case OPT_SAMPLE_LENGTH: st = cli_parse_int(name, v, 1, 1 << 20, &o.sample_length, &err); break;
+        case OPT_LOG_EVERY: st = cli_parse_i64(name, v, 1, INT64_MAX / 2, &o.log_every, &err); break;
+        case OPT_SEED: st = cli_parse_u64(name, v, &o.seed, &err); break;
+        case OPT_THREADS: st = cli_parse_int(name, v, 0, 1024, &o.threads, &err); break;
+        case OPT_DEVICE: {
+            int a, cu, ix;
+            st = sk_device_parse(v, &a, &cu, &ix, &err);
+            o.device = v;
+            break;
+        }
+        case OPT_INIT_FROM: o.init_from = v; break;
+        case OPT_EVAL_ONLY: o.eval_only = 1; break;
+        case OPT_LOG: o.log_path = v; break;
+        case OPT_HELP: {
+            sk_train_options d;
+            sk_train_options_default(&d);
+            usage(&d);
+            return 0;
+        }
+        case OPT_VERSION: printf("shakespeare-train %s\n", SK_VERSION); return 0;
+        case ':': cli_die(CLI_EXIT_USAGE, "option %s needs a value (see --help)", argv[optind - 1]);
+        default: cli_die(CLI_EXIT_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
+        }
+        if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    if (optind < argc) cli_die(CLI_EXIT_USAGE, "unexpected argument \"%s\" (see --help)", argv[optind]);
+    if (o.train_frac + o.val_frac > 1.0 + 1e-9)
+        cli_die(CLI_EXIT_USAGE, "--train-frac + --val-frac must not exceed 1, got %g + %g", o.train_frac, o.val_frac);
+    if (o.lr.kind == SK_LR_COSINE && o.lr.min_lr > o.lr.lr)
+        cli_die(CLI_EXIT_USAGE, "--min-lr (%g) must not exceed --lr (%g)", (double)o.lr.min_lr, (double)o.lr.lr);
+
+    char config_json[2048];
+    options_json(&o, init_name, config_json, sizeof config_json);
+    o.train_config_json = config_json;
+    o.stop_flag = &g_stop;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    printer pr = {isatty(STDOUT_FILENO), 0};
+    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint};
+    sk_trainer *t;
+    st = sk_trainer_init(&t, &o, &cb, &err);
+    if (st != SK_OK) cli_die(st == SK_ERR_DEVICE || st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
+    if (o.eval_only) {
+        double val;
+        st = sk_trainer_evaluate(t, 0, &val, &err);
+        sk_trainer_free(t);
+        if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
+        return 0;
+    }
+    sk_train_summary sum;
+    st = sk_trainer_run(t, &sum, &err);
+    end_live(&pr);
+    sk_trainer_free(t);
+    if (st == SK_ERR_INTERRUPTED) {
+        fprintf(stderr, "%s\n", err.msg);
+        return g_stop == SIGTERM ? CLI_EXIT_SIGTERM : CLI_EXIT_SIGINT;
+    }
+    if (st != SK_OK) cli_die(st == SK_ERR_IO ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
+    printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
+           "wall_s=%.1f backend=%s\n",
+           (long long)sum.steps, sum.best_val_loss, (long long)sum.best_step, sum.final_train_loss,
+           sum.median_tokens_per_s, sum.wall_s, sum.backend_name);
+    return 0;
+}

@@ -1,0 +1,36 @@
+// sampler.h: text generation and scoring with a batch-1 backend.
+// defines: sk_sample_opts, sk_sample_token, sk_generate, sk_score
+#ifndef SHAKESPEARE_SAMPLER_H
+#define SHAKESPEARE_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shakespeare/backend.h"
+#include "shakespeare/rng.h"
+#include "shakespeare/status.h"
+
+typedef struct {
+    float temperature; // > 0; logits are divided by it
+    int top_k;         // 0: all tokens; else only the k most likely
+    int argmax;        // 1: always the most likely token (ignores temperature, top_k, rng)
+} sk_sample_opts;
+
+// Draws one token id from logits (V,) ; scratch: (V,) floats and (V,) ints.
+int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_rng *rng, float *scratch_p,
+                        int32_t *scratch_i);
+
+// Called with each generated token id; return nonzero to stop early.
+typedef int (*sk_emit_fn)(int32_t id, void *ctx);
+
+// From a zero state: feeds prime[0..n_prime) (n_prime >= 1) through the model, then draws
+// `length` tokens, feeding each back. b must have batch size 1.
+sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
+                      sk_rng *rng, sk_emit_fn emit, void *ctx, sk_error *err);
+
+// Mean negative log-likelihood of ids[1..n) given everything before it, from a zero state,
+// batch 1, in windows of the backend's T (the state carried across windows).
+// *nll_sum gets the sum in nats and *count = n - 1. Needs n >= 2.
+sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err);
+
+#endif

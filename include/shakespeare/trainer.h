@@ -1,0 +1,92 @@
+// trainer.h: the training loop: data, backend, optimizer, evaluation, checkpoints, logs.
+// defines: sk_train_options, sk_train_options_default, sk_trainer_init, sk_trainer_run,
+//          sk_trainer_evaluate, sk_trainer_free
+// The trainer never prints: it reports progress through callbacks, and the CLI prints.
+#ifndef SHAKESPEARE_TRAINER_H
+#define SHAKESPEARE_TRAINER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "shakespeare/backend.h"
+#include "shakespeare/batcher.h"
+#include "shakespeare/checkpoint.h"
+#include "shakespeare/corpus.h"
+#include "shakespeare/model.h"
+#include "shakespeare/optim.h"
+#include "shakespeare/status.h"
+
+typedef struct {
+    const char *data_path;   // UTF-8 text
+    double train_frac, val_frac;
+    sk_model_config model;   // vocab_size is taken from the data
+    sk_init_scheme init;
+    float init_scale;        // SK_INIT_UNIFORM's a
+    float forget_bias;
+    int batch_size, seq_len;
+    sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to max_iters below
+    sk_adam_hparams adam;
+    int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
+    int max_epochs;          // 0 = no limit
+    int64_t eval_every;      // steps between evaluations (0: only at the end)
+    int64_t checkpoint_every;// steps between last.* checkpoints (0: only at the end)
+    int64_t sample_every;    // steps between printed samples (0: never)
+    int sample_length;
+    int64_t log_every;       // steps between metrics records / progress callbacks
+    const char *out_dir;
+    const char *log_path;    // JSON Lines metrics (NULL: OUT_DIR/metrics.jsonl)
+    const char *init_from;   // checkpoint to resume from (NULL: fresh start)
+    int eval_only;
+    uint64_t seed;
+    int threads;
+    const char *device;      // auto | cpu | cuda | cuda:N
+    const char *train_config_json; // the options as JSON, stored in checkpoints (borrowed)
+    volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
+} sk_train_options;
+
+// char-rnn / nanoGPT-style defaults (see README).
+void sk_train_options_default(sk_train_options *o);
+
+typedef struct {
+    int64_t step, epoch, window, windows_per_epoch, max_iters;
+    float train_loss, lr;
+    double grad_norm;
+    double tokens_per_s;     // of the steps since the previous report
+    double elapsed_s;
+} sk_progress;
+
+typedef struct {
+    void *ctx;
+    void (*on_notice)(void *ctx, const char *line);            // e.g. device fallback
+    void (*on_progress)(void *ctx, const sk_progress *p);       // every log_every steps
+    void (*on_eval)(void *ctx, int64_t step, double val_loss, int is_best);
+    void (*on_sample)(void *ctx, int64_t step, const char *utf8_text);
+    void (*on_checkpoint)(void *ctx, const char *path);
+} sk_train_callbacks;
+
+typedef struct sk_trainer sk_trainer;
+
+sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err);
+
+typedef struct {
+    int64_t steps;             // optimizer steps at the end
+    double best_val_loss;      // INFINITY when never evaluated
+    int64_t best_step;
+    double median_tokens_per_s;
+    double final_train_loss;
+    double wall_s;
+    const char *backend_name;
+} sk_train_summary;
+
+// Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after
+// saving when stopped by the flag, SK_ERR_NUMERIC (with the step in the message) on a
+// non-finite loss or gradient, leaving the last good checkpoint untouched.
+sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *summary, sk_error *err);
+
+// Mean loss per character over the whole validation split (or test split when
+// which == 1), from a zero state, without touching the training state.
+sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err);
+
+void sk_trainer_free(sk_trainer *t);
+
+#endif

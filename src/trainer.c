@@ -1,0 +1,440 @@
+// trainer.c: the training loop (see trainer.h). Owns the corpus, the batchers, the
+// training backend, an optional batch-1 backend for samples, and the metrics log.
+#include "shakespeare/trainer.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shakespeare/sampler.h"
+#include "shakespeare/utf8.h"
+
+#define STEP_TIMES_MAX 4096 // tokens/s median over the most recent steps
+
+struct sk_trainer {
+    sk_train_options o;
+    sk_train_callbacks cb;
+    sk_corpus corpus;
+    size_t n_train, n_val, n_test;
+    sk_batcher train;
+    sk_batcher val;      // eval window length min(T, S_val)
+    sk_batcher test;
+    int has_val, has_test;
+    sk_backend *be;      // training backend (B, T)
+    sk_backend *sampler; // batch-1 inference backend, created on first use
+    sk_train_state st;   // step, epoch, window, best, rng, and host copies of m, v, h, c
+    float *params;       // (total,) host copy for checkpoints and the sampler
+    int32_t *x, *y;      // (B, T) current window
+    FILE *metrics;
+    double step_times[STEP_TIMES_MAX];
+    size_t n_step_times;
+    int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
+    char metrics_path[4096];
+};
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void sk_train_options_default(sk_train_options *o) {
+    memset(o, 0, sizeof *o);
+    o->data_path = "data/tinyshakespeare.txt";
+    o->train_frac = 0.9, o->val_frac = 0.1;
+    o->model = (sk_model_config){0, 128, 256, 2, 0.0f};
+    o->init = SK_INIT_UNIFORM, o->init_scale = 0.08f, o->forget_bias = 0.0f;
+    o->batch_size = 32, o->seq_len = 100;
+    o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
+    o->adam = (sk_adam_hparams){0.9f, 0.999f, 1e-8f, 0.0f, 5.0f};
+    o->max_iters = 0, o->max_epochs = 1;
+    o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
+    o->log_every = 10;
+    o->out_dir = "out";
+    o->seed = 1337;
+    o->device = "auto";
+}
+
+static void notice(sk_trainer *t, const char *line) {
+    if (t->cb.on_notice && line[0]) t->cb.on_notice(t->cb.ctx, line);
+}
+
+// mkdir -p; an existing directory is fine, anything else in the way is an error.
+static sk_status make_dirs(const char *path, sk_error *err) {
+    char buf[4096];
+    if (!path[0] || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return sk_fail(err, SK_ERR_ARG, "--out-dir must be a non-empty path shorter than 4096 bytes");
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char keep = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return sk_fail(err, SK_ERR_IO, "cannot create output directory %s: %s", buf, strerror(errno));
+            *p = keep;
+            if (keep == '\0') break;
+        }
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return sk_fail(err, SK_ERR_IO, "output directory %s is not a directory", path);
+    if (access(path, W_OK | X_OK) != 0)
+        return sk_fail(err, SK_ERR_IO, "output directory %s is not writable: %s", path, strerror(errno));
+    return SK_OK;
+}
+
+static sk_status check_options(const sk_train_options *o, sk_error *err) {
+    if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
+    if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
+    if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "--eval-only needs --init-from CHECKPOINT");
+    if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
+        return sk_fail(err, SK_ERR_ARG, "--max-iters 0 and --max-epochs 0 would train forever; set one of them");
+    return SK_OK;
+}
+
+// The vocabulary of the data must be the checkpoint's, character for character.
+static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const char *data_path,
+                             const char *ckpt_path, sk_error *err) {
+    if (sk_vocab_equal(data, ckpt)) return SK_OK;
+    for (int i = 0; i < data->size; i++) {
+        if (sk_vocab_index(ckpt, data->chars[i]) < 0) {
+            char c[32];
+            sk_vocab_describe_char(data->chars[i], c, sizeof c);
+            return sk_fail(err, SK_ERR_MISMATCH,
+                           "%s does not match the vocabulary of %s: it has character %s, which the checkpoint "
+                           "lacks (%d vs %d characters)",
+                           data_path, ckpt_path, c, data->size, ckpt->size);
+        }
+    }
+    return sk_fail(err, SK_ERR_MISMATCH,
+                   "%s does not match the vocabulary of %s (%d vs %d characters); the model only works on text "
+                   "with exactly its vocabulary",
+                   data_path, ckpt_path, data->size, ckpt->size);
+}
+
+static sk_status setup_splits(sk_trainer *t, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    sk_status st = sk_split_sizes(t->corpus.n, o->train_frac, o->val_frac, &t->n_train, &t->n_val, &t->n_test, err);
+    if (st != SK_OK) return st;
+    const int32_t *ids = t->corpus.ids;
+    if (!o->eval_only) {
+        st = sk_batcher_init(&t->train, ids, t->n_train, o->batch_size, o->seq_len, "training split", err);
+        if (st != SK_OK) return st;
+    }
+    // Evaluation walks whole splits; a split shorter than one window uses shorter windows.
+    struct { sk_batcher *b; size_t off, n; int *has; const char *name; } ev[2] = {
+        {&t->val, t->n_train, t->n_val, &t->has_val, "validation split"},
+        {&t->test, t->n_train + t->n_val, t->n_test, &t->has_test, "test split"},
+    };
+    for (int i = 0; i < 2; i++) {
+        if (ev[i].n == 0) continue;
+        size_t S = (ev[i].n - 1) / (size_t)o->batch_size;
+        if (S < 1)
+            return sk_fail(err, SK_ERR_ARG,
+                           "%s has %zu characters, too short for %d streams (needs at least %d); lower "
+                           "--batch-size or change the split fractions",
+                           ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
+        int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
+        st = sk_batcher_init(ev[i].b, ids + ev[i].off, ev[i].n, o->batch_size, T, ev[i].name, err);
+        if (st != SK_OK) return st;
+        *ev[i].has = 1;
+    }
+    if (o->eval_only && !t->has_val) return sk_fail(err, SK_ERR_ARG, "--eval-only needs a validation split (--val-frac > 0)");
+    return SK_OK;
+}
+
+sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err) {
+    *out = NULL;
+    sk_status st = check_options(o, err);
+    if (st != SK_OK) return st;
+    sk_trainer *t = calloc(1, sizeof *t);
+    if (!t) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    t->o = *o;
+    if (cb) t->cb = *cb;
+    t->last_eval_step = -1;
+    sk_model_file ckpt = {0};
+    sk_train_state saved = {0};
+    int has_state = 0;
+
+    if ((st = sk_corpus_load(&t->corpus, o->data_path, err)) != SK_OK) goto fail;
+    if (o->init_from) {
+        if ((st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err)) != SK_OK) goto fail;
+        if ((st = check_vocab(&t->corpus.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
+        t->o.model = ckpt.cfg;
+    } else {
+        t->o.model.vocab_size = t->corpus.vocab.size;
+    }
+    if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) goto fail;
+    if ((st = setup_splits(t, err)) != SK_OK) goto fail;
+    if (!o->eval_only && (st = make_dirs(o->out_dir, err)) != SK_OK) goto fail;
+
+    sk_backend_config bc = {.model = t->o.model, .batch_size = o->batch_size, .seq_len = o->seq_len,
+                            .training = !o->eval_only, .threads = o->threads, .seed = o->seed};
+    char note[512];
+    if ((st = sk_backend_create(&bc, o->device, &t->be, note, sizeof note, err)) != SK_OK) goto fail;
+    notice(t, note);
+
+    const sk_param_layout *lay = &t->be->layout;
+    const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
+    if ((st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err)) != SK_OK) goto fail;
+    t->st.best_val_loss = INFINITY;
+    t->st.best_step = -1;
+    t->st.seed = o->seed;
+    sk_rng_seed(&t->st.rng, o->seed ^ 0x5A4D504C45ull);
+    t->params = malloc(sizeof(float) * lay->total);
+    t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
+    t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
+    if (!t->params || !t->x || !t->y) {
+        st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (o->init_from) {
+        memcpy(t->params, ckpt.params, sizeof(float) * lay->total);
+    } else {
+        sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
+    }
+    t->be->ops->set_params(t->be, t->params);
+    t->be->ops->set_state(t->be, NULL, NULL);
+    if (has_state && !o->eval_only) {
+        // Resume: optimizer moments, counters, generator; the carried LSTM state and the
+        // position in the epoch only when the batching is unchanged.
+        t->st.step = saved.step, t->st.epoch = saved.epoch;
+        t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
+        t->st.seed = saved.seed, t->st.rng = saved.rng;
+        t->be->cfg.seed = saved.seed;
+        t->be->ops->set_optimizer_state(t->be, saved.m, saved.v);
+        if (saved.B == B && saved.L == L && saved.H == H && (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
+            t->st.window = saved.window;
+            t->be->ops->set_state(t->be, saved.h, saved.c);
+        } else {
+            t->st.window = 0;
+            t->st.epoch += saved.window > 0;
+            notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
+        }
+    } else if (o->init_from && !o->eval_only) {
+        notice(t, "the checkpoint has no training state: fine-tuning from its weights with a fresh optimizer");
+    }
+    if (!o->eval_only) {
+        if (o->log_path) snprintf(t->metrics_path, sizeof t->metrics_path, "%s", o->log_path);
+        else snprintf(t->metrics_path, sizeof t->metrics_path, "%s/metrics.jsonl", o->out_dir);
+        t->metrics = fopen(t->metrics_path, has_state ? "a" : "w");
+        if (!t->metrics) {
+            st = sk_fail(err, SK_ERR_IO, "cannot write the metrics log %s: %s", t->metrics_path, strerror(errno));
+            goto fail;
+        }
+    }
+    sk_model_file_free(&ckpt);
+    sk_train_state_free(&saved);
+    *out = t;
+    return SK_OK;
+fail:
+    sk_model_file_free(&ckpt);
+    sk_train_state_free(&saved);
+    sk_trainer_free(t);
+    return st;
+}
+
+void sk_trainer_free(sk_trainer *t) {
+    if (!t) return;
+    if (t->metrics) fclose(t->metrics);
+    sk_backend_free(t->be);
+    sk_backend_free(t->sampler);
+    sk_train_state_free(&t->st);
+    sk_corpus_free(&t->corpus);
+    free(t->params);
+    free(t->x);
+    free(t->y);
+    free(t);
+}
+
+sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err) {
+    const sk_batcher *bt = which == 1 ? &t->test : &t->val;
+    if (!(which == 1 ? t->has_test : t->has_val))
+        return sk_fail(err, SK_ERR_ARG, "there is no %s split to evaluate", which == 1 ? "test" : "validation");
+    sk_backend *be = t->be;
+    // Keep the carried training state aside; evaluation starts every stream from zero.
+    be->ops->get_state(be, t->st.h, t->st.c);
+    be->ops->set_state(be, NULL, NULL);
+    double total = 0.0;
+    size_t windows = sk_batcher_windows(bt, 1);
+    sk_status st = SK_OK;
+    for (size_t w = 0; w < windows && st == SK_OK; w++) {
+        int len = sk_batcher_window(bt, w, t->x, t->y);
+        double s = 0.0;
+        st = be->ops->forward(be, t->x, t->y, len, SK_MODE_EVAL, 0, &s);
+        total += s;
+    }
+    be->ops->set_state(be, t->st.h, t->st.c);
+    if (st != SK_OK) return sk_fail(err, st, "the %s backend failed during evaluation", be->ops->name);
+    *mean_loss = total / ((double)bt->B * (double)bt->S);
+    return SK_OK;
+}
+
+static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err) {
+    sk_backend *be = t->be;
+    be->ops->get_params(be, t->params);
+    be->ops->get_optimizer_state(be, t->st.m, t->st.v);
+    be->ops->get_state(be, t->st.h, t->st.c);
+    sk_status st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->corpus.vocab, t->params,
+                                      t->o.train_config_json, &t->st, err);
+    if (st == SK_OK && t->cb.on_checkpoint) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.safetensors", t->o.out_dir, name);
+        t->cb.on_checkpoint(t->cb.ctx, path);
+    }
+    return st;
+}
+
+typedef struct {
+    char *buf;
+    size_t n, cap;
+    const sk_vocab *vocab;
+} text_sink;
+
+static int append_char(int32_t id, void *ctx) {
+    text_sink *s = ctx;
+    char u[4];
+    int k = sk_utf8_encode(s->vocab->chars[id], u);
+    if (s->n + (size_t)k + 1 > s->cap) return 1;
+    memcpy(s->buf + s->n, u, (size_t)k);
+    s->n += (size_t)k;
+    s->buf[s->n] = '\0';
+    return 0;
+}
+
+static sk_status print_sample(sk_trainer *t, sk_error *err) {
+    sk_status st;
+    if (!t->sampler) {
+        sk_backend_config bc = {.model = t->o.model, .batch_size = 1, .seq_len = t->o.seq_len, .training = 0,
+                                .threads = t->o.threads, .seed = t->st.seed};
+        const char *dev = strcmp(t->be->ops->name, "cuda") == 0 ? "cuda" : "cpu";
+        if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;
+    }
+    t->be->ops->get_params(t->be, t->params);
+    t->sampler->ops->set_params(t->sampler, t->params);
+    int newline = sk_vocab_index(&t->corpus.vocab, '\n');
+    int32_t prime = newline >= 0 ? newline : 0;
+    sk_sample_opts so = {1.0f, 0, 0};
+    size_t cap = (size_t)t->o.sample_length * 4 + 1;
+    text_sink sink = {malloc(cap), 0, cap, &t->corpus.vocab};
+    if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    sink.buf[0] = '\0';
+    st = sk_generate(t->sampler, &prime, 1, (size_t)t->o.sample_length, &so, &t->st.rng, append_char, &sink, err);
+    if (st == SK_OK && t->cb.on_sample) t->cb.on_sample(t->cb.ctx, t->st.step, sink.buf);
+    free(sink.buf);
+    return st;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_tokens_per_s(sk_trainer *t) {
+    if (t->n_step_times == 0) return 0.0;
+    size_t n = t->n_step_times < STEP_TIMES_MAX ? t->n_step_times : STEP_TIMES_MAX;
+    double *s = malloc(sizeof(double) * n);
+    if (!s) return 0.0;
+    memcpy(s, t->step_times, sizeof(double) * n);
+    qsort(s, n, sizeof(double), cmp_double);
+    double med = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    free(s);
+    return (double)t->o.batch_size * t->o.seq_len / med;
+}
+
+static sk_status run_eval(sk_trainer *t, sk_error *err) {
+    double val;
+    sk_status st = sk_trainer_evaluate(t, 0, &val, err);
+    if (st != SK_OK) return st;
+    if (!isfinite(val))
+        return sk_fail(err, SK_ERR_NUMERIC, "validation loss is %g at step %lld; try a lower learning rate (--lr)",
+                       val, (long long)t->st.step);
+    t->last_eval_step = t->st.step;
+    int best = val < t->st.best_val_loss;
+    if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
+    fprintf(t->metrics, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val);
+    fflush(t->metrics);
+    if (t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
+    return best ? save_checkpoint(t, "best", err) : SK_OK;
+}
+
+sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    sk_backend *be = t->be;
+    const int B = o->batch_size, T = o->seq_len;
+    const size_t windows = sk_batcher_windows(&t->train, 0);
+    sk_lr_schedule sched = o->lr;
+    if (sched.max_iters <= 0) sched.max_iters = o->max_iters > 0 ? o->max_iters : (int64_t)(windows * o->max_epochs);
+    const double t0 = now_s();
+    double report_t = t0;
+    int64_t report_step = t->st.step;
+    float loss = NAN, lr = 0.0f;
+    double gnorm = 0.0;
+    sk_status st = SK_OK;
+    memset(sum, 0, sizeof *sum);
+    sum->backend_name = be->ops->name;
+
+    for (;;) {
+        if (o->max_iters > 0 && t->st.step >= o->max_iters) break;
+        if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) break;
+        if (t->st.window == 0) be->ops->set_state(be, NULL, NULL); // streams restart at the epoch's start
+        sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
+        lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
+        double ts = now_s(), loss_sum = 0.0;
+        if ((st = be->ops->forward(be, t->x, t->y, T, SK_MODE_TRAIN, t->st.step, &loss_sum)) != SK_OK ||
+            (st = be->ops->backward(be)) != SK_OK)
+            return sk_fail(err, st, "the %s backend failed at step %lld", be->ops->name, (long long)t->st.step + 1);
+        loss = (float)(loss_sum / ((double)B * T));
+        if (!isfinite(loss))
+            return sk_fail(err, SK_ERR_NUMERIC,
+                           "training loss is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
+                           "learning rate (--lr)",
+                           (double)loss, (long long)t->st.step + 1);
+        st = be->ops->optimizer_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
+        if (st == SK_ERR_NUMERIC)
+            return sk_fail(err, st,
+                           "gradient norm is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
+                           "learning rate (--lr)",
+                           gnorm, (long long)t->st.step + 1);
+        if (st != SK_OK) return sk_fail(err, st, "the %s backend failed in the optimizer step", be->ops->name);
+        t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = now_s() - ts;
+        t->st.step++;
+        if ((size_t)++t->st.window >= windows) t->st.window = 0, t->st.epoch++;
+
+        const int64_t s = t->st.step;
+        if (o->log_every > 0 && (s % o->log_every == 0 || s == o->max_iters)) {
+            double tn = now_s();
+            sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, o->max_iters, loss, lr, gnorm,
+                             (double)(s - report_step) * B * T / (tn - report_t), tn - t0};
+            report_t = tn, report_step = s;
+            fprintf(t->metrics,
+                    "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,\"tokens_per_s\":%.1f}\n",
+                    (long long)s, (double)p.epoch + (double)p.window / (double)windows, (double)loss, (double)lr,
+                    p.tokens_per_s);
+            fflush(t->metrics);
+            if (t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
+        }
+        if (o->eval_every > 0 && s % o->eval_every == 0 && t->has_val && (st = run_eval(t, err)) != SK_OK) return st;
+        if (o->checkpoint_every > 0 && s % o->checkpoint_every == 0 && (st = save_checkpoint(t, "last", err)) != SK_OK)
+            return st;
+        if (o->sample_every > 0 && s % o->sample_every == 0 && (st = print_sample(t, err)) != SK_OK) return st;
+        if (o->stop_flag && *o->stop_flag) break;
+    }
+    int interrupted = o->stop_flag && *o->stop_flag;
+    if (!interrupted && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
+    if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;
+    sum->steps = t->st.step;
+    sum->best_val_loss = t->st.best_val_loss;
+    sum->best_step = t->st.best_step;
+    sum->median_tokens_per_s = median_tokens_per_s(t);
+    sum->final_train_loss = loss;
+    sum->wall_s = now_s() - t0;
+    if (interrupted)
+        return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
+                       (long long)t->st.step, o->out_dir);
+    return SK_OK;
+}
