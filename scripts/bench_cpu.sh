@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench_cpu.sh: CPU training throughput of shakespeare-train against PyTorch on the same job.
+#
+# Both sides train E=128, H=256, L=2, B=32, T=100, dropout 0 (no dropout: masks cost time
+# differently in each and are not what is measured) with Adam and clipping, on
+# data/tinyshakespeare.txt batched the same way (B streams, windows of T, state carried and
+# detached), with the same thread count. A timed step is a full training step (forward,
+# backward, clip, Adam); each side reports the median step time over the steps after its
+# warm-up as tokens/s = B*T / median. The PyTorch side is scripts/bench_cpu_torch.py.
+#
+# Usage: scripts/bench_cpu.sh [--threads N] [--steps N] [--warmup N] [--build-dir DIR]
+#                             [--data FILE] [--skip-torch] [--skip-ours]
+#   --threads  threads for both (default: nproc)      --steps   timed steps (default 30)
+#   --warmup   untimed steps first (default 5)        --build-dir  (default: build)
+# Env: PYTHON (default /usr/bin/python3, Debian's python3-torch).
+# Other processes on the machine skew both numbers: run it on an idle machine.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+threads=$(nproc)
+steps=30
+warmup=5
+build="$root/build"
+data="$root/data/tinyshakespeare.txt"
+run_torch=1
+run_ours=1
+python=${PYTHON:-/usr/bin/python3}
+
+die() { echo "bench_cpu.sh: error: $*" >&2; exit 2; }
+posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got \"$2\""; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) [ $# -ge 2 ] || die "--threads needs a value"; posint "$1" "$2"; threads=$2; shift 2 ;;
+    --steps) [ $# -ge 2 ] || die "--steps needs a value"; posint "$1" "$2"; steps=$2; shift 2 ;;
+    --warmup) [ $# -ge 2 ] || die "--warmup needs a value"; [[ "$2" =~ ^[0-9]+$ ]] || die "--warmup expects an integer >= 0, got \"$2\""; warmup=$2; shift 2 ;;
+    --build-dir) [ $# -ge 2 ] || die "--build-dir needs a value"; build=$2; shift 2 ;;
+    --data) [ $# -ge 2 ] || die "--data needs a value"; data=$2; shift 2 ;;
+    --skip-torch) run_torch=0; shift ;;
+    --skip-ours) run_ours=0; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option \"$1\" (see --help)" ;;
+  esac
+done
+[ -r "$data" ] || die "cannot read $data"
+
+E=128 H=256 L=2 B=32 T=100 DROPOUT=0
+ours_tps="" torch_tps="" torch_version=""
+
+if [ "$run_ours" = 1 ]; then
+  # Build (incremental: a no-op when up to date).
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$build" >/dev/null || die "cmake configure failed"
+  fi
+  cmake --build "$build" -j "$(nproc)" --target shakespeare-train >/dev/null \
+    || die "build failed (cmake --build $build --target shakespeare-train)"
+  train="$build/shakespeare-train"
+  [ -x "$train" ] || die "$train was not built"
+  out=$(mktemp -d "${TMPDIR:-/tmp}/sk-bench-XXXXXX")
+  trap 'rm -rf "$out"' EXIT
+  echo "shakespeare-train: $((warmup + steps)) steps, $threads thread(s)..." >&2
+  log="$out/train.log"
+  "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
+    --seq-length $T --dropout $DROPOUT --threads "$threads" --max-iters $((warmup + steps)) \
+    --eval-every 0 --checkpoint-every 0 --out-dir "$out/run" --device cpu >"$log" 2>&1 \
+    || { tail -n 20 "$log" >&2; die "shakespeare-train failed"; }
+  ours_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' "$log" | tail -n 1 | cut -d= -f2)
+  [ -n "$ours_tps" ] || { tail -n 20 "$log" >&2; die "no median_tokens_per_s= in shakespeare-train's output"; }
+fi
+
+if [ "$run_torch" = 1 ]; then
+  echo "pytorch: $warmup + $steps steps, $threads thread(s)..." >&2
+  tline=$("$python" "$root/scripts/bench_cpu_torch.py" --data "$data" --embed-size $E --hidden-size $H \
+    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --threads "$threads" \
+    --warmup "$warmup" --steps "$steps") || die "scripts/bench_cpu_torch.py failed"
+  torch_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' <<<"$tline" | cut -d= -f2)
+  torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
+fi
+
+echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data")"
+printf '%-24s %8s %14s\n' implementation threads tokens/s
+[ -n "$ours_tps" ] && printf '%-24s %8s %14.1f\n' shakespeare "$threads" "$ours_tps"
+[ -n "$torch_tps" ] && printf '%-24s %8s %14.1f\n' "pytorch $torch_version" "$threads" "$torch_tps"
+if [ -n "$ours_tps" ] && [ -n "$torch_tps" ]; then
+  awk -v a="$ours_tps" -v b="$torch_tps" 'BEGIN { printf "ratio shakespeare/pytorch: %.2f\n", a / b }'
+fi

@@ -1,0 +1,105 @@
+"""bench_cpu_torch.py: the PyTorch side of the CPU training benchmark (scripts/bench_cpu.sh).
+
+Trains scripts/shakespeare_torch.py's CharLSTM on the CPU exactly as shakespeare-train
+batches: the training text cut into B parallel streams, read in windows of T characters,
+the LSTM state carried from window to window and detached (truncated BPTT). One timed step
+is a full training step: forward, mean cross-entropy, backward, clip_grad_norm_, Adam.
+After --warmup untimed steps, --steps steps are timed one by one; the result is the median
+step time as tokens/s (B*T tokens per step). Prints one summary line:
+
+  torch_version=1.13.0 threads=2 steps=30 median_step_s=0.123 median_tokens_per_s=26016.3
+
+Usage: /usr/bin/python3 scripts/bench_cpu_torch.py --data data/tinyshakespeare.txt --threads 2
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+# Debian's torch runs its pointwise loops on libgomp and its matrix products on OpenBLAS's
+# own pthreads. With GOMP's default spin-waiting, its idle threads keep the cores busy while
+# OpenBLAS computes: on a 2-core machine a step took 0.9 s instead of 0.16 s. Passive
+# waiting is PyTorch's best configuration here; read by libgomp when torch loads it.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shakespeare_torch import CharLSTM  # noqa: E402
+
+
+def positive_int(s):
+    v = int(s)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expects a positive integer, got {s!r}")
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="data/tinyshakespeare.txt")
+    ap.add_argument("--embed-size", type=positive_int, default=128)
+    ap.add_argument("--hidden-size", type=positive_int, default=256)
+    ap.add_argument("--num-layers", type=positive_int, default=2)
+    ap.add_argument("--batch-size", type=positive_int, default=32)
+    ap.add_argument("--seq-length", type=positive_int, default=100)
+    ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--grad-clip", type=float, default=5.0)
+    ap.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--steps", type=positive_int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    with open(a.data, encoding="utf-8") as f:
+        text = f.read()
+    chars = sorted(set(text))
+    index = {ch: i for i, ch in enumerate(chars)}
+    ids = torch.tensor([index[ch] for ch in text[: int(len(text) * 0.9)]], dtype=torch.int64)
+
+    B, T = a.batch_size, a.seq_length
+    S = (len(ids) - 1) // B  # positions per stream
+    n_windows = S // T
+    if n_windows < 1:
+        print(f"error: {a.data} is too short for B={B} T={T}", file=sys.stderr)
+        return 2
+    xs = ids[: B * S].reshape(B, S)        # (B, S) inputs of each stream
+    ys = ids[1: B * S + 1].reshape(B, S)   # (B, S) targets
+
+    model = CharLSTM(len(chars), a.embed_size, a.hidden_size, a.num_layers, a.dropout)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    state = None
+    times = []
+    for it in range(a.warmup + a.steps):
+        w = it % n_windows
+        x = xs[:, w * T:(w + 1) * T]
+        y = ys[:, w * T:(w + 1) * T]
+        if w == 0:
+            state = None  # a new epoch starts from zeros
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        logits, state = model(x, state)
+        loss = model.loss(logits, y)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
+        opt.step()
+        state = tuple(s.detach() for s in state)
+        t1 = time.perf_counter()
+        if it >= a.warmup:
+            times.append(t1 - t0)
+    med = statistics.median(times)
+    print(f"torch_version={torch.__version__} threads={torch.get_num_threads()} "
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')} steps={len(times)} "
+          f"V={len(chars)} E={a.embed_size} H={a.hidden_size} L={a.num_layers} B={B} T={T} dropout={a.dropout} "
+          f"last_loss={loss.item():.4f} median_step_s={med:.6f} median_tokens_per_s={B * T / med:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

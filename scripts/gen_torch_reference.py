@@ -1,0 +1,158 @@
+"""gen_torch_reference.py: writes tests/data/torch_reference.bin, PyTorch's answer for a tiny model.
+
+The C test tests/test_torch_reference.c feeds the same parameters, inputs and initial state
+to the CPU backend and compares every output with these tensors. PyTorch computes in
+float64 (model.double()); tensors are stored as float32, so the reference is exact to
+fp32 rounding and the test's tolerance measures only the backend's own fp32 error.
+
+Case: V=11, E=5, H=7, L=2, B=3, T=6, dropout 0, every parameter ~ U(-0.5, 0.5), nonzero
+initial state (h0, c0) ~ U(-0.5, 0.5). One forward (batch_first) and the mean
+cross-entropy over B*T, backward, then from the same gradients two optimizer steps, each
+from the same starting parameters and zero moments, at step 1:
+  adam.*   torch.optim.Adam  (lr, betas, eps, no weight decay)
+  adamw.*  torch.optim.AdamW with weight decay on the 2-D tensors only (param groups),
+           as the C optimizer decays matrices only
+both after clip_grad_norm_(clip) with clip = half the gradient norm, so clipping acts.
+All hyperparameters are float32-representable (the C side takes floats).
+
+File format (little-endian):
+  magic   8 bytes "SKREF001"
+  config  6 x u32: V, E, H, L, B, T
+  count   u32: number of records
+  record  u32 name length, name bytes (no NUL), u32 ndim, ndim x u32 dims,
+          u32 dtype (0 = f32, 1 = i32), data (prod(dims) x 4 bytes)
+Records: every parameter by its PyTorch name (before any step); x, y (B, T) i32; h0, c0
+(L, B, H); logits (B, T, V); loss (1) mean; hn, cn (L, B, H); grad.<name>; grad_norm (1)
+before clipping; lr, beta1, beta2, eps, weight_decay (0), clip (1 each); adam.<name>,
+adam_m.<name>, adam_v.<name> (parameters and moments after the Adam step);
+adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step).
+
+Usage: /usr/bin/python3 scripts/gen_torch_reference.py [OUT]   (default tests/data/torch_reference.bin)
+"""
+
+import copy
+import os
+import struct
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shakespeare_torch import CharLSTM  # noqa: E402
+
+V, E, H, L, B, T = 11, 5, 7, 2, 3, 6
+SEED = 20240601
+
+
+def f32(x):
+    """x rounded to the nearest float32, as a Python float (the value the C side sees)."""
+    return float(np.float32(x))
+
+
+LR, BETA1, BETA2, EPS, WD = f32(0.01), f32(0.9), f32(0.999), f32(1e-8), f32(0.1)
+
+
+class Writer:
+    def __init__(self):
+        self.records = []
+
+    def add(self, name, t, dtype=0):
+        t = torch.as_tensor(t)
+        if t.dim() == 0:
+            t = t.reshape(1)
+        arr = t.detach().cpu().numpy().astype("<f4" if dtype == 0 else "<i4")
+        rec = struct.pack("<I", len(name)) + name.encode("ascii")
+        rec += struct.pack("<I", arr.ndim) + struct.pack(f"<{arr.ndim}I", *arr.shape)
+        rec += struct.pack("<I", dtype) + arr.tobytes(order="C")
+        self.records.append(rec)
+
+    def bytes(self):
+        head = b"SKREF001" + struct.pack("<6I", V, E, H, L, B, T) + struct.pack("<I", len(self.records))
+        return head + b"".join(self.records)
+
+
+def optimizer_step(model, grads, clip, decoupled_wd):
+    """Copy of model after clip + one (Adam or AdamW) step from grads; returns (model, opt)."""
+    m = copy.deepcopy(model)
+    for name, p in m.named_parameters():
+        p.grad = grads[name].clone()
+    torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
+    if decoupled_wd is None:
+        opt = torch.optim.Adam(m.parameters(), lr=LR, betas=(BETA1, BETA2), eps=EPS, weight_decay=0.0)
+    else:
+        mats = [p for p in m.parameters() if p.dim() == 2]
+        vecs = [p for p in m.parameters() if p.dim() != 2]
+        opt = torch.optim.AdamW([{"params": mats, "weight_decay": decoupled_wd},
+                                 {"params": vecs, "weight_decay": 0.0}],
+                                lr=LR, betas=(BETA1, BETA2), eps=EPS)
+    opt.step()
+    return m, opt
+
+
+def main(argv):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = argv[1] if len(argv) > 1 else os.path.join(root, "tests", "data", "torch_reference.bin")
+    g = torch.Generator().manual_seed(SEED)
+    model = CharLSTM(V, E, H, L, dropout=0.0).double()
+    with torch.no_grad():
+        for p in model.parameters():
+            # Round to float32 first: the C side gets exactly these values.
+            p.copy_((torch.rand(p.shape, generator=g, dtype=torch.float64) - 0.5).float().double())
+    x = torch.randint(0, V, (B, T), generator=g)
+    y = torch.randint(0, V, (B, T), generator=g)
+    h0 = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
+    c0 = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
+
+    model.train()
+    logits, (hn, cn) = model(x, (h0, c0))
+    loss = model.loss(logits, y)
+    model.zero_grad()
+    loss.backward()
+    grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+    grad_norm = torch.sqrt(sum((gr * gr).sum() for gr in grads.values())).item()
+    clip = f32(0.5 * grad_norm)
+
+    adam, adam_opt = optimizer_step(model, grads, clip, None)
+    adamw, _ = optimizer_step(model, grads, clip, WD)
+
+    w = Writer()
+    for name, p in model.named_parameters():
+        w.add(name, p)
+    w.add("x", x, 1)
+    w.add("y", y, 1)
+    w.add("h0", h0)
+    w.add("c0", c0)
+    w.add("logits", logits)
+    w.add("loss", loss)
+    w.add("hn", hn)
+    w.add("cn", cn)
+    for name in grads:
+        w.add("grad." + name, grads[name])
+    w.add("grad_norm", torch.tensor(grad_norm))
+    for name, val in (("lr", LR), ("beta1", BETA1), ("beta2", BETA2), ("eps", EPS), ("weight_decay", 0.0),
+                      ("clip", clip)):
+        w.add(name, torch.tensor(val))
+    for name, p in adam.named_parameters():
+        st = adam_opt.state[p]
+        w.add("adam." + name, p)
+        w.add("adam_m." + name, st["exp_avg"])
+        w.add("adam_v." + name, st["exp_avg_sq"])
+    w.add("adamw.weight_decay", torch.tensor(WD))
+    for name, p in adamw.named_parameters():
+        w.add("adamw." + name, p)
+
+    blob = w.bytes()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "wb") as f:
+        f.write(blob)
+    nz = torch.cat([gr.flatten() for gr in grads.values()])
+    nz = nz[nz != 0].abs()
+    print(f"wrote {out}: {len(blob)} bytes, {len(w.records)} records; torch {torch.__version__}")
+    print(f"  loss {loss.item():.9f}  grad_norm {grad_norm:.9f}  clip {clip:.9f}  "
+          f"smallest nonzero |grad| {nz.min().item():.3g}  largest {nz.max().item():.3g}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
