@@ -12,7 +12,10 @@
 #                             [--data FILE] [--skip-torch] [--skip-ours]
 #   --threads  threads for both (default: nproc)      --steps   timed steps (default 30)
 #   --warmup   untimed steps first (default 5)        --build-dir  (default: build)
-# Env: PYTHON (default /usr/bin/python3, Debian's python3-torch).
+# Env: PYTHON (default /usr/bin/python3, Debian's python3-torch); OMP_WAIT_POLICY (default
+# PASSIVE, exported to both sides): both link libgomp next to OpenBLAS's own pthreads, and
+# GOMP's spin-waiting threads then starve OpenBLAS's on a small machine (2 cores, 2 threads:
+# PyTorch 3.5k instead of 19k tokens/s, shakespeare 0.9k instead of 10k).
 # Other processes on the machine skew both numbers: run it on an idle machine.
 set -euo pipefail
 
@@ -25,6 +28,7 @@ data="$root/data/tinyshakespeare.txt"
 run_torch=1
 run_ours=1
 python=${PYTHON:-/usr/bin/python3}
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 
 die() { echo "bench_cpu.sh: error: $*" >&2; exit 2; }
 posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got \"$2\""; }
@@ -37,7 +41,7 @@ while [ $# -gt 0 ]; do
     --data) [ $# -ge 2 ] || die "--data needs a value"; data=$2; shift 2 ;;
     --skip-torch) run_torch=0; shift ;;
     --skip-ours) run_ours=0; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
@@ -48,11 +52,13 @@ ours_tps="" torch_tps="" torch_version=""
 
 if [ "$run_ours" = 1 ]; then
   # Build (incremental: a no-op when up to date).
+  blog=$(mktemp "${TMPDIR:-/tmp}/sk-bench-build-XXXXXX")
   if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S "$root" -B "$build" >/dev/null || die "cmake configure failed"
+    cmake -S "$root" -B "$build" >"$blog" 2>&1 || { tail -n 30 "$blog" >&2; die "cmake configure failed"; }
   fi
-  cmake --build "$build" -j "$(nproc)" --target shakespeare-train >/dev/null \
-    || die "build failed (cmake --build $build --target shakespeare-train)"
+  cmake --build "$build" -j "$(nproc)" --target shakespeare-train >"$blog" 2>&1 \
+    || { tail -n 30 "$blog" >&2; die "build failed (cmake --build $build --target shakespeare-train)"; }
+  rm -f "$blog"
   train="$build/shakespeare-train"
   [ -x "$train" ] || die "$train was not built"
   out=$(mktemp -d "${TMPDIR:-/tmp}/sk-bench-XXXXXX")
@@ -76,7 +82,7 @@ if [ "$run_torch" = 1 ]; then
   torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
 fi
 
-echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data")"
+echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data"), OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 printf '%-24s %8s %14s\n' implementation threads tokens/s
 [ -n "$ours_tps" ] && printf '%-24s %8s %14.1f\n' shakespeare "$threads" "$ours_tps"
 [ -n "$torch_tps" ] && printf '%-24s %8s %14.1f\n' "pytorch $torch_version" "$threads" "$torch_tps"

@@ -3,7 +3,6 @@
 // Internally rows are time-major (r = t*B + b); the interface is stream-major (b, t).
 #include <cblas.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,7 +110,6 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
     const uint64_t key = sk_dropout_key(seed, step, site);
     const float keep_scale = 1.0f / (1.0f - c->p);
     const int B = c->B, H = c->H;
-#pragma omp parallel for schedule(static) if (len * B * H >= 65536)
     for (int t = 0; t < len; t++) {
         for (int b = 0; b < B; b++) {
             size_t r = (size_t)t * B + b;
@@ -128,7 +126,6 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
 // Numerically stable log-softmax cross-entropy per row; keeps the logits.
 static void row_losses(cpu_impl *c, int rows) {
     const int V = c->V;
-#pragma omp parallel for schedule(static) if (rows * V >= 65536)
     for (int r = 0; r < rows; r++) {
         const float *lr = c->logits + (size_t)r * V;
         float mx = lr[0];
@@ -221,7 +218,6 @@ static sk_status cpu_backward(sk_backend *b) {
     const float inv_n = 1.0f / (float)rows;
 
     // dlogits = (softmax - onehot(y)) / rows
-#pragma omp parallel for schedule(static) if (rows * V >= 65536)
     for (int r = 0; r < rows; r++) {
         const float *lr = c->logits + (size_t)r * V;
         float *dl = c->dlogits + (size_t)r * V;
@@ -334,10 +330,9 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
         cpu_destroy(b);
         return st;
     }
-    if (cfg->threads > 0) {
-        omp_set_num_threads(cfg->threads);
-        openblas_set_num_threads(cfg->threads);
-    }
+    // Threads parallelize the matrix products (OpenBLAS); the pointwise loops are vectorized
+    // and stay on one thread, so that no two thread pools spin against each other.
+    if (cfg->threads > 0) openblas_set_num_threads(cfg->threads);
     c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
     c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len, c->p = cfg->model.dropout;
     c->training = cfg->training;

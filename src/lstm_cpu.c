@@ -7,7 +7,39 @@
 #include <math.h>
 #include <string.h>
 
-static inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+#include "activations.h"
+
+// One stream's cell update: g (4H) holds the gate pre-activations and receives i, f, g, o
+// after their nonlinearities; restrict lets GCC vectorize the loop.
+static void cell_forward(int H, float *restrict g, const float *restrict c_prev, float *restrict c,
+                         float *restrict tanh_c, float *restrict h) {
+    float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
+    for (int j = 0; j < H; j++) {
+        float i = sk_sigmoidf(gi[j]), f = sk_sigmoidf(gf[j]), gt = sk_tanhf(gg[j]), o = sk_sigmoidf(go[j]);
+        float cn = f * c_prev[j] + i * gt;
+        float th = sk_tanhf(cn);
+        gi[j] = i, gf[j] = f, gg[j] = gt, go[j] = o;
+        c[j] = cn, tanh_c[j] = th, h[j] = o * th;
+    }
+}
+
+// One stream's backward step: writes the pre-activation gradients dg (4H) and updates
+// dc (B's row) in place to the gradient flowing into c_{t-1}.
+static void cell_backward(int H, const float *restrict g, const float *restrict c_prev,
+                          const float *restrict tanh_c, const float *restrict dh_out, const float *restrict dh,
+                          float *restrict dc, float *restrict dg) {
+    const float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
+    for (int j = 0; j < H; j++) {
+        float i = gi[j], f = gf[j], gt = gg[j], o = go[j], th = tanh_c[j];
+        float dhj = dh_out[j] + dh[j];
+        float dcj = dc[j] + dhj * o * (1.0f - th * th);
+        dg[j] = dcj * gt * i * (1.0f - i);
+        dg[H + j] = dcj * c_prev[j] * f * (1.0f - f);
+        dg[2 * H + j] = dcj * i * (1.0f - gt * gt);
+        dg[3 * H + j] = dhj * th * o * (1.0f - o);
+        dc[j] = dcj * f;
+    }
+}
 
 void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, float *gates, float *tanh_c,
                          float *hbuf, float *cbuf) {
@@ -27,27 +59,9 @@ void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, fl
         float *c = cbuf + (size_t)(t + 1) * B * H;
         float *tc = tanh_c + (size_t)t * B * H;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G4, H, 1.0f, h_prev, H, l->w_hh, H, 1.0f, g, G4);
-#pragma omp parallel for schedule(static) if (B * H >= 4096)
-        for (int b = 0; b < B; b++) {
-            float *gb = g + (size_t)b * G4;
-            const float *cp = c_prev + (size_t)b * H;
-            float *cb = c + (size_t)b * H, *hb = h + (size_t)b * H, *tb = tc + (size_t)b * H;
-            for (int j = 0; j < H; j++) {
-                float i = sigmoidf(gb[j]);
-                float f = sigmoidf(gb[H + j]);
-                float gg = tanhf(gb[2 * H + j]);
-                float o = sigmoidf(gb[3 * H + j]);
-                float cn = f * cp[j] + i * gg;
-                float th = tanhf(cn);
-                gb[j] = i;
-                gb[H + j] = f;
-                gb[2 * H + j] = gg;
-                gb[3 * H + j] = o;
-                cb[j] = cn;
-                tb[j] = th;
-                hb[j] = o * th;
-            }
-        }
+        for (int b = 0; b < B; b++)
+            cell_forward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, c + (size_t)b * H, tc + (size_t)b * H,
+                         h + (size_t)b * H);
     }
 }
 
@@ -63,22 +77,9 @@ void sk_lstm_cpu_backward(const sk_lstm_cpu_layer *l, int len, const float *x, c
         const float *tc = tanh_c + (size_t)t * B * H;
         const float *dho = dh_out + (size_t)t * B * H;
         float *dg = dgates + (size_t)t * B * G4;
-#pragma omp parallel for schedule(static) if (B * H >= 4096)
-        for (int b = 0; b < B; b++) {
-            const float *gb = g + (size_t)b * G4;
-            const float *cp = c_prev + (size_t)b * H, *tb = tc + (size_t)b * H, *dhob = dho + (size_t)b * H;
-            float *dhb = dh + (size_t)b * H, *dcb = dc + (size_t)b * H, *dgb = dg + (size_t)b * G4;
-            for (int j = 0; j < H; j++) {
-                float i = gb[j], f = gb[H + j], gg = gb[2 * H + j], o = gb[3 * H + j], th = tb[j];
-                float dhj = dhob[j] + dhb[j];
-                float dcj = dcb[j] + dhj * o * (1.0f - th * th);
-                dgb[j] = dcj * gg * i * (1.0f - i);
-                dgb[H + j] = dcj * cp[j] * f * (1.0f - f);
-                dgb[2 * H + j] = dcj * i * (1.0f - gg * gg);
-                dgb[3 * H + j] = dhj * th * o * (1.0f - o);
-                dcb[j] = dcj * f;
-            }
-        }
+        for (int b = 0; b < B; b++)
+            cell_backward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, tc + (size_t)b * H, dho + (size_t)b * H,
+                          dh + (size_t)b * H, dc + (size_t)b * H, dg + (size_t)b * G4);
         // dh_{t-1} = dG_t W_hh; not needed at t = 0 (truncated BPTT).
         if (t > 0)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G4, 1.0f, dg, G4, l->w_hh, H, 0.0f, dh, H);

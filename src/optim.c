@@ -28,7 +28,6 @@ void sk_adam_update(float *params, const float *grads, float *m, float *v, const
         const float decay = t->ndim == 2 ? 1.0f - lr * h->weight_decay : 1.0f;
         float *p = params + t->offset, *mt = m + t->offset, *vt = v + t->offset;
         const float *g = grads + t->offset;
-#pragma omp parallel for schedule(static)
         for (size_t i = 0; i < t->numel; i++) {
             float gi = g[i] * clip_scale;
             mt[i] = b1 * mt[i] + (1.0f - b1) * gi;

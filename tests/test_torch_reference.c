@@ -1,0 +1,300 @@
+// test_torch_reference.c: the CPU backend against PyTorch's nn.LSTM on a tiny model.
+// tests/data/torch_reference.bin is written by scripts/gen_torch_reference.py (format
+// there): parameters, inputs, initial state, and PyTorch's logits, mean loss, final state,
+// every gradient, the gradient norm, and the parameters (and Adam moments) after one
+// clipped Adam step and one clipped AdamW step. PyTorch computed in float64, so the
+// reference is exact to fp32 rounding; what remains is this backend's fp32 error.
+//
+// Tolerance: |got - ref| <= atol + rtol*|ref|, rtol = 1e-4 (the project's acceptance
+// criterion). atol covers elements that are sums with cancellation: a gradient element is
+// a sum over B*T = 18 positions (and back through T steps of recurrence) of products of
+// size <= ~0.05; fp32 accumulation leaves an absolute error of about 18 * 0.05 * 6e-8
+// ~ 5e-8 whatever the sum's value, so atol = 2e-7 for gradients and Adam moments (the
+// largest gradient is 0.15), and 1e-6 for logits, state, loss and parameters (values of
+// order 1, each from sums of E or H <= 7 products per step, compounded over T = 6 steps).
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "shakespeare/model.h"
+#include "shakespeare/optim.h"
+#include "test_util.h"
+
+#define ATOL_VALUE 1e-6
+#define ATOL_GRAD 2e-7
+#define RTOL 1e-4
+
+// ---- a small bounded reader for the reference file ---------------------------------------
+
+#define REF_MAX_BYTES (1u << 20)
+#define REF_MAX_RECORDS 256
+#define REF_MAX_NDIM 4
+
+typedef struct {
+    char name[64];
+    int ndim;
+    uint32_t dims[REF_MAX_NDIM];
+    uint32_t dtype;    // 0 = f32, 1 = i32
+    size_t count;      // elements
+    const void *data;  // borrowed from ref_file.blob (4-byte aligned copy below)
+} ref_record;
+
+typedef struct {
+    unsigned char *blob;  // owned: the whole file
+    size_t size;
+    uint32_t cfg[6];      // V, E, H, L, B, T
+    int n;
+    ref_record rec[REF_MAX_RECORDS];
+    void *aligned[REF_MAX_RECORDS]; // owned: aligned copies of each record's data
+} ref_file;
+
+static int rd_u32(const ref_file *f, size_t *pos, uint32_t *out) {
+    if (f->size - *pos < 4) return 0;
+    const unsigned char *p = f->blob + *pos;
+    *out = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    *pos += 4;
+    return 1;
+}
+
+// Returns NULL on success, else what is wrong with the file.
+static const char *ref_load(ref_file *f, const char *path) {
+    memset(f, 0, sizeof *f);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return "cannot open (run scripts/gen_torch_reference.py)";
+    f->blob = malloc(REF_MAX_BYTES);
+    if (!f->blob) {
+        fclose(fp);
+        return "out of memory";
+    }
+    f->size = fread(f->blob, 1, REF_MAX_BYTES, fp);
+    int too_big = f->size == REF_MAX_BYTES && fgetc(fp) != EOF;
+    fclose(fp);
+    if (too_big) return "larger than 1 MiB";
+    if (f->size < 8 || memcmp(f->blob, "SKREF001", 8) != 0) return "bad magic";
+    size_t pos = 8;
+    for (int i = 0; i < 6; i++)
+        if (!rd_u32(f, &pos, &f->cfg[i]) || f->cfg[i] == 0 || f->cfg[i] > 4096) return "bad config";
+    uint32_t n;
+    if (!rd_u32(f, &pos, &n) || n > REF_MAX_RECORDS) return "bad record count";
+    for (uint32_t i = 0; i < n; i++) {
+        ref_record *r = &f->rec[i];
+        uint32_t len, ndim;
+        if (!rd_u32(f, &pos, &len) || len == 0 || len >= sizeof r->name || f->size - pos < len)
+            return "bad record name";
+        memcpy(r->name, f->blob + pos, len);
+        pos += len;
+        if (!rd_u32(f, &pos, &ndim) || ndim < 1 || ndim > REF_MAX_NDIM) return "bad record ndim";
+        r->ndim = (int)ndim;
+        r->count = 1;
+        for (uint32_t d = 0; d < ndim; d++) {
+            if (!rd_u32(f, &pos, &r->dims[d]) || r->dims[d] > (1u << 20)) return "bad record dims";
+            r->count *= r->dims[d];
+        }
+        if (!rd_u32(f, &pos, &r->dtype) || r->dtype > 1) return "bad record dtype";
+        if (r->count > (f->size - pos) / 4) return "truncated record data";
+        f->aligned[i] = malloc(r->count * 4 + 1);
+        if (!f->aligned[i]) return "out of memory";
+        memcpy(f->aligned[i], f->blob + pos, r->count * 4); // the file is little-endian, as is x86
+        r->data = f->aligned[i];
+        pos += r->count * 4;
+        f->n = (int)i + 1;
+    }
+    if (pos != f->size) return "trailing bytes after the last record";
+    return NULL;
+}
+
+static void ref_free(ref_file *f) {
+    for (int i = 0; i < f->n; i++) free(f->aligned[i]);
+    free(f->blob);
+    memset(f, 0, sizeof *f);
+}
+
+// The record `name` with `count` elements of `dtype`; exits when missing (the file and the
+// test disagree, nothing later can be trusted).
+static const ref_record *ref_get(const ref_file *f, const char *name, size_t count, uint32_t dtype) {
+    for (int i = 0; i < f->n; i++) {
+        const ref_record *r = &f->rec[i];
+        if (strcmp(r->name, name) != 0) continue;
+        if (r->count != count || r->dtype != dtype) {
+            fprintf(stderr, "reference record %s has %zu elements of dtype %u, expected %zu of %u\n", name,
+                    r->count, r->dtype, count, dtype);
+            exit(1);
+        }
+        return r;
+    }
+    fprintf(stderr, "reference record %s is missing\n", name);
+    exit(1);
+}
+
+static const float *ref_f32(const ref_file *f, const char *name, size_t count) {
+    return (const float *)ref_get(f, name, count, 0)->data;
+}
+
+static float ref_scalar(const ref_file *f, const char *name) { return ref_f32(f, name, 1)[0]; }
+
+// ---- comparisons ---------------------------------------------------------------------------
+
+// Compares every tensor of the layout in buf against the records "<prefix><name>".
+static void compare_tensors(const ref_file *f, const sk_param_layout *lay, const float *buf, const char *prefix,
+                            double atol) {
+    for (int i = 0; i < lay->n_tensors; i++) {
+        const sk_tensor_info *t = &lay->tensors[i];
+        char name[128];
+        snprintf(name, sizeof name, "%s%s", prefix, t->name);
+        sk_test_compare(name, buf + t->offset, ref_f32(f, name, t->numel), t->numel, atol, RTOL);
+    }
+}
+
+// Copies the parameter records into the canonical buffer, checking names and shapes.
+static void gather_params(const ref_file *f, const sk_param_layout *lay, float *params) {
+    size_t covered = 0;
+    for (int i = 0; i < lay->n_tensors; i++) {
+        const sk_tensor_info *t = &lay->tensors[i];
+        const ref_record *r = ref_get(f, t->name, t->numel, 0);
+        CHECK(r->ndim == t->ndim);
+        CHECK((int)r->dims[0] == t->shape[0]);
+        if (t->ndim == 2) CHECK((int)r->dims[1] == t->shape[1]);
+        memcpy(params + t->offset, r->data, t->numel * sizeof(float));
+        covered += t->numel;
+    }
+    CHECK(covered == lay->total);
+}
+
+int main(void) {
+    char path[4096];
+    sk_test_source_path(path, sizeof path, "tests/data/torch_reference.bin");
+    ref_file *ref = malloc(sizeof *ref);
+    const char *why = ref ? ref_load(ref, path) : "out of memory";
+    if (why) {
+        fprintf(stderr, "%s: %s\n", path, why);
+        if (ref) ref_free(ref);
+        free(ref);
+        return 1;
+    }
+    const int V = (int)ref->cfg[0], E = (int)ref->cfg[1], H = (int)ref->cfg[2], L = (int)ref->cfg[3];
+    const int B = (int)ref->cfg[4], T = (int)ref->cfg[5];
+    printf("reference: V=%d E=%d H=%d L=%d B=%d T=%d, %d records\n", V, E, H, L, B, T, ref->n);
+
+    sk_error err = {{0}};
+    sk_backend_config bc;
+    memset(&bc, 0, sizeof bc);
+    bc.model = (sk_model_config){.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f};
+    bc.batch_size = B;
+    bc.seq_len = T;
+    bc.training = 1;
+    bc.threads = 1;
+    bc.seed = 1;
+    sk_backend *be = NULL;
+    CHECK_OK(sk_backend_create_cpu(&bc, &be, &err));
+    const sk_param_layout *lay = &be->layout;
+    CHECK(lay->n_tensors == 3 + 4 * L);
+
+    const size_t P = lay->total, S = (size_t)L * B * H, BT = (size_t)B * T;
+    float *params = calloc(P, sizeof(float)), *buf = calloc(P, sizeof(float));
+    float *m = calloc(P, sizeof(float)), *v = calloc(P, sizeof(float)), *zeros = calloc(P, sizeof(float));
+    float *logits = calloc(BT * V, sizeof(float)), *h = calloc(S, sizeof(float)), *c = calloc(S, sizeof(float));
+    int32_t *xs = calloc(BT, sizeof(int32_t));
+    CHECK(params && buf && m && v && zeros && logits && h && c && xs);
+    gather_params(ref, lay, params);
+    const int32_t *x = ref_get(ref, "x", BT, 1)->data, *y = ref_get(ref, "y", BT, 1)->data;
+    const float *h0 = ref_f32(ref, "h0", S), *c0 = ref_f32(ref, "c0", S);
+    const float *ref_logits = ref_f32(ref, "logits", BT * V);
+
+    // ---- training forward from a nonzero carried state, loss, final state --------------
+    printf("forward (train, from h0, c0):\n");
+    double loss_sum = NAN;
+    CHECK_OK(be->ops->set_params(be, params));
+    CHECK_OK(be->ops->set_state(be, h0, c0));
+    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, 1, &loss_sum));
+    float loss = (float)(loss_sum / (double)BT);
+    sk_test_compare("loss (mean)", &loss, ref_f32(ref, "loss", 1), 1, ATOL_VALUE, RTOL);
+    CHECK_OK(be->ops->get_logits(be, logits));
+    sk_test_compare("logits", logits, ref_logits, BT * V, ATOL_VALUE, RTOL);
+    CHECK_OK(be->ops->get_state(be, h, c));
+    sk_test_compare("hn", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
+    sk_test_compare("cn", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
+
+    // ---- backward: every gradient ---------------------------------------------------------
+    printf("backward:\n");
+    CHECK_OK(be->ops->backward(be));
+    CHECK_OK(be->ops->get_grads(be, buf));
+    compare_tensors(ref, lay, buf, "grad.", ATOL_GRAD);
+
+    // ---- clipped Adam step 1: norm, parameters, moments ------------------------------------
+    printf("Adam step (clip %.6g < norm %.6g):\n", ref_scalar(ref, "clip"), ref_scalar(ref, "grad_norm"));
+    sk_adam_hparams hp = {.beta1 = ref_scalar(ref, "beta1"),
+                          .beta2 = ref_scalar(ref, "beta2"),
+                          .eps = ref_scalar(ref, "eps"),
+                          .weight_decay = ref_scalar(ref, "weight_decay"),
+                          .grad_clip = ref_scalar(ref, "clip")};
+    const float lr = ref_scalar(ref, "lr");
+    CHECK(hp.grad_clip < ref_scalar(ref, "grad_norm")); // clipping must act
+    double gnorm = NAN;
+    CHECK_OK(be->ops->optimizer_step(be, &hp, lr, 1, &gnorm));
+    float gnorm_f = (float)gnorm;
+    sk_test_compare("grad_norm", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
+    CHECK_OK(be->ops->get_params(be, buf));
+    compare_tensors(ref, lay, buf, "adam.", ATOL_VALUE);
+    CHECK_OK(be->ops->get_optimizer_state(be, m, v));
+    compare_tensors(ref, lay, m, "adam_m.", ATOL_GRAD);
+    // v = (1 - beta2) (s g)^2 with clip scale s = 0.5, so an error dg in g moves v by
+    // 2 (1 - beta2) s^2 |g| dg <= 2e-3 * 0.25 * 0.15 * 2e-7 = 1.5e-11: atol 3e-11.
+    compare_tensors(ref, lay, v, "adam_v.", 3e-11);
+
+    // ---- clipped AdamW step 1 (decay on matrices only) from the same start ------------------
+    // Forward and backward again from the original parameters and state, so the step does
+    // not depend on whether optimizer_step leaves the gradient buffer clipped.
+    printf("AdamW step (weight decay %.3g on matrices):\n", ref_scalar(ref, "adamw.weight_decay"));
+    CHECK_OK(be->ops->set_params(be, params));
+    CHECK_OK(be->ops->set_optimizer_state(be, zeros, zeros));
+    CHECK_OK(be->ops->set_state(be, h0, c0));
+    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
+    CHECK_OK(be->ops->backward(be));
+    hp.weight_decay = ref_scalar(ref, "adamw.weight_decay");
+    CHECK_OK(be->ops->optimizer_step(be, &hp, lr, 1, &gnorm));
+    gnorm_f = (float)gnorm;
+    sk_test_compare("grad_norm (again)", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
+    CHECK_OK(be->ops->get_params(be, buf));
+    compare_tensors(ref, lay, buf, "adamw.", ATOL_VALUE);
+
+    // ---- evaluation forward in two windows (len 4, then 2) carrying the state --------------
+    // Same logits as one window of T (the model is causal) and the same final state; checks
+    // the len < T path, the (B, len, V) logits layout and the state carried between calls.
+    const int len1 = T > 2 ? T - 2 : 1, len2 = T - len1;
+    printf("forward (eval, windows of %d and %d):\n", len1, len2);
+    CHECK_OK(be->ops->set_params(be, params));
+    CHECK_OK(be->ops->set_state(be, h0, c0));
+    int start = 0;
+    for (int w = 0; w < 2; w++) {
+        const int len = w == 0 ? len1 : len2;
+        for (int b = 0; b < B; b++) memcpy(xs + (size_t)b * len, x + (size_t)b * T + start, len * sizeof(int32_t));
+        CHECK_OK(be->ops->forward(be, xs, NULL, len, SK_MODE_EVAL, 0, &loss_sum));
+        CHECK_OK(be->ops->get_logits(be, logits));
+        for (int b = 0; b < B; b++) {
+            char what[64];
+            snprintf(what, sizeof what, "logits[%d, %d:%d]", b, start, start + len);
+            sk_test_compare(what, logits + (size_t)b * len * V, ref_logits + ((size_t)b * T + start) * V,
+                            (size_t)len * V, ATOL_VALUE, RTOL);
+        }
+        start += len;
+    }
+    CHECK_OK(be->ops->get_state(be, h, c));
+    sk_test_compare("hn (eval)", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
+    sk_test_compare("cn (eval)", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
+
+    sk_backend_free(be);
+    free(params);
+    free(buf);
+    free(m);
+    free(v);
+    free(zeros);
+    free(logits);
+    free(h);
+    free(c);
+    free(xs);
+    ref_free(ref);
+    free(ref);
+    return sk_test_done("test_torch_reference");
+}
