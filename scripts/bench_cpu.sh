@@ -29,6 +29,13 @@ run_torch=1
 run_ours=1
 python=${PYTHON:-/usr/bin/python3}
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+# OpenBLAS picks its kernels from the CPU unless OPENBLAS_CORETYPE forces a core. Some
+# images set it (this project's development machines set Haswell: AVX2 kernels on an
+# AVX-512 CPU, ~40% slower). Both sides run with autodetection unless
+# BENCH_OPENBLAS_CORETYPE names a core.
+if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then export OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE; else unset OPENBLAS_CORETYPE; fi
+openblas_core=$("$python" -c 'import ctypes; f = ctypes.CDLL("libopenblas.so.0").openblas_get_corename; f.restype = ctypes.c_char_p; print(f().decode())' 2>/dev/null || echo unknown)
+cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 
 die() { echo "bench_cpu.sh: error: $*" >&2; exit 2; }
 posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got \"$2\""; }
@@ -82,7 +89,8 @@ if [ "$run_torch" = 1 ]; then
   torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
 fi
 
-echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data"), OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data")"
+echo "machine: $cpu_model, $(nproc) cores; OpenBLAS kernels: $openblas_core; OMP_WAIT_POLICY=$OMP_WAIT_POLICY; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 printf '%-24s %8s %14s\n' implementation threads tokens/s
 [ -n "$ours_tps" ] && printf '%-24s %8s %14.1f\n' shakespeare "$threads" "$ours_tps"
 [ -n "$torch_tps" ] && printf '%-24s %8s %14.1f\n' "pytorch $torch_version" "$threads" "$torch_tps"

@@ -25,7 +25,7 @@ sk_status cli_parse_i64(const char *opt, const char *s, int64_t lo, int64_t hi, 
 }
 
 sk_status cli_parse_int(const char *opt, const char *s, long lo, long hi, int *out, sk_error *err) {
-    int64_t v;
+    int64_t v = 0;
     sk_status st = cli_parse_i64(opt, s, lo, hi, &v, err);
     if (st == SK_OK) *out = (int)v;
     return st;
@@ -60,7 +60,7 @@ sk_status cli_parse_double(const char *opt, const char *s, double lo, int lo_ope
 
 sk_status cli_parse_float(const char *opt, const char *s, double lo, int lo_open, double hi, int hi_open,
                           float *out, sk_error *err) {
-    double v;
+    double v = 0.0;
     sk_status st = cli_parse_double(opt, s, lo, lo_open, hi, hi_open, &v, err);
     if (st == SK_OK) *out = (float)v;
     return st;
