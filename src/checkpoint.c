@@ -1,0 +1,374 @@
+// checkpoint.c: the training-state file and the two-file checkpoint protocol.
+// defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
+//          sk_checkpoint_save, sk_checkpoint_load, sk_reader_open, sk_reader_close, sk_reader_read
+//
+// State file (<name>.<step>.state), all integers and floats little-endian:
+//   offset  size  field
+//   0       8     magic "SKSTATE\0"
+//   8       4     u32 version (1)
+//   12      4     u32 checksum of the model file this state belongs to (its "checksum" metadata)
+//   16      8     u64 n_params
+//   24      4     u32 L
+//   28      4     u32 B
+//   32      4     u32 H
+//   36      4     u32 reserved, 0
+//   40      8     i64 step
+//   48      8     i64 epoch
+//   56      8     i64 window
+//   64      8     f64 best_val_loss
+//   72      8     i64 best_step
+//   80      8     u64 seed
+//   88      32    u64 rng.s[0..3]
+//   120     4*n_params     f32 m
+//           4*n_params     f32 v
+//           4*L*B*H        f32 h
+//           4*L*B*H        f32 c
+//   end-4   4     u32 CRC-32 (sk_crc32) of every byte before it
+//
+// Checkpoint protocol (sk_checkpoint_save): the state is written first under a new name,
+// "<name>.<step %09lld>.state" (or "<name>.<step>.<k>.state", k = 1, 2, ..., when that name
+// already exists: an existing state may be the one the current model names, and replacing it
+// would pair that model with a state of another model), then the model that names it
+// replaces <name>.safetensors, then the other "<name>.<digits>[.<digits>].state" files go.
+// Each write is atomic (fsutil.h), so after a kill at any instant <name>.safetensors and the
+// state it names are both on disk.
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkpoint_internal.h"
+
+#define STATE_MAGIC "SKSTATE\0"
+#define STATE_VERSION 1u
+#define STATE_HEADER 120
+
+// ---- reader --------------------------------------------------------------------------------
+
+sk_status sk_reader_open(sk_reader *r, const char *path, sk_error *err) {
+    memset(r, 0, sizeof *r);
+    r->f = fopen(path, "rb");
+    if (!r->f) return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(r->f), &st) != 0) {
+        int e = errno;
+        sk_reader_close(r);
+        return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        sk_reader_close(r);
+        return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path,
+                       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+    }
+    r->size = (uint64_t)st.st_size;
+    return SK_OK;
+}
+
+void sk_reader_close(sk_reader *r) {
+    if (r->f) fclose(r->f);
+    r->f = NULL;
+}
+
+sk_status sk_reader_read(sk_reader *r, void *dst, size_t n, const char *path, sk_error *err) {
+    if (n > r->size - r->pos) return sk_fail(err, SK_ERR_FORMAT, "%s: truncated", path);
+    if (r->mem) memcpy(dst, r->mem + r->pos, n);
+    else if (n && fread(dst, 1, n, r->f) != n)
+        return sk_fail(err, SK_ERR_IO, "%s: read failed (%s)", path,
+                       ferror(r->f) ? strerror(errno) : "the file shrank while being read");
+    r->pos += n;
+    return SK_OK;
+}
+
+// ---- training state ------------------------------------------------------------------------
+
+// Elements of an (L, B, H) tensor, or SIZE_MAX when that overflows or a size is negative.
+static size_t lbh(int64_t L, int64_t B, int64_t H) {
+    if (L < 0 || B < 0 || H < 0 || L > INT32_MAX || B > INT32_MAX || H > INT32_MAX) return SIZE_MAX;
+    uint64_t lb = (uint64_t)L * (uint64_t)B; // < 2^62
+    if (H && lb > (SIZE_MAX / 8) / (uint64_t)H) return SIZE_MAX;
+    return (size_t)(lb * (uint64_t)H);
+}
+
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int L, int B, int H, sk_error *err) {
+    memset(s, 0, sizeof *s);
+    size_t nh = lbh(L, B, H);
+    if (nh == SIZE_MAX || n_params > SIZE_MAX / 8)
+        return sk_fail(err, SK_ERR_ARG, "training state: bad sizes (n_params %zu, L %d, B %d, H %d)", n_params, L, B, H);
+    s->L = L, s->B = B, s->H = H;
+    s->n_params = n_params;
+    s->best_val_loss = INFINITY;
+    s->m = calloc(n_params ? n_params : 1, sizeof(float));
+    s->v = calloc(n_params ? n_params : 1, sizeof(float));
+    s->h = calloc(nh ? nh : 1, sizeof(float));
+    s->c = calloc(nh ? nh : 1, sizeof(float));
+    if (!s->m || !s->v || !s->h || !s->c) {
+        sk_train_state_free(s);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", 2 * n_params,
+                       2 * nh);
+    }
+    return SK_OK;
+}
+
+void sk_train_state_free(sk_train_state *s) {
+    free(s->m);
+    free(s->v);
+    free(s->h);
+    free(s->c);
+    memset(s, 0, sizeof *s);
+}
+
+static void put32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const unsigned char *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err) {
+    size_t nh = lbh(s->L, s->B, s->H);
+    if (nh == SIZE_MAX || !s->m || !s->v || !s->h || !s->c)
+        return sk_fail(err, SK_ERR_ARG, "%s: training state with bad sizes or missing buffers", path);
+    unsigned char hd[STATE_HEADER];
+    uint64_t bits;
+    memcpy(hd, STATE_MAGIC, 8);
+    put32(hd + 8, STATE_VERSION);
+    put32(hd + 12, model_checksum);
+    put64(hd + 16, (uint64_t)s->n_params);
+    put32(hd + 24, (uint32_t)s->L);
+    put32(hd + 28, (uint32_t)s->B);
+    put32(hd + 32, (uint32_t)s->H);
+    put32(hd + 36, 0);
+    put64(hd + 40, (uint64_t)s->step);
+    put64(hd + 48, (uint64_t)s->epoch);
+    put64(hd + 56, (uint64_t)s->window);
+    memcpy(&bits, &s->best_val_loss, 8);
+    put64(hd + 64, bits);
+    put64(hd + 72, (uint64_t)s->best_step);
+    put64(hd + 80, s->seed);
+    for (int i = 0; i < 4; i++) put64(hd + 88 + 8 * i, s->rng.s[i]);
+    uint32_t crc = sk_crc32(0, hd, sizeof hd);
+    sk_atomic_file af;
+    sk_status st = sk_atomic_open(&af, path, err);
+    if (st == SK_OK) st = sk_atomic_write(&af, hd, sizeof hd, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->m, s->n_params, &crc, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->v, s->n_params, &crc, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->h, nh, &crc, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->c, nh, &crc, err);
+    unsigned char tail[4];
+    put32(tail, crc);
+    if (st == SK_OK) st = sk_atomic_write(&af, tail, 4, err);
+    if (st == SK_OK) st = sk_atomic_commit(&af, err);
+    else sk_atomic_abort(&af);
+    return st;
+}
+
+// n floats from r into x (native order), continuing *crc over the stored bytes.
+static sk_status read_f32(sk_reader *r, float *x, size_t n, uint32_t *crc, const char *path, sk_error *err) {
+    sk_status st = sk_reader_read(r, x, 4 * n, path, err);
+    if (st != SK_OK) return st;
+    *crc = sk_crc32(*crc, x, 4 * n);
+    sk_f32_from_le(x, n);
+    return SK_OK;
+}
+
+static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out, uint32_t expect, sk_error *err) {
+    unsigned char hd[STATE_HEADER], tail[4];
+    size_t have = r->size < 8 ? (size_t)r->size : 8;
+    sk_status st = sk_reader_read(r, hd, have, path, err);
+    if (st != SK_OK) return st;
+    if (memcmp(hd, STATE_MAGIC, have) != 0 || have == 0)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: not a shakespeare training state (bad magic)", path);
+    if (r->size < STATE_HEADER + 4)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (file has %llu bytes, a training state has at least %d)",
+                       path, (unsigned long long)r->size, STATE_HEADER + 4);
+    if ((st = sk_reader_read(r, hd + 8, STATE_HEADER - 8, path, err)) != SK_OK) return st;
+    uint32_t version = get32(hd + 8);
+    if (version != STATE_VERSION)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected %u)", path, version,
+                       STATE_VERSION);
+    uint64_t n = get64(hd + 16);
+    uint32_t L = get32(hd + 24), B = get32(hd + 28), H = get32(hd + 32);
+    size_t nh = lbh(L, B, H);
+    // Sizes are checked against the file size before anything is allocated.
+    if (nh == SIZE_MAX || get32(hd + 36) != 0 || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
+                       (unsigned long long)n, L, B, H);
+    uint64_t need = STATE_HEADER + 8 * (n + (uint64_t)nh) + 4;
+    if (r->size < need)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (header says %llu bytes, file has %llu)", path,
+                       (unsigned long long)need, (unsigned long long)r->size);
+    if (r->size > need)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: %llu unexpected bytes after the training state", path,
+                       (unsigned long long)(r->size - need));
+    if ((st = sk_train_state_alloc(out, (size_t)n, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked above
+        return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a training state of %llu bytes", path,
+                       (unsigned long long)need);
+    uint32_t crc = sk_crc32(0, hd, sizeof hd);
+    if (st == SK_OK) st = read_f32(r, out->m, out->n_params, &crc, path, err);
+    if (st == SK_OK) st = read_f32(r, out->v, out->n_params, &crc, path, err);
+    if (st == SK_OK) st = read_f32(r, out->h, nh, &crc, path, err);
+    if (st == SK_OK) st = read_f32(r, out->c, nh, &crc, path, err);
+    if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
+    if (st != SK_OK) return st;
+    if (get32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);
+    out->step = (int64_t)get64(hd + 40);
+    out->epoch = (int64_t)get64(hd + 48);
+    out->window = (int64_t)get64(hd + 56);
+    uint64_t bits = get64(hd + 64);
+    memcpy(&out->best_val_loss, &bits, 8);
+    out->best_step = (int64_t)get64(hd + 72);
+    out->seed = get64(hd + 80);
+    for (int i = 0; i < 4; i++) out->rng.s[i] = get64(hd + 88 + 8 * i);
+    if (out->step < 0 || out->epoch < 0 || out->window < 0 || isnan(out->best_val_loss))
+        return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state (step %lld, epoch %lld, window %lld)", path,
+                       (long long)out->step, (long long)out->epoch, (long long)out->window);
+    uint32_t belongs = get32(hd + 12);
+    if (expect != 0 && belongs != expect)
+        return sk_fail(err, SK_ERR_MISMATCH,
+                       "%s: training state belongs to a different model file (state for crc32:%08x, model is crc32:%08x)",
+                       path, (unsigned)belongs, (unsigned)expect);
+    return SK_OK;
+}
+
+sk_status sk_state_load(const char *path, sk_train_state *out, uint32_t expect_checksum, sk_error *err) {
+    memset(out, 0, sizeof *out);
+    sk_reader r;
+    sk_status st = sk_reader_open(&r, path, err);
+    if (st != SK_OK) return st;
+    st = load_state(path, &r, out, expect_checksum, err);
+    sk_reader_close(&r);
+    if (st != SK_OK) sk_train_state_free(out);
+    return st;
+}
+
+sk_status sk_state_load_mem(const char *path, const void *data, size_t n, sk_train_state *out,
+                            uint32_t expect_checksum, sk_error *err) {
+    memset(out, 0, sizeof *out);
+    sk_reader r = {NULL, data, n, 0};
+    sk_status st = load_state(path, &r, out, expect_checksum, err);
+    if (st != SK_OK) sk_train_state_free(out);
+    return st;
+}
+
+// ---- the two-file protocol -----------------------------------------------------------------
+
+// Whether file is "<name>.<digits>.state" or "<name>.<digits>.<digits>.state".
+static bool is_state_of(const char *file, const char *name) {
+    size_t n = strlen(name), f = strlen(file);
+    if (f <= n + 7 || strncmp(file, name, n) != 0 || file[n] != '.' || strcmp(file + f - 6, ".state") != 0)
+        return false;
+    const char *p = file + n + 1, *end = file + f - 6;
+    for (int group = 0; group < 2 && p < end; group++) {
+        const char *q = p;
+        while (q < end && *q >= '0' && *q <= '9') q++;
+        if (q == p) return false;
+        if (q == end) return true;
+        if (*q != '.' || group == 1) return false;
+        p = q + 1;
+    }
+    return false;
+}
+
+static void remove_other_states(const char *dir, const char *name, const char *keep) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!is_state_of(de->d_name, name) || (keep && strcmp(de->d_name, keep) == 0)) continue;
+        char *p = sk_path_join(dir, de->d_name);
+        if (p) unlink(p);
+        free(p);
+    }
+    closedir(d);
+    sk_fsync_dir(dir, NULL);
+}
+
+sk_status sk_checkpoint_save(const char *dir, const char *name, const sk_model_config *cfg, const sk_vocab *vocab,
+                             const float *params, const char *train_config, const sk_train_state *state,
+                             sk_error *err) {
+    if (!dir || !*dir || !name || !sk_valid_basename(name, strlen(name)) || strlen(name) > 200)
+        return sk_fail(err, SK_ERR_ARG, "checkpoint name \"%s\" must be a plain file name", name ? name : "(null)");
+    if (state && state->step < 0)
+        return sk_fail(err, SK_ERR_ARG, "checkpoint %s: negative step %lld", name, (long long)state->step);
+    size_t nlen = strlen(name) + 64;
+    char *base = malloc(nlen), *model_name = malloc(nlen), *state_path = NULL, *model_path = NULL;
+    sk_status st = SK_OK;
+    if (!base || !model_name) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    if (st == SK_OK) {
+        snprintf(model_name, nlen, "%s.safetensors", name);
+        model_path = sk_path_join(dir, model_name);
+        if (!model_path) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; st == SK_OK && state; k++) { // the first state name that does not exist yet
+        if (k == 0) snprintf(base, nlen, "%s.%09lld.state", name, (long long)state->step);
+        else snprintf(base, nlen, "%s.%09lld.%d.state", name, (long long)state->step, k);
+        free(state_path);
+        state_path = sk_path_join(dir, base);
+        struct stat sb;
+        if (!state_path) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+        else if (lstat(state_path, &sb) != 0) break;
+        if (k == 1000) st = sk_fail(err, SK_ERR_IO, "%s: too many state files for step %lld", state_path, (long long)state->step);
+    }
+    uint32_t checksum = 0, written = 0;
+    const char *state_file = state ? base : NULL;
+    if (st == SK_OK) {
+        st = sk_model_checksum(cfg, vocab, params, train_config, state_file, &checksum, err);
+        if (st != SK_OK) {
+            char tmp[SK_ERROR_MSG_MAX];
+            snprintf(tmp, sizeof tmp, "%s", err ? err->msg : "");
+            st = sk_fail(err, st, "%s: %s", model_path, tmp);
+        }
+    }
+    if (st == SK_OK && state) st = sk_state_save(state_path, state, checksum, err);
+    if (st == SK_OK) st = sk_model_save(model_path, cfg, vocab, params, train_config, state_file, &written, err);
+    if (st == SK_OK && written != checksum) // params changed under us: the state names the wrong model
+        st = sk_fail(err, SK_ERR_ARG, "%s: parameters changed while the checkpoint was being written", model_path);
+    if (st == SK_OK) remove_other_states(dir, name, state_file);
+    free(base);
+    free(model_name);
+    free(state_path);
+    free(model_path);
+    return st;
+}
+
+sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_train_state *state, int *has_state,
+                             sk_error *err) {
+    if (has_state) *has_state = 0;
+    if (state) memset(state, 0, sizeof *state);
+    sk_status st = sk_model_load(model_path, model, err);
+    if (st != SK_OK || !model->state_file) return st;
+    if (!state) {
+        if (has_state) *has_state = 1;
+        return SK_OK;
+    }
+    char *dir = sk_path_dir(model_path);
+    char *path = dir ? sk_path_join(dir, model->state_file) : NULL;
+    free(dir);
+    if (!path) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    if (st == SK_OK) st = sk_state_load(path, state, model->checksum, err);
+    if (st == SK_OK) {
+        const sk_model_config *c = &model->cfg;
+        sk_param_layout lay;
+        st = sk_param_layout_init(&lay, c, err);
+        if (st == SK_OK && (state->n_params != lay.total || state->L != c->num_layers || state->H != c->hidden_size))
+            st = sk_fail(err, SK_ERR_MISMATCH,
+                         "%s: training state has %zu parameters and (L, H) = (%d, %d), the model %zu and (%d, %d)",
+                         path, state->n_params, state->L, state->H, lay.total, c->num_layers, c->hidden_size);
+        sk_param_layout_free(&lay);
+    }
+    free(path);
+    if (st != SK_OK) {
+        sk_train_state_free(state);
+        sk_model_file_free(model);
+        return st;
+    }
+    if (has_state) *has_state = 1;
+    return SK_OK;
+}
