@@ -10,28 +10,28 @@ double sk_grad_norm(const float *g, size_t n) {
     return sqrt(s);
 }
 
-float sk_clip_scale(double norm, float clip) {
-    if (clip <= 0.0f) return 1.0f;
-    double scale = (double)clip / (norm + 1e-6);
+float sk_clip_scale(double norm, double clip) {
+    if (clip <= 0.0) return 1.0f;
+    double scale = clip / (norm + 1e-6);
     return scale < 1.0 ? (float)scale : 1.0f;
 }
 
 void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
                     const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
-    const float b1 = h->beta1, b2 = h->beta2, eps = h->eps;
-    // Bias corrections in double, as PyTorch computes them on the host.
-    const float bc1 = (float)(1.0 - pow((double)b1, (double)step));
-    const float bc2_sqrt = (float)sqrt(1.0 - pow((double)b2, (double)step));
-    const float step_size = lr / bc1;
+    // Scalars formed in double and rounded once, as PyTorch's Adam does on the host.
+    const float b1 = (float)h->beta1, b2 = (float)h->beta2, eps = (float)h->eps;
+    const float one_minus_b1 = (float)(1.0 - h->beta1), one_minus_b2 = (float)(1.0 - h->beta2);
+    const float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
+    const float step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)step)));
     for (int ti = 0; ti < layout->n_tensors; ti++) {
         const sk_tensor_info *t = &layout->tensors[ti];
-        const float decay = t->ndim == 2 ? 1.0f - lr * h->weight_decay : 1.0f;
+        const float decay = t->ndim == 2 ? (float)(1.0 - (double)lr * h->weight_decay) : 1.0f;
         float *p = params + t->offset, *mt = m + t->offset, *vt = v + t->offset;
         const float *g = grads + t->offset;
         for (size_t i = 0; i < t->numel; i++) {
             float gi = g[i] * clip_scale;
-            mt[i] = b1 * mt[i] + (1.0f - b1) * gi;
-            vt[i] = b2 * vt[i] + (1.0f - b2) * gi * gi;
+            mt[i] = b1 * mt[i] + one_minus_b1 * gi;
+            vt[i] = b2 * vt[i] + one_minus_b2 * gi * gi;
             float denom = sqrtf(vt[i]) / bc2_sqrt + eps;
             p[i] = p[i] * decay - step_size * (mt[i] / denom);
         }

@@ -51,7 +51,7 @@ void sk_train_options_default(sk_train_options *o) {
     o->init = SK_INIT_UNIFORM, o->init_scale = 0.08f, o->forget_bias = 0.0f;
     o->batch_size = 32, o->seq_len = 100;
     o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
-    o->adam = (sk_adam_hparams){0.9f, 0.999f, 1e-8f, 0.0f, 5.0f};
+    o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};
     o->max_iters = 0, o->max_epochs = 1;
     o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
     o->log_every = 10;

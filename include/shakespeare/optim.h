@@ -9,10 +9,12 @@
 #include "shakespeare/model.h"
 #include "shakespeare/status.h"
 
+// Doubles, as PyTorch's hyperparameters are Python floats: coefficients such as 1 - beta2
+// are formed in double and rounded to float once (1 - 0.999f in float is off by 1.3e-5).
 typedef struct {
-    float beta1, beta2, eps;
-    float weight_decay; // decoupled (AdamW); applied to 2-D tensors (matrices) only
-    float grad_clip;    // clip by global L2 norm when > 0
+    double beta1, beta2, eps;
+    double weight_decay; // decoupled (AdamW); applied to 2-D tensors (matrices) only
+    double grad_clip;    // clip by global L2 norm when > 0
 } sk_adam_hparams;
 
 // L2 norm of g[0..n), accumulated in double in index order (deterministic).
@@ -28,7 +30,7 @@ void sk_adam_update(float *params, const float *grads, float *m, float *v, const
 
 // The clip multiplier for a gradient of global norm `norm`: min(1, clip / (norm + 1e-6)),
 // or 1 when clip <= 0.
-float sk_clip_scale(double norm, float clip);
+float sk_clip_scale(double norm, double clip);
 
 typedef enum {
     SK_LR_CONSTANT,

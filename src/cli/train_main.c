@@ -91,7 +91,8 @@ static void usage(const sk_train_options *d) {
            "  --log-every N            steps between progress lines and metrics records (default: %lld)\n"
            "  --log FILE               JSON Lines metrics log (default: OUT_DIR/metrics.jsonl)\n"
            "  --init-from CKPT         resume from a checkpoint (model, optimizer, data position, RNG)\n"
-           "  --eval-only              with --init-from: print the validation loss and exit\n"
+           "                           (default: none, a fresh start)\n"
+           "  --eval-only              with --init-from: print the validation loss and exit (default: off)\n"
            "Runtime:\n"
            "  --seed N                 seed for initialization, dropout and samples (default: %llu)\n"
            "  --threads N              CPU threads; 0 = all cores (default: 0)\n"
@@ -223,11 +224,11 @@ int main(int argc, char **argv) {
         case OPT_WARMUP: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.lr.warmup_iters, &err); break;
         case OPT_LR_DECAY: st = cli_parse_float(name, v, 0, 1, 1, 0, &o.lr.decay, &err); break;
         case OPT_LR_DECAY_AFTER: st = cli_parse_int(name, v, 0, 1 << 30, &o.lr.decay_after, &err); break;
-        case OPT_BETA1: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.adam.beta1, &err); break;
-        case OPT_BETA2: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.adam.beta2, &err); break;
-        case OPT_EPS: st = cli_parse_float(name, v, 0, 1, 1, 0, &o.adam.eps, &err); break;
-        case OPT_WD: st = cli_parse_float(name, v, 0, 0, 1, 0, &o.adam.weight_decay, &err); break;
-        case OPT_CLIP: st = cli_parse_float(name, v, 0, 0, 1e30, 0, &o.adam.grad_clip, &err); break;
+        case OPT_BETA1: st = cli_parse_double(name, v, 0, 0, 1, 1, &o.adam.beta1, &err); break;
+        case OPT_BETA2: st = cli_parse_double(name, v, 0, 0, 1, 1, &o.adam.beta2, &err); break;
+        case OPT_EPS: st = cli_parse_double(name, v, 0, 1, 1, 0, &o.adam.eps, &err); break;
+        case OPT_WD: st = cli_parse_double(name, v, 0, 0, 1, 0, &o.adam.weight_decay, &err); break;
+        case OPT_CLIP: st = cli_parse_double(name, v, 0, 0, 1e30, 0, &o.adam.grad_clip, &err); break;
         case OPT_INIT:
             if (strcmp(v, "uniform") == 0) o.init = SK_INIT_UNIFORM, init_name = "uniform";
             else if (strcmp(v, "pytorch") == 0) o.init = SK_INIT_PYTORCH, init_name = "pytorch";
@@ -261,7 +262,10 @@ int main(int argc, char **argv) {
         }
         case OPT_VERSION: printf("shakespeare-train %s\n", SK_VERSION); return 0;
         case ':': cli_die(CLI_EXIT_USAGE, "option %s needs a value (see --help)", argv[optind - 1]);
-        default: cli_die(CLI_EXIT_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
+        default: // getopt_long's '?': optopt is the short option, a long option's id, or 0
+            if (optopt > 0 && optopt < 256) cli_die(CLI_EXIT_USAGE, "unknown option -%c (see --help)", optopt);
+            if (optopt >= 256) cli_die(CLI_EXIT_USAGE, "option %s does not take a value (see --help)", argv[optind - 1]);
+            cli_die(CLI_EXIT_USAGE, "unknown or ambiguous option %s (see --help)", argv[optind - 1]);
         }
         if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
     }

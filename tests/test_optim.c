@@ -1,0 +1,107 @@
+// test_optim.c: Adam / AdamW against values computed by hand (in double, see the comments),
+// the global gradient norm, the clip scale, and the learning-rate schedules.
+// Tolerance 2e-6 absolute on parameters of order 1: three fp32 Adam steps accumulate a
+// few ulp (1.2e-7 each) of rounding; an error in the formula (bias correction, eps
+// placement, decay order) moves the result by more than 1e-3.
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "shakespeare/optim.h"
+#include "test_util.h"
+
+#define NEAR(a, b, tol) CHECK(fabs((double)(a) - (double)(b)) <= (tol))
+
+static void test_adam(void) {
+    sk_error err;
+    // A tiny layout: the first element of embedding.weight (a matrix) and of fc.bias (a vector).
+    sk_model_config cfg = {3, 2, 1, 1, 0.0f};
+    sk_param_layout l;
+    CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
+    const size_t n = l.total, ie = l.tensors[0].offset, ib = l.tensors[l.n_tensors - 1].offset;
+    float p[64] = {0}, g[64] = {0}, m[64] = {0}, v[64] = {0};
+    CHECK(n <= 64);
+    sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.0, 0.0};
+    // Plain Adam, lr 0.1, gradients 0.5, -1, 0.25 on a parameter starting at 1:
+    //   step 1: m = 0.05, v = 2.5e-4, p = 1 - 0.1 * 0.5 / (0.5 + 1e-8)      = 0.900000002
+    //   step 2: m = -0.055, v = 1.24975e-3,                                  p = 0.93661035424
+    //   step 3: m = -0.0245, v = 1.31100025e-3,                              p = 0.95027942034
+    const float grads[3] = {0.5f, -1.0f, 0.25f};
+    const double want[3] = {0.900000002, 0.9366103542405654, 0.9502794203389762};
+    p[ie] = p[ib] = 1.0f;
+    for (int t = 0; t < 3; t++) {
+        g[ie] = g[ib] = grads[t];
+        sk_adam_update(p, g, m, v, &l, &h, 0.1f, 1.0f, t + 1);
+        NEAR(p[ie], want[t], 2e-6);
+        NEAR(p[ib], want[t], 2e-6);
+    }
+    NEAR(m[ie], -0.0245, 1e-7);
+    NEAR(v[ie], 1.31100025e-3, 1e-9);
+    // AdamW, weight decay 0.5: p *= 1 - lr*wd before the update, on matrices only.
+    //   step 1: 1 * 0.95 - 0.1 = 0.850000002;  step 2: 0.8441103541405653
+    memset(m, 0, sizeof m), memset(v, 0, sizeof v);
+    p[ie] = p[ib] = 1.0f;
+    h.weight_decay = 0.5f;
+    g[ie] = g[ib] = 0.5f;
+    sk_adam_update(p, g, m, v, &l, &h, 0.1f, 1.0f, 1);
+    NEAR(p[ie], 0.850000002, 2e-6);
+    NEAR(p[ib], 0.900000002, 2e-6); // the bias is not decayed
+    g[ie] = g[ib] = -1.0f;
+    sk_adam_update(p, g, m, v, &l, &h, 0.1f, 1.0f, 2);
+    NEAR(p[ie], 0.8441103541405653, 2e-6);
+    // The clip scale multiplies the gradient before the moments: m = (1-b1) * scale * g.
+    memset(m, 0, sizeof m), memset(v, 0, sizeof v);
+    g[ie] = 2.0f;
+    h.weight_decay = 0.0f;
+    sk_adam_update(p, g, m, v, &l, &h, 0.1f, 0.25f, 1);
+    NEAR(m[ie], 0.1 * 0.5, 1e-8);
+    NEAR(v[ie], 0.001 * 0.25, 1e-9);
+    // Untouched elements (zero gradient, zero moments) do not move.
+    CHECK(p[ie + 1] == 0.0f && m[ie + 1] == 0.0f);
+    sk_param_layout_free(&l);
+}
+
+static void test_clip(void) {
+    float g[4] = {3.0f, 0.0f, -4.0f, 0.0f};
+    NEAR(sk_grad_norm(g, 4), 5.0, 1e-12);
+    NEAR(sk_clip_scale(5.0, 1.0f), 1.0 / (5.0 + 1e-6), 1e-7); // clipped to norm 1
+    CHECK(sk_clip_scale(0.5, 1.0f) == 1.0f);                    // below the threshold: untouched
+    CHECK(sk_clip_scale(1e9, 0.0f) == 1.0f);                    // clip disabled
+    float big[3] = {1e30f, 1e30f, 0.0f};                         // norm in double: no overflow
+    NEAR(sk_grad_norm(big, 3) / 1e30, sqrt(2.0), 1e-6);
+    float bad[2] = {1.0f, NAN};
+    CHECK(isnan(sk_grad_norm(bad, 2)));
+}
+
+static void test_schedules(void) {
+    sk_error err;
+    sk_lr_schedule s = {SK_LR_CONSTANT, 1e-2f, 1e-4f, 0, 1000, 0.5f, 2};
+    CHECK(sk_lr_at(&s, 0, 0) == 1e-2f && sk_lr_at(&s, 999, 50) == 1e-2f);
+    s.warmup_iters = 10; // linear warm-up from lr/10 to lr
+    NEAR(sk_lr_at(&s, 0, 0), 1e-3, 1e-9);
+    NEAR(sk_lr_at(&s, 4, 0), 5e-3, 1e-9);
+    NEAR(sk_lr_at(&s, 10, 0), 1e-2, 1e-9);
+    s.warmup_iters = 0;
+    s.kind = SK_LR_STEP_DECAY; // x0.5 per epoch after epoch 2
+    NEAR(sk_lr_at(&s, 0, 2), 1e-2, 1e-9);
+    NEAR(sk_lr_at(&s, 0, 3), 5e-3, 1e-9);
+    NEAR(sk_lr_at(&s, 0, 5), 1.25e-3, 1e-9);
+    s.kind = SK_LR_COSINE;
+    s.warmup_iters = 100, s.max_iters = 1100;
+    NEAR(sk_lr_at(&s, 100, 0), 1e-2, 1e-9);            // top after warm-up
+    NEAR(sk_lr_at(&s, 600, 0), (1e-2 + 1e-4) / 2, 1e-8); // half way
+    NEAR(sk_lr_at(&s, 1100, 0), 1e-4, 1e-9);            // floor at max_iters and after
+    NEAR(sk_lr_at(&s, 5000, 0), 1e-4, 1e-9);
+    CHECK(sk_lr_at(&s, 300, 0) > sk_lr_at(&s, 301, 0)); // decreasing
+    sk_lr_kind k;
+    CHECK(sk_lr_kind_parse("cosine", &k, &err) == SK_OK && k == SK_LR_COSINE);
+    CHECK(sk_lr_kind_parse("step", &k, &err) == SK_OK && k == SK_LR_STEP_DECAY);
+    CHECK(sk_lr_kind_parse("linear", &k, &err) == SK_ERR_ARG && strstr(err.msg, "linear"));
+}
+
+int main(void) {
+    test_adam();
+    test_clip();
+    test_schedules();
+    return sk_test_done("test_optim");
+}
