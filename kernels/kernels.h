@@ -1,0 +1,75 @@
+// kernels.h: host-callable launchers of the CUDA backend's kernels, one family per .cu file.
+// defines: sk_cuda_embedding_forward, sk_cuda_embedding_backward        (embedding.cu)
+//          sk_cuda_softmax_xent, sk_cuda_sum_double                     (softmax_xent.cu)
+//          sk_cuda_dropout                                              (dropout.cu)
+//          sk_cuda_sumsq, sk_cuda_adamw, sk_adamw_args                     (adam.cu)
+//
+// Every launcher enqueues its work on `stream` and returns cudaGetLastError() of the launch
+// (cudaSuccess when there was nothing to do). Device pointers only. Rows of (B, len, .)
+// tensors are stream-major: row p = b*len + t, the layout of the backend interface.
+// No float atomics anywhere: every reduction has a fixed order, so results are bitwise
+// reproducible run to run.
+#ifndef SK_CUDA_KERNELS_H
+#define SK_CUDA_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- embedding.cu -------------------------------------------------------------------------
+// out (B*len, E) = weight (V, E) rows ids[p]; ids (B*len) must lie in [0, V) (the backend
+// checks them on the host before they reach the device).
+cudaError_t sk_cuda_embedding_forward(float *out, const float *weight, const int32_t *ids, int B, int len, int E,
+                                      cudaStream_t stream);
+// dweight (V, E) = sum over positions with ids[p] == v of dout[p] (overwrites). Positions
+// are summed in time-major order (t outer, b inner), the order of the CPU backend.
+cudaError_t sk_cuda_embedding_backward(float *dweight, const float *dout, const int32_t *ids, int B, int len,
+                                       int V, int E, cudaStream_t stream);
+
+// ---- softmax_xent.cu ----------------------------------------------------------------------
+// Per row r < n of logits (n, V): logits[r] += bias (in place, so the buffer then holds
+// the final logits). With targets (n) non-NULL also row_loss[r] = -log softmax(logits[r])[y_r],
+// and with dlogits non-NULL dlogits[r] = (softmax(logits[r]) - onehot(y_r)) * inv_n.
+// The softmax normalizer is accumulated in double, as in the CPU backend.
+cudaError_t sk_cuda_softmax_xent(float *logits, const float *bias, const int32_t *targets, float *row_loss,
+                                 float *dlogits, float inv_n, int n, int V, cudaStream_t stream);
+// *out = sum of x[0..n) in double (one block, fixed order).
+cudaError_t sk_cuda_sum_double(double *out, const float *x, int n, cudaStream_t stream);
+
+// ---- dropout.cu ---------------------------------------------------------------------------
+// out[i] = in[i] * (sk_hash_uniform(key, i) >= p ? scale : 0) for i < n (rng.h's masks;
+// in == out is allowed). The same call is the backward pass, applied to the gradient.
+cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t key, float p, float scale,
+                            cudaStream_t stream);
+
+// ---- adam.cu ------------------------------------------------------------------------------
+// Scratch doubles that sk_cuda_sumsq needs for `partials`.
+#define SK_CUDA_SUMSQ_PARTIALS 1024
+// *out = sum of x[i]^2 over i < n, in double, by a fixed two-stage reduction.
+cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n, cudaStream_t stream);
+
+// Scalars of one AdamW step, computed on the host exactly as sk_adam_update does.
+typedef struct {
+    float beta1, beta2, eps;
+    float clip_scale; // gradients are multiplied by it first
+    float step_size;  // lr / (1 - beta1^t)
+    float bc2_sqrt;   // sqrt(1 - beta2^t)
+    float decay;      // 1 - lr * weight_decay, for elements whose decay_mask is 1
+} sk_adamw_args;
+
+// One AdamW step over n elements with optim.h's formula, in the same float operations
+// and order as sk_adam_update (no FMA contraction), so the result is bitwise the CPU's.
+// decay_mask (n): 1 for elements of 2-D tensors (weight decay applies), else 0.
+cudaError_t sk_cuda_adamw(float *params, const float *grads, float *m, float *v, const uint8_t *decay_mask,
+                          size_t n, sk_adamw_args a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,489 @@
+// backend_cuda.cu: the CUDA backend: embedding (kernel) -> LSTM stack (cuDNN, cudnn_rnn.cu)
+// -> dropout (kernel, rng.h's masks) -> linear (cuBLAS) -> fused softmax cross-entropy
+// (kernel), forward and backward, and AdamW (kernel) over one parameter buffer.
+// defines: sk_backend_create_cuda, sk_cuda_available, sk_cuda_backend_error
+//
+// Semantics are the CPU backend's (backend_cpu.c), with two documented differences:
+//   - the dropout between LSTM layers is cuDNN's (its own generator, seeded once from
+//     cfg.seed), so those masks differ from rng.h's and do not depend on `step`; the
+//     dropout before fc uses rng.h's masks exactly, as the CPU backend does;
+//   - sums run in other orders (GEMMs, cuDNN), so results agree to fp32 rounding, not
+//     bitwise. Every reduction here is still deterministic: same inputs, same bits.
+// Device buffers (canonical parameter layout for params, grads, m, v; activations for
+// windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
+// cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in impl->err.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "cudnn_rnn.h"
+#include "kernels.h"
+
+extern "C" {
+#include "shakespeare/backend.h"
+#include "shakespeare/optim.h"
+#include "shakespeare/rng.h"
+}
+
+namespace {
+
+constexpr size_t kBlasWorkspaceBytes = (size_t)32 << 20; // cuBLAS's recommendation for Hopper
+
+typedef struct {
+    int device;
+    int V, E, H, L, B, T;
+    float p;          // dropout probability
+    int training;     // gradient and optimizer buffers allocated
+    int len;          // steps of the last forward (0: none yet)
+    int last_train;   // the last forward was SK_MODE_TRAIN with targets: backward allowed
+    int64_t last_step; // its step, which keys the fc dropout mask again in backward
+    int cur;          // state slot (0/1) holding the carried state
+    int prev;         // state slot holding the initial state of the last forward
+    int stale;        // params changed since the LSTM weight space was packed
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    cudnnHandle_t dnn;
+    sk_cudnn_lstm lstm;
+    size_t total, off_emb, off_fcw, off_fcb; // floats
+    float *params, *grads, *m, *v;            // (total,) canonical layout
+    uint8_t *decay_mask;                       // (total,) 1 on 2-D tensors
+    int32_t *x, *y;                            // (B, T) window, stream-major
+    float *emb, *demb;                         // (B, T, E)
+    float *hs;                                 // (B, T, H) top LSTM layer output
+    float *hd;                                 // (B, T, H) hs after dropout (training with p > 0)
+    float *dh;                                 // (B, T, H) gradient w.r.t. hs
+    float *logits, *dlogits;                   // (B, T, V)
+    float *row_loss;                           // (B, T)
+    float *ones;                               // (B*T,) for the fc bias gradient
+    float *h[2], *c[2];                        // (L, B, H) each: carried state, ping-pong
+    double *scalars;                           // device [0] loss sum, [1] squared grad norm
+    double *partials;                          // (SK_CUDA_SUMSQ_PARTIALS,)
+    double *host_scalars;                      // pinned (2,)
+    void *blas_ws;
+    sk_error err; // message of the last failure inside an op
+} cuda_impl;
+
+cuda_impl *impl_of(sk_backend *b) { return (cuda_impl *)b->impl; }
+
+sk_status dev_alloc(void **p, size_t bytes, const char *what, sk_error *err) {
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        (void)cudaGetLastError();
+        return sk_cuda_failf(err, e == cudaErrorMemoryAllocation ? SK_ERR_NOMEM : SK_ERR_DEVICE,
+                             "cudaMalloc of %zu bytes for %s failed: %s", bytes, what, cudaGetErrorString(e));
+    }
+    return SK_OK;
+}
+
+#define ALLOC(ptr, count, what) SK_TRY(dev_alloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count), what, err))
+
+// Host -> device through the stream, then wait: the caller may reuse `src` at once.
+sk_status upload(cuda_impl *ci, void *dst, const void *src, size_t bytes, sk_error *err) {
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    return SK_OK;
+}
+
+sk_status download(cuda_impl *ci, void *dst, const void *src, size_t bytes, sk_error *err) {
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    return SK_OK;
+}
+
+sk_status cuda_init(sk_backend *b, sk_error *err) {
+    cuda_impl *ci = impl_of(b);
+    const sk_backend_config *cfg = &b->cfg;
+    const sk_param_layout *layout = &b->layout;
+    ci->device = cfg->device_index;
+    ci->V = cfg->model.vocab_size, ci->E = cfg->model.embed_size, ci->H = cfg->model.hidden_size;
+    ci->L = cfg->model.num_layers, ci->B = cfg->batch_size, ci->T = cfg->seq_len, ci->p = cfg->model.dropout;
+    ci->training = cfg->training != 0;
+    ci->total = layout->total;
+    const sk_tensor_info *emb = sk_param_find(layout, "embedding.weight");
+    const sk_tensor_info *fcw = sk_param_find(layout, "fc.weight"), *fcb = sk_param_find(layout, "fc.bias");
+    if (!emb || !fcw || !fcb) return sk_cuda_failf(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
+    ci->off_emb = emb->offset, ci->off_fcw = fcw->offset, ci->off_fcb = fcb->offset;
+
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
+    CUBLAS_CHECK(cublasCreate(&ci->blas));
+    CUBLAS_CHECK(cublasSetStream(ci->blas, ci->stream));
+    // Plain fp32 GEMMs (no TF32): the CPU reference is fp32.
+    CUBLAS_CHECK(cublasSetMathMode(ci->blas, CUBLAS_DEFAULT_MATH));
+    SK_TRY(dev_alloc(&ci->blas_ws, kBlasWorkspaceBytes, "the cuBLAS workspace", err));
+    CUBLAS_CHECK(cublasSetWorkspace(ci->blas, ci->blas_ws, kBlasWorkspaceBytes));
+    CUDNN_CHECK(cudnnCreate(&ci->dnn));
+    CUDNN_CHECK(cudnnSetStream(ci->dnn, ci->stream));
+
+    const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H;
+    ALLOC(ci->params, ci->total, "the parameters");
+    ALLOC(ci->x, rows, "input ids");
+    ALLOC(ci->y, rows, "target ids");
+    ALLOC(ci->emb, rows * ci->E, "embedded inputs");
+    ALLOC(ci->hs, rows * ci->H, "LSTM outputs");
+    ALLOC(ci->logits, rows * ci->V, "logits");
+    ALLOC(ci->row_loss, rows, "row losses");
+    for (int i = 0; i < 2; i++) {
+        ALLOC(ci->h[i], state, "the LSTM state");
+        ALLOC(ci->c[i], state, "the LSTM state");
+        CUDA_CHECK(cudaMemsetAsync(ci->h[i], 0, sizeof(float) * state, ci->stream));
+        CUDA_CHECK(cudaMemsetAsync(ci->c[i], 0, sizeof(float) * state, ci->stream));
+    }
+    ALLOC(ci->scalars, 2, "scalars");
+    ALLOC(ci->partials, SK_CUDA_SUMSQ_PARTIALS, "norm partial sums");
+    CUDA_CHECK(cudaMallocHost((void **)&ci->host_scalars, 2 * sizeof(double)));
+    CUDA_CHECK(cudaMemsetAsync(ci->params, 0, sizeof(float) * ci->total, ci->stream));
+    if (ci->training) {
+        ALLOC(ci->grads, ci->total, "the gradients");
+        ALLOC(ci->m, ci->total, "Adam's first moments");
+        ALLOC(ci->v, ci->total, "Adam's second moments");
+        ALLOC(ci->decay_mask, ci->total, "the weight-decay mask");
+        ALLOC(ci->demb, rows * ci->E, "embedding gradients");
+        ALLOC(ci->dh, rows * ci->H, "LSTM output gradients");
+        ALLOC(ci->dlogits, rows * ci->V, "logit gradients");
+        ALLOC(ci->ones, rows, "a ones vector");
+        if (ci->p > 0.0f) ALLOC(ci->hd, rows * ci->H, "dropped LSTM outputs");
+        CUDA_CHECK(cudaMemsetAsync(ci->grads, 0, sizeof(float) * ci->total, ci->stream));
+        CUDA_CHECK(cudaMemsetAsync(ci->m, 0, sizeof(float) * ci->total, ci->stream));
+        CUDA_CHECK(cudaMemsetAsync(ci->v, 0, sizeof(float) * ci->total, ci->stream));
+        // Weight decay applies to matrices (ndim 2) only, as in sk_adam_update.
+        uint8_t *mask = (uint8_t *)calloc(ci->total ? ci->total : 1, 1);
+        float *ones = (float *)malloc(sizeof(float) * rows);
+        sk_status st = mask && ones ? SK_OK : sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory at CUDA setup");
+        if (st == SK_OK) {
+            for (int t = 0; t < layout->n_tensors; t++)
+                if (layout->tensors[t].ndim == 2)
+                    memset(mask + layout->tensors[t].offset, 1, layout->tensors[t].numel);
+            for (size_t i = 0; i < rows; i++) ones[i] = 1.0f;
+            st = upload(ci, ci->decay_mask, mask, ci->total, err);
+            if (st == SK_OK) st = upload(ci, ci->ones, ones, sizeof(float) * rows, err);
+        }
+        free(mask);
+        free(ones);
+        SK_TRY(st);
+    }
+    SK_TRY(sk_lstm_init(&ci->lstm, ci->dnn, ci->stream, layout, ci->B, ci->T, ci->training, cfg->seed, err));
+    ci->stale = 1;
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    return SK_OK;
+}
+
+} // namespace
+
+// The ops table's function types have C linkage: so do its functions.
+extern "C" {
+
+static void cuda_destroy(sk_backend *b) {
+    cuda_impl *ci = impl_of(b);
+    if (ci) {
+        if (ci->stream) {
+            (void)cudaSetDevice(ci->device);
+            (void)cudaStreamSynchronize(ci->stream);
+        }
+        sk_lstm_free(&ci->lstm);
+        void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->x,       ci->y,
+                        ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
+                        ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->scalars,
+                        ci->partials, ci->blas_ws};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
+        if (ci->host_scalars) cudaFreeHost(ci->host_scalars);
+        if (ci->blas) cublasDestroy(ci->blas);
+        if (ci->dnn) cudnnDestroy(ci->dnn);
+        if (ci->stream) cudaStreamDestroy(ci->stream);
+        (void)cudaGetLastError(); // nothing to report from a destructor
+        free(ci);
+    }
+    sk_param_layout_free(&b->layout);
+    free(b);
+}
+
+static sk_status cuda_set_params(sk_backend *b, const float *params) {
+    cuda_impl *ci = impl_of(b);
+    ci->stale = 1;
+    return upload(ci, ci->params, params, sizeof(float) * ci->total, &ci->err);
+}
+
+static sk_status cuda_get_params(sk_backend *b, float *params) {
+    cuda_impl *ci = impl_of(b);
+    return download(ci, params, ci->params, sizeof(float) * ci->total, &ci->err);
+}
+
+static sk_status cuda_get_grads(sk_backend *b, float *grads) {
+    cuda_impl *ci = impl_of(b);
+    if (!ci->training) return sk_cuda_failf(&ci->err, SK_ERR_ARG, "get_grads on an inference-only backend");
+    return download(ci, grads, ci->grads, sizeof(float) * ci->total, &ci->err);
+}
+
+static sk_status cuda_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
+    cuda_impl *ci = impl_of(b);
+    if (!ci->training) return sk_cuda_failf(&ci->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
+    SK_TRY(upload(ci, ci->m, m, sizeof(float) * ci->total, &ci->err));
+    return upload(ci, ci->v, v, sizeof(float) * ci->total, &ci->err);
+}
+
+static sk_status cuda_get_optimizer_state(sk_backend *b, float *m, float *v) {
+    cuda_impl *ci = impl_of(b);
+    if (!ci->training) return sk_cuda_failf(&ci->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
+    SK_TRY(download(ci, m, ci->m, sizeof(float) * ci->total, &ci->err));
+    return download(ci, v, ci->v, sizeof(float) * ci->total, &ci->err);
+}
+
+static sk_status cuda_set_state(sk_backend *b, const float *h, const float *c) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &ci->err;
+    const size_t bytes = sizeof(float) * (size_t)ci->L * ci->B * ci->H;
+    float *dh = ci->h[ci->cur], *dc = ci->c[ci->cur];
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    if (h) CUDA_CHECK(cudaMemcpyAsync(dh, h, bytes, cudaMemcpyHostToDevice, ci->stream));
+    else CUDA_CHECK(cudaMemsetAsync(dh, 0, bytes, ci->stream));
+    if (c) CUDA_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, ci->stream));
+    else CUDA_CHECK(cudaMemsetAsync(dc, 0, bytes, ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    return SK_OK;
+}
+
+static sk_status cuda_get_state(sk_backend *b, float *h, float *c) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &ci->err;
+    const size_t bytes = sizeof(float) * (size_t)ci->L * ci->B * ci->H;
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    if (h) CUDA_CHECK(cudaMemcpyAsync(h, ci->h[ci->cur], bytes, cudaMemcpyDeviceToHost, ci->stream));
+    if (c) CUDA_CHECK(cudaMemcpyAsync(c, ci->c[ci->cur], bytes, cudaMemcpyDeviceToHost, ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    return SK_OK;
+}
+
+static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
+                              int64_t step, double *loss_sum) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &ci->err;
+    const int B = ci->B, E = ci->E, H = ci->H, V = ci->V;
+    const int train = mode == SK_MODE_TRAIN;
+    if (len < 1 || len > ci->T) return sk_cuda_failf(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
+    if (train && !ci->training) return sk_cuda_failf(err, SK_ERR_ARG, "training forward on an inference-only backend");
+    const int n = B * len;
+    // Out-of-range ids would make the embedding kernel read out of bounds: refuse them.
+    for (int i = 0; i < n; i++) {
+        if (x[i] < 0 || x[i] >= V) return sk_cuda_failf(err, SK_ERR_ARG, "input id %d outside [0, %d)", x[i], V);
+        if (y && (y[i] < 0 || y[i] >= V))
+            return sk_cuda_failf(err, SK_ERR_ARG, "target id %d outside [0, %d)", y[i], V);
+    }
+    ci->last_train = 0; // until this forward has gone through
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(cudaMemcpyAsync(ci->x, x, sizeof(int32_t) * n, cudaMemcpyHostToDevice, ci->stream));
+    if (y) CUDA_CHECK(cudaMemcpyAsync(ci->y, y, sizeof(int32_t) * n, cudaMemcpyHostToDevice, ci->stream));
+    if (ci->stale) {
+        SK_TRY(sk_lstm_pack(&ci->lstm, ci->params, err));
+        ci->stale = 0;
+    }
+    SK_TRY(sk_lstm_set_len(&ci->lstm, len, err));
+
+    // emb (B, len, E) -> hs (B, len, H), from the carried state into the other slot.
+    CUDA_CHECK(sk_cuda_embedding_forward(ci->emb, ci->params + ci->off_emb, ci->x, B, len, E, ci->stream));
+    const int from = ci->cur, to = 1 - ci->cur;
+    SK_TRY(sk_lstm_forward(&ci->lstm, train, ci->emb, ci->hs, ci->h[from], ci->c[from], ci->h[to], ci->c[to], err));
+    ci->prev = from;
+    ci->cur = to;
+
+    // Dropout before fc: site L-1, element index (b*len + t)*H + j (rng.h).
+    const float *top = ci->hs;
+    if (train && ci->p > 0.0f) {
+        const uint64_t key = sk_dropout_key(b->cfg.seed, step, ci->L - 1);
+        CUDA_CHECK(sk_cuda_dropout(ci->hd, ci->hs, (size_t)n * H, key, ci->p, 1.0f / (1.0f - ci->p), ci->stream));
+        top = ci->hd;
+    }
+    // logits (n, V) = top (n, H) fc.weight^T; the bias is added by the softmax kernel.
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, V, n, H, &one, ci->params + ci->off_fcw, H, top, H,
+                             &zero, ci->logits, V));
+    const int grad = train && y;
+    CUDA_CHECK(sk_cuda_softmax_xent(ci->logits, ci->params + ci->off_fcb, y ? ci->y : NULL, ci->row_loss,
+                                    grad ? ci->dlogits : NULL, 1.0f / (float)n, n, V, ci->stream));
+    ci->len = len;
+    ci->last_step = step;
+    if (y && loss_sum) {
+        CUDA_CHECK(sk_cuda_sum_double(&ci->scalars[0], ci->row_loss, n, ci->stream));
+        CUDA_CHECK(cudaMemcpyAsync(ci->host_scalars, ci->scalars, sizeof(double), cudaMemcpyDeviceToHost, ci->stream));
+        CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+        *loss_sum = ci->host_scalars[0];
+    } else if (loss_sum) {
+        *loss_sum = 0.0;
+    }
+    ci->last_train = grad;
+    return SK_OK;
+}
+
+static sk_status cuda_get_logits(sk_backend *b, float *logits) {
+    cuda_impl *ci = impl_of(b);
+    return download(ci, logits, ci->logits, sizeof(float) * (size_t)ci->B * ci->len * ci->V, &ci->err);
+}
+
+static sk_status cuda_backward(sk_backend *b) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &ci->err;
+    if (!ci->last_train)
+        return sk_cuda_failf(err, SK_ERR_ARG, "backward needs a preceding training forward with targets");
+    const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, len = ci->len, n = B * len;
+    const int drop = ci->p > 0.0f; // the last forward was a training one
+    const float *top = drop ? ci->hd : ci->hs;
+    float *G = ci->grads;
+    const float one = 1.0f, zero = 0.0f;
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    // fc.weight grad (V, H) = dlogits^T (V, n) top (n, H); fc.bias grad = column sums.
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, n, &one, top, H, ci->dlogits, V, &zero,
+                             G + ci->off_fcw, H));
+    CUBLAS_CHECK(cublasSgemv(ci->blas, CUBLAS_OP_N, V, n, &one, ci->dlogits, V, ci->ones, 1, &zero, G + ci->off_fcb,
+                             1));
+    // dh (n, H) = dlogits (n, V) fc.weight (V, H), then through the same dropout mask.
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, n, V, &one, ci->params + ci->off_fcw, H,
+                             ci->dlogits, V, &zero, ci->dh, H));
+    if (drop) {
+        const uint64_t key = sk_dropout_key(b->cfg.seed, ci->last_step, ci->L - 1);
+        CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, key, ci->p, 1.0f / (1.0f - ci->p), ci->stream));
+    }
+    SK_TRY(sk_lstm_backward(&ci->lstm, ci->emb, ci->hs, ci->dh, ci->demb, ci->h[ci->prev], ci->c[ci->prev], G, err));
+    CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
+    return SK_OK;
+}
+
+static sk_status cuda_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
+                                     double *grad_norm) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &ci->err;
+    if (!ci->training || step < 1)
+        return sk_cuda_failf(err, SK_ERR_ARG, "optimizer step %lld on a backend %s", (long long)step,
+                             ci->training ? "(steps count from 1)" : "without training buffers");
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(sk_cuda_sumsq(&ci->scalars[1], ci->partials, ci->grads, ci->total, ci->stream));
+    CUDA_CHECK(cudaMemcpyAsync(&ci->host_scalars[1], &ci->scalars[1], sizeof(double), cudaMemcpyDeviceToHost,
+                               ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    const double norm = sqrt(ci->host_scalars[1]);
+    if (grad_norm) *grad_norm = norm;
+    if (!isfinite(norm)) return sk_cuda_failf(err, SK_ERR_NUMERIC, "gradient norm is %g", norm);
+    // The scalars exactly as sk_adam_update computes them.
+    sk_adamw_args a;
+    a.beta1 = h->beta1, a.beta2 = h->beta2, a.eps = h->eps;
+    a.clip_scale = sk_clip_scale(norm, h->grad_clip);
+    const float bc1 = (float)(1.0 - pow((double)h->beta1, (double)step));
+    a.bc2_sqrt = (float)sqrt(1.0 - pow((double)h->beta2, (double)step));
+    a.step_size = lr / bc1;
+    a.decay = 1.0f - lr * h->weight_decay;
+    CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, a, ci->stream));
+    ci->stale = 1;
+    return SK_OK;
+}
+
+static const sk_backend_ops cuda_ops = {
+    "cuda",
+    cuda_set_params,
+    cuda_get_params,
+    cuda_get_grads,
+    cuda_set_optimizer_state,
+    cuda_get_optimizer_state,
+    cuda_set_state,
+    cuda_get_state,
+    cuda_forward,
+    cuda_get_logits,
+    cuda_backward,
+    cuda_optimizer_step,
+    cuda_destroy,
+};
+
+// The message of the last failure inside an op of CUDA backend b ("" for other backends).
+// Not in backend.h (ops return a bare status); tests reach it through a weak declaration.
+const char *sk_cuda_backend_error(const sk_backend *b);
+const char *sk_cuda_backend_error(const sk_backend *b) {
+    return b && b->ops == &cuda_ops ? ((const cuda_impl *)b->impl)->err.msg : "";
+}
+
+// 1 when device `index` exists and can run this build's kernels; else 0 and why.
+static int probe_device(int index, char *why, size_t size) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        // cudart reports a missing driver (no libcuda.so) as an insufficient one.
+        snprintf(why, size, "no CUDA device found (cudaGetDeviceCount: %s%s)", cudaGetErrorString(e),
+                 e == cudaErrorInsufficientDriver ? "; no NVIDIA driver is loaded, or it predates this CUDA runtime"
+                                                  : "");
+        return 0;
+    }
+    if (n < 1) {
+        snprintf(why, size, "no CUDA device found");
+        return 0;
+    }
+    if (index < 0 || index >= n) {
+        snprintf(why, size, "CUDA device %d does not exist (%d device%s found)", index, n, n == 1 ? "" : "s");
+        return 0;
+    }
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    e = cudaSetDevice(index);
+    if (e == cudaSuccess) e = sk_cuda_probe_kernels(); // also creates the context
+    if (e != cudaSuccess) {
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, index) == cudaSuccess)
+            snprintf(why, size, "CUDA device %d (%.80s, compute capability %d.%d) is not usable by this build: %s",
+                     index, prop.name, prop.major, prop.minor, cudaGetErrorString(e));
+        else
+            snprintf(why, size, "CUDA device %d is not usable: %s", index, cudaGetErrorString(e));
+    }
+    if (prev >= 0 && prev != index) (void)cudaSetDevice(prev);
+    return e == cudaSuccess;
+}
+
+int sk_cuda_available(int index, char *reason, size_t reason_size) {
+    char why[256];
+    int ok = probe_device(index, why, sizeof why);
+    (void)cudaGetLastError(); // a failed probe must not leak into later error checks
+    if (reason && reason_size) snprintf(reason, reason_size, "%s", ok ? "" : why);
+    return ok;
+}
+
+sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
+    *out = NULL;
+    if (cfg->batch_size < 1 || cfg->seq_len < 1)
+        return sk_cuda_failf(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
+                             cfg->batch_size, cfg->seq_len);
+    char reason[256];
+    if (!sk_cuda_available(cfg->device_index, reason, sizeof reason))
+        return sk_cuda_failf(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);
+    sk_backend *b = (sk_backend *)calloc(1, sizeof *b);
+    cuda_impl *ci = (cuda_impl *)calloc(1, sizeof *ci);
+    if (!b || !ci) {
+        free(b);
+        free(ci);
+        return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory creating the CUDA backend");
+    }
+    b->ops = &cuda_ops;
+    b->cfg = *cfg;
+    b->impl = ci;
+    sk_status st = sk_param_layout_init(&b->layout, &cfg->model, err);
+    if (st == SK_OK) {
+        // cuBLAS and cuDNN take int sizes: rows * width and the state must fit.
+        const sk_model_config *m = &cfg->model;
+        size_t rows = (size_t)cfg->batch_size * (size_t)cfg->seq_len, wide = (size_t)m->vocab_size;
+        if ((size_t)m->embed_size > wide) wide = (size_t)m->embed_size;
+        if ((size_t)4 * m->hidden_size > wide) wide = (size_t)4 * m->hidden_size;
+        if (rows > (size_t)INT32_MAX / wide ||
+            (size_t)m->num_layers * cfg->batch_size > (size_t)INT32_MAX / (size_t)m->hidden_size)
+            st = sk_cuda_failf(err, SK_ERR_ARG,
+                               "batch %d x window %d is too large for the CUDA backend at this model size",
+                               cfg->batch_size, cfg->seq_len);
+    }
+    if (st == SK_OK) st = cuda_init(b, err);
+    if (st != SK_OK) {
+        cuda_destroy(b);
+        return st;
+    }
+    *out = b;
+    return SK_OK;
+}
+
+} // extern "C"

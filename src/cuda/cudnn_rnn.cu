@@ -1,0 +1,326 @@
+// cudnn_rnn.cu: the LSTM stack on cuDNN's RNN v8 API (see cudnn_rnn.h).
+// defines: sk_lstm_init, sk_lstm_free, sk_lstm_set_len, sk_lstm_pack, sk_lstm_forward,
+//          sk_lstm_backward, sk_cuda_probe_kernels
+//
+// Configuration: CUDNN_LSTM, two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
+// a learned input matrix, the standard algorithm, fp32 data and fp32 math with
+// CUDNN_FMA_MATH (CUDNN_DEFAULT_MATH would let cuDNN use TF32 tensor cores on Ampere and
+// later GPUs, about 3 decimal digits, far from the CPU reference). Data descriptors are
+// BATCH_MAJOR_UNPACKED with every sequence length equal to the window length, which
+// needs CUDNN_RNN_PADDED_IO_ENABLED.
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "cudnn_rnn.h"
+
+namespace {
+
+constexpr int kCopyThreads = 256;
+constexpr int kCopyMaxBlocks = 1024;
+
+// Segment blockIdx.y: canonical -> weight space (to_ws) or back.
+__global__ void copy_segments_kernel(float *canon, float *ws, const sk_wseg *segs, int to_ws) {
+    const sk_wseg s = segs[blockIdx.y];
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += stride) {
+        if (to_ws) ws[s.ws + i] = canon[s.canon + i];
+        else canon[s.canon + i] = ws[s.ws + i];
+    }
+}
+
+sk_status copy_segments(sk_cudnn_lstm *r, float *canon, float *ws, int to_ws, sk_error *err) {
+    size_t g = (r->seg_max + kCopyThreads - 1) / kCopyThreads;
+    dim3 grid(g > (size_t)kCopyMaxBlocks ? kCopyMaxBlocks : (unsigned)g, (unsigned)r->nseg);
+    copy_segments_kernel<<<grid, kCopyThreads, 0, r->stream>>>(canon, ws, r->segs, to_ws);
+    CUDA_CHECK(cudaGetLastError());
+    return SK_OK;
+}
+
+int cmp_ws(const void *a, const void *b) {
+    size_t x = ((const sk_wseg *)a)->ws, y = ((const sk_wseg *)b)->ws;
+    return x < y ? -1 : x > y;
+}
+
+int cmp_canon(const void *a, const void *b) {
+    size_t x = ((const sk_wseg *)a)->canon, y = ((const sk_wseg *)b)->canon;
+    return x < y ? -1 : x > y;
+}
+
+// Reads a descriptor that cudnnGetRNNWeightParams filled: {1, rows, cols} packed row-major
+// for a matrix, {1, rows, 1} for a bias. Anything else is a layout this code does not
+// understand, and refusing it is better than training on scrambled weights.
+sk_status check_shape(cudnnTensorDescriptor_t d, const void *addr, int rows, int cols, int k, int lin,
+                      const char *what, sk_error *err) {
+    cudnnDataType_t dt;
+    int nb = 0, dims[3] = {0, 0, 0}, strides[3] = {0, 0, 0};
+    CUDNN_CHECK(cudnnGetTensorNdDescriptor(d, 3, &dt, &nb, dims, strides));
+    if (!addr || nb != 3 || dt != CUDNN_DATA_FLOAT || dims[0] != 1 || dims[1] != rows || dims[2] != cols ||
+        strides[2] != 1 || (rows > 1 && strides[1] != cols))
+        return sk_cuda_failf(err, SK_ERR_DEVICE,
+                             "unexpected cuDNN LSTM %s layout at layer %d, linear id %d: %d dims [%d, %d, %d] "
+                             "strides [%d, %d, %d], expected [1, %d, %d] packed",
+                             what, k, lin, nb, dims[0], dims[1], dims[2], strides[0], strides[1], strides[2], rows,
+                             cols);
+    return SK_OK;
+}
+
+// seg->ws = float offset of addr in the weight space, checked to hold seg->n floats.
+sk_status ws_offset(const sk_cudnn_lstm *r, const void *addr, sk_wseg *seg, sk_error *err) {
+    const ptrdiff_t off = (const char *)addr - (const char *)r->w;
+    if (off < 0 || off % (ptrdiff_t)sizeof(float) != 0 || (size_t)off > r->w_bytes ||
+        seg->n > (r->w_bytes - (size_t)off) / sizeof(float))
+        return sk_cuda_failf(err, SK_ERR_DEVICE,
+                             "cuDNN places a weight of %zu floats at byte offset %td of its %zu-byte weight space",
+                             seg->n, off, r->w_bytes);
+    seg->ws = (size_t)off / sizeof(float);
+    return SK_OK;
+}
+
+// Locates every LSTM matrix and bias in the weight space, checks shapes and bounds, and
+// uploads the merged (canonical, weight-space) segment table.
+sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_error *err) {
+    const int H = r->H, L = r->L;
+    const int n = 16 * L;
+    sk_wseg *segs = (sk_wseg *)calloc((size_t)n, sizeof *segs);
+    if (!segs) return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory for the cuDNN weight table");
+    cudnnTensorDescriptor_t mdesc = NULL, bdesc = NULL;
+    sk_status st = SK_OK;
+    int count = 0;
+    size_t lstm_begin = 0, lstm_total = 0;
+    if (cudnnCreateTensorDescriptor(&mdesc) != CUDNN_STATUS_SUCCESS ||
+        cudnnCreateTensorDescriptor(&bdesc) != CUDNN_STATUS_SUCCESS) {
+        st = sk_cuda_failf(err, SK_ERR_DEVICE, "cudnnCreateTensorDescriptor failed");
+        goto done;
+    }
+    for (int k = 0; k < L && st == SK_OK; k++) {
+        const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k);
+        if (k == 0) lstm_begin = o.w_ih;
+        lstm_total += (size_t)4 * H * ((size_t)o.in + H + 2);
+        for (int lin = 0; lin < 8 && st == SK_OK; lin++) {
+            void *maddr = NULL, *baddr = NULL;
+            cudnnStatus_t cs = cudnnGetRNNWeightParams(r->dnn, r->rnn, k, r->w_bytes, r->w, lin, mdesc, &maddr,
+                                                       bdesc, &baddr);
+            if (cs != CUDNN_STATUS_SUCCESS) {
+                st = sk_cuda_failf(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s", k,
+                                   lin, cudnnGetErrorString(cs));
+                break;
+            }
+            const int gate = lin % 4, cols = lin < 4 ? o.in : H;
+            st = check_shape(mdesc, maddr, H, cols, k, lin, "matrix", err);
+            if (st == SK_OK) st = check_shape(bdesc, baddr, H, 1, k, lin, "bias", err);
+            if (st != SK_OK) break;
+            // Linear ids 0-3 act on the layer input (W_ih), 4-7 on h_{t-1} (W_hh); gates
+            // i, f, g, o within each; bias ids likewise b_ih, b_hh.
+            const size_t mat = (size_t)H * cols;
+            sk_wseg *sm = &segs[count], *sb = &segs[count + 1];
+            count += 2;
+            sm->canon = (lin < 4 ? o.w_ih : o.w_hh) + gate * mat;
+            sm->n = mat;
+            sb->canon = (lin < 4 ? o.b_ih : o.b_hh) + (size_t)gate * H;
+            sb->n = (size_t)H;
+            st = ws_offset(r, maddr, sm, err);
+            if (st == SK_OK) st = ws_offset(r, baddr, sb, err);
+        }
+    }
+    if (st != SK_OK) goto done;
+    // No two weights may overlap in the weight space.
+    qsort(segs, (size_t)count, sizeof *segs, cmp_ws);
+    for (int i = 1; i < count; i++) {
+        if (segs[i - 1].ws + segs[i - 1].n > segs[i].ws) {
+            st = sk_cuda_failf(err, SK_ERR_DEVICE, "cuDNN weights overlap at weight-space offset %zu", segs[i].ws);
+            goto done;
+        }
+    }
+    // The canonical side must tile the LSTM tensors exactly; then merge neighbours that are
+    // contiguous on both sides (when cuDNN's layout equals PyTorch's, one per layer or less).
+    qsort(segs, (size_t)count, sizeof *segs, cmp_canon);
+    {
+        size_t at = lstm_begin;
+        int m = 0;
+        for (int i = 0; i < count; i++) {
+            if (segs[i].canon != at) {
+                st = sk_cuda_failf(err, SK_ERR_DEVICE, "cuDNN weight table leaves a gap at parameter offset %zu",
+                                   at);
+                goto done;
+            }
+            at += segs[i].n;
+            if (m > 0 && segs[m - 1].ws + segs[m - 1].n == segs[i].ws) segs[m - 1].n += segs[i].n;
+            else segs[m++] = segs[i];
+        }
+        if (at != lstm_begin + lstm_total) {
+            st = sk_cuda_failf(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu LSTM parameters",
+                               at - lstm_begin, lstm_total);
+            goto done;
+        }
+        count = m;
+    }
+    r->nseg = count;
+    r->seg_max = 0;
+    for (int i = 0; i < count; i++)
+        if (segs[i].n > r->seg_max) r->seg_max = segs[i].n;
+    {
+        // Synchronized before segs is freed: an async copy may still read pageable memory.
+        cudaError_t ce = cudaMalloc((void **)&r->segs, sizeof(sk_wseg) * (size_t)count);
+        if (ce == cudaSuccess)
+            ce = cudaMemcpyAsync(r->segs, segs, sizeof(sk_wseg) * (size_t)count, cudaMemcpyHostToDevice,
+                                 r->stream);
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(r->stream);
+        if (ce != cudaSuccess)
+            st = sk_cuda_failf(err, SK_ERR_DEVICE, "uploading the cuDNN weight table failed: %s",
+                               cudaGetErrorName(ce));
+    }
+done:
+    if (mdesc) cudnnDestroyTensorDescriptor(mdesc);
+    if (bdesc) cudnnDestroyTensorDescriptor(bdesc);
+    free(segs);
+    return st;
+}
+
+// Sizes cuDNN needs for windows of the descriptors' current length.
+sk_status query_sizes(sk_cudnn_lstm *r, sk_error *err) {
+    size_t reserve_unused = 0;
+    CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(r->dnn, r->rnn, CUDNN_FWD_MODE_INFERENCE, r->xdesc, &r->work_infer,
+                                          &reserve_unused));
+    r->work_train = r->reserve_train = 0;
+    if (r->training)
+        CUDNN_CHECK(cudnnGetRNNTempSpaceSizes(r->dnn, r->rnn, CUDNN_FWD_MODE_TRAINING, r->xdesc, &r->work_train,
+                                              &r->reserve_train));
+    return SK_OK;
+}
+
+sk_status set_descriptors(sk_cudnn_lstm *r, int len, sk_error *err) {
+    for (int b = 0; b < r->B; b++) r->seq_host[b] = len;
+    CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->xdesc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, len,
+                                          r->B, r->E, r->seq_host, NULL));
+    CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->ydesc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, len,
+                                          r->B, r->H, r->seq_host, NULL));
+    r->len = len;
+    return query_sizes(r, err);
+}
+
+} // namespace
+
+sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream, const sk_param_layout *layout,
+                       int B, int T, int training, uint64_t seed, sk_error *err) {
+    const sk_model_config *m = &layout->cfg;
+    r->dnn = dnn;
+    r->stream = stream;
+    r->B = B, r->T = T, r->E = m->embed_size, r->H = m->hidden_size, r->L = m->num_layers;
+    r->training = training;
+    CUDNN_CHECK(cudnnCreateRNNDescriptor(&r->rnn));
+    CUDNN_CHECK(cudnnCreateDropoutDescriptor(&r->drop));
+    CUDNN_CHECK(cudnnCreateRNNDataDescriptor(&r->xdesc));
+    CUDNN_CHECK(cudnnCreateRNNDataDescriptor(&r->ydesc));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&r->hdesc));
+
+    // Inter-layer dropout: cuDNN's own generator (its masks differ from rng.h's; see the
+    // backend's notes). With no dropout, or for inference, a stateless descriptor.
+    if (training && m->dropout > 0.0f && r->L > 1) {
+        CUDNN_CHECK(cudnnDropoutGetStatesSize(dnn, &r->drop_states_bytes));
+        CUDA_CHECK(cudaMalloc(&r->drop_states, r->drop_states_bytes));
+        CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, m->dropout, r->drop_states, r->drop_states_bytes,
+                                              (unsigned long long)seed));
+    } else {
+        CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, 0.0f, NULL, 0, 0));
+    }
+    CUDNN_CHECK(cudnnSetRNNDescriptor_v8(r->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+                                         CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
+                                         CUDNN_FMA_MATH, r->E, r->H, r->H, r->L, r->drop,
+                                         CUDNN_RNN_PADDED_IO_ENABLED));
+    const int hdims[3] = {r->L, B, r->H}, hstrides[3] = {B * r->H, r->H, 1};
+    CUDNN_CHECK(cudnnSetTensorNdDescriptor(r->hdesc, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
+
+    r->seq_host = (int *)calloc((size_t)B, sizeof(int));
+    if (!r->seq_host) return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
+    CUDA_CHECK(cudaMalloc((void **)&r->seq_dev, sizeof(int32_t) * (size_t)B));
+
+    // Temporary buffers sized for the longest window; shorter ones are re-checked in
+    // sk_lstm_set_len. The descriptors are left describing len = T.
+    SK_TRY(set_descriptors(r, T, err));
+    r->work_cap = r->work_infer > r->work_train ? r->work_infer : r->work_train;
+    r->reserve_cap = r->reserve_train;
+    if (r->work_cap) CUDA_CHECK(cudaMalloc(&r->work, r->work_cap));
+    if (r->reserve_cap) CUDA_CHECK(cudaMalloc(&r->reserve, r->reserve_cap));
+    CUDA_CHECK(cudaMemcpyAsync(r->seq_dev, r->seq_host, sizeof(int32_t) * (size_t)B, cudaMemcpyHostToDevice,
+                               stream));
+
+    CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(dnn, r->rnn, &r->w_bytes));
+    CUDA_CHECK(cudaMalloc((void **)&r->w, r->w_bytes));
+    CUDA_CHECK(cudaMemsetAsync(r->w, 0, r->w_bytes, stream));
+    if (training) CUDA_CHECK(cudaMalloc((void **)&r->dw, r->w_bytes));
+    SK_TRY(build_segments(r, layout, err));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return SK_OK;
+}
+
+void sk_lstm_free(sk_cudnn_lstm *r) {
+    if (r->rnn) cudnnDestroyRNNDescriptor(r->rnn);
+    if (r->drop) cudnnDestroyDropoutDescriptor(r->drop);
+    if (r->xdesc) cudnnDestroyRNNDataDescriptor(r->xdesc);
+    if (r->ydesc) cudnnDestroyRNNDataDescriptor(r->ydesc);
+    if (r->hdesc) cudnnDestroyTensorDescriptor(r->hdesc);
+    cudaFree(r->drop_states);
+    cudaFree(r->w);
+    cudaFree(r->dw);
+    cudaFree(r->work);
+    cudaFree(r->reserve);
+    cudaFree(r->seq_dev);
+    cudaFree(r->segs);
+    free(r->seq_host);
+    memset(r, 0, sizeof *r);
+}
+
+sk_status sk_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err) {
+    if (len == r->len) return SK_OK;
+    if (len < 1 || len > r->T)
+        return sk_cuda_failf(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, r->T);
+    SK_TRY(set_descriptors(r, len, err));
+    if (r->work_infer > r->work_cap || r->work_train > r->work_cap || r->reserve_train > r->reserve_cap)
+        return sk_cuda_failf(err, SK_ERR_DEVICE,
+                             "cuDNN asks for more temporary memory at %d steps (work %zu, reserve %zu bytes) than "
+                             "at %d (%zu, %zu)", len, r->work_infer > r->work_train ? r->work_infer : r->work_train,
+                             r->reserve_train, r->T, r->work_cap, r->reserve_cap);
+    // Ordered on the stream before any kernel that reads it; the host array is staged at
+    // once, so later edits of seq_host cannot race with this copy.
+    CUDA_CHECK(cudaMemcpyAsync(r->seq_dev, r->seq_host, sizeof(int32_t) * (size_t)r->B, cudaMemcpyHostToDevice,
+                               r->stream));
+    return SK_OK;
+}
+
+sk_status sk_lstm_pack(sk_cudnn_lstm *r, const float *params, sk_error *err) {
+    return copy_segments(r, (float *)params, r->w, 1, err);
+}
+
+sk_status sk_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
+                          const float *cx, float *hy, float *cy, sk_error *err) {
+    if (train && !r->training)
+        return sk_cuda_failf(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
+    CUDNN_CHECK(cudnnRNNForward(r->dnn, r->rnn, train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
+                                r->seq_dev, r->xdesc, x, r->ydesc, y, r->hdesc, hx, hy, r->hdesc, cx, cy, r->w_bytes,
+                                r->w, train ? r->work_train : r->work_infer, r->work,
+                                train ? r->reserve_train : 0, train ? r->reserve : NULL));
+    return SK_OK;
+}
+
+sk_status sk_lstm_backward(sk_cudnn_lstm *r, const float *x, const float *y, const float *dy, float *dx,
+                           const float *hx, const float *cx, float *grads, sk_error *err) {
+    if (!r->training) return sk_cuda_failf(err, SK_ERR_ARG, "backward on an inference-only LSTM");
+    // dhy = dcy = NULL: zero gradient arrives from beyond the window; dhx = dcx = NULL: the
+    // gradient w.r.t. the carried initial state is not needed.
+    CUDNN_CHECK(cudnnRNNBackwardData_v8(r->dnn, r->rnn, r->seq_dev, r->ydesc, y, dy, r->xdesc, dx, r->hdesc, hx, NULL,
+                                        NULL, r->hdesc, cx, NULL, NULL, r->w_bytes, r->w, r->work_train, r->work,
+                                        r->reserve_train, r->reserve));
+    // cuDNN adds into dw (CUDNN_WGRAD_MODE_ADD): start from zeros.
+    CUDA_CHECK(cudaMemsetAsync(r->dw, 0, r->w_bytes, r->stream));
+    CUDNN_CHECK(cudnnRNNBackwardWeights_v8(r->dnn, r->rnn, CUDNN_WGRAD_MODE_ADD, r->seq_dev, r->xdesc, x, r->hdesc,
+                                           hx, r->ydesc, y, r->w_bytes, r->dw, r->work_train, r->work,
+                                           r->reserve_train, r->reserve));
+    return copy_segments(r, grads, r->dw, 0, err);
+}
+
+cudaError_t sk_cuda_probe_kernels(void) {
+    cudaFuncAttributes attr;
+    return cudaFuncGetAttributes(&attr, copy_segments_kernel);
+}

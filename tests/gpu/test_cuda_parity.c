@@ -1,0 +1,292 @@
+// test_cuda_parity.c: the CUDA backend against the CPU reference backend, from the same
+// parameters and the same nonzero carried state: loss, logits, final h/c, every gradient
+// tensor, the gradient norm and one AdamW step, over windows of varying length in both
+// modes, for a tiny model, a model of config A's shapes, and a one-layer model with
+// dropout (whose only dropout site is the rng.h-keyed one before fc, so masks match).
+// Also: error paths (bad ids, backward without a training forward, non-finite gradients),
+// and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
+// checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
+//
+// Tolerances (|got - ref| <= atol + rtol*|ref|, atol scaled by the tensor's max |ref|):
+//   forward (logits, h, c): atol 1e-5*scale, rtol 1e-4. Both sides are fp32; cuDNN and
+//     cuBLAS sum in other orders (and fuse multiply-adds), so each dot product differs by
+//     a few ulps of its terms, ~1e-6 of the tensor's scale, growing mildly over T steps.
+//   loss sum: rtol 1e-5 (a sum of B*T rows whose fp32 errors are ~1e-7 each, relative).
+//   gradients: atol 1e-4*scale, rtol 1e-3. Backprop through T steps and L layers chains
+//     ~2T GEMMs, each adding ulp-level reordering noise; elements near zero are judged by
+//     atol. A wrong gate, transposed weight or misplaced cuDNN matrix errs by O(scale).
+//   grad norm: rtol 1e-4 (a sum of squares of the gradients above).
+//   AdamW on the GPU vs sk_adam_update on the host, fed the GPU's own gradients: rtol 1e-6,
+//     atol 1e-7*scale: the kernel performs the CPU's float operations in the CPU's order
+//     without FMA, so it should agree bit for bit; the slack is one ulp.
+//   params after the step, GPU vs CPU backend: Adam normalizes each gradient element, so
+//     a near-zero gradient whose sign differs between the backends moves its parameter by
+//     up to 2*lr. Compared only where |g| >= 1e-3 * max|g| of its tensor, where the
+//     update's relative error is at most the gradient's (~1e-2): atol 0.05*lr.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "shakespeare/optim.h"
+#include "shakespeare/rng.h"
+#include "test_util.h"
+
+// The CUDA backend's message for its last failure inside an op (ops return a bare status).
+// Weak: CPU-only builds lack it, and then it is NULL.
+extern const char *sk_cuda_backend_error(const sk_backend *b) __attribute__((weak));
+
+// Like CHECK_OK, for a backend op: prints the backend's own message too, and stops.
+#define OP_OK(be, call)                                                                             \
+    do {                                                                                            \
+        sk_status st_ = (call);                                                                     \
+        if (st_ != SK_OK) {                                                                         \
+            fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, sk_status_str(st_), \
+                    sk_cuda_backend_error ? sk_cuda_backend_error(be) : "");                       \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+typedef struct {
+    const char *name;
+    int V, E, H, L, B, T;
+    float dropout;
+} parity_case;
+
+static double max_abs(const float *x, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)x[i]));
+    return m;
+}
+
+// Scaled comparison: atol = a * max(|ref|) (at least a * 1e-3, for all-zero tensors).
+static void compare_scaled(const char *what, const float *got, const float *ref, size_t n, double a, double rtol) {
+    double scale = fmax(max_abs(ref, n), 1e-3);
+    sk_test_compare(what, got, ref, n, a * scale, rtol);
+}
+
+static float *alloc_f(size_t n) {
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void random_ids(sk_rng *r, int32_t *ids, size_t n, int V) {
+    for (size_t i = 0; i < n; i++) ids[i] = (int32_t)(sk_rng_u64(r) % (uint64_t)V);
+}
+
+// Both backends run one window; compares loss, logits and the carried state.
+static void forward_both(sk_backend *cpu, sk_backend *gpu, const int32_t *x, const int32_t *y, int len,
+                         sk_mode mode, int64_t step, const char *tag) {
+    const size_t nl = (size_t)cpu->cfg.batch_size * len * cpu->cfg.model.vocab_size;
+    const size_t ns = (size_t)cpu->cfg.model.num_layers * cpu->cfg.batch_size * cpu->cfg.model.hidden_size;
+    double lc = -1.0, lg = -2.0;
+    OP_OK(cpu, cpu->ops->forward(cpu, x, y, len, mode, step, &lc));
+    OP_OK(gpu, gpu->ops->forward(gpu, x, y, len, mode, step, &lg));
+    printf(" %s: len %d %s loss cpu %.9g cuda %.9g\n", tag, len, mode == SK_MODE_TRAIN ? "train" : "eval", lc, lg);
+    if (y) CHECK(fabs(lg - lc) <= 1e-5 * fabs(lc) + 1e-6);
+    else CHECK(lc == 0.0 && lg == 0.0);
+    float *a = alloc_f(nl), *b = alloc_f(nl);
+    OP_OK(cpu, cpu->ops->get_logits(cpu, a));
+    OP_OK(gpu, gpu->ops->get_logits(gpu, b));
+    compare_scaled("logits", b, a, nl, 1e-5, 1e-4);
+    free(a);
+    free(b);
+    float *hc = alloc_f(ns), *cc = alloc_f(ns), *hg = alloc_f(ns), *cg = alloc_f(ns);
+    OP_OK(cpu, cpu->ops->get_state(cpu, hc, cc));
+    OP_OK(gpu, gpu->ops->get_state(gpu, hg, cg));
+    compare_scaled("final h", hg, hc, ns, 1e-5, 1e-4);
+    compare_scaled("final c", cg, cc, ns, 1e-5, 1e-4);
+    free(hc), free(cc), free(hg), free(cg);
+}
+
+// Gradients of both, tensor by tensor; then one optimizer step on both, checked against
+// sk_adam_update on the host and against each other.
+static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hparams *hp, float lr, int64_t step) {
+    const sk_param_layout *lay = &cpu->layout;
+    const size_t n = lay->total;
+    float *gc = alloc_f(n), *gg = alloc_f(n), *p0 = alloc_f(n), *m0 = alloc_f(n), *v0 = alloc_f(n);
+    OP_OK(cpu, cpu->ops->backward(cpu));
+    OP_OK(gpu, gpu->ops->backward(gpu));
+    OP_OK(cpu, cpu->ops->get_grads(cpu, gc));
+    OP_OK(gpu, gpu->ops->get_grads(gpu, gg));
+    for (int t = 0; t < lay->n_tensors; t++) {
+        const sk_tensor_info *ti = &lay->tensors[t];
+        char what[64];
+        snprintf(what, sizeof what, "grad %s", ti->name);
+        compare_scaled(what, gg + ti->offset, gc + ti->offset, ti->numel, 1e-4, 1e-3);
+    }
+    // Host reference of the GPU's step from the GPU's own gradients and state.
+    OP_OK(gpu, gpu->ops->get_params(gpu, p0));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, m0, v0));
+    double nc = -1.0, ng = -2.0;
+    OP_OK(cpu, cpu->ops->optimizer_step(cpu, hp, lr, step, &nc));
+    OP_OK(gpu, gpu->ops->optimizer_step(gpu, hp, lr, step, &ng));
+    printf("  grad norm cpu %.9g cuda %.9g (clip %g)\n", nc, ng, (double)hp->grad_clip);
+    CHECK(fabs(ng - nc) <= 1e-4 * nc);
+    double nh = sk_grad_norm(gg, n);
+    CHECK(fabs(ng - nh) <= 1e-9 * nh); // same gradients: the double sums differ by rounding only
+    sk_adam_update(p0, gg, m0, v0, lay, hp, lr, sk_clip_scale(nh, hp->grad_clip), step);
+    float *pg = alloc_f(n), *mg = alloc_f(n), *vg = alloc_f(n), *pc = alloc_f(n);
+    OP_OK(gpu, gpu->ops->get_params(gpu, pg));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, mg, vg));
+    OP_OK(cpu, cpu->ops->get_params(cpu, pc));
+    compare_scaled("adam params vs host", pg, p0, n, 1e-7, 1e-6);
+    compare_scaled("adam m vs host", mg, m0, n, 1e-7, 1e-6);
+    compare_scaled("adam v vs host", vg, v0, n, 1e-7, 1e-6);
+    // GPU vs CPU backend, where the gradient is clearly nonzero (see the header).
+    size_t k = 0;
+    for (int t = 0; t < lay->n_tensors; t++) {
+        const sk_tensor_info *ti = &lay->tensors[t];
+        double gmax = max_abs(gc + ti->offset, ti->numel);
+        for (size_t j = 0; j < ti->numel; j++) {
+            size_t i = ti->offset + j;
+            if (fabs((double)gc[i]) >= 1e-3 * gmax && gmax > 0.0) {
+                gg[k] = pg[i]; // reuse gg, gc as compaction buffers (k <= i)
+                gc[k] = pc[i];
+                k++;
+            }
+        }
+    }
+    sk_test_compare("params after step vs cpu", gg, gc, k, 0.05 * lr, 1e-6);
+    free(gc), free(gg), free(p0), free(m0), free(v0), free(pg), free(mg), free(vg), free(pc);
+}
+
+// Makes the CPU backend continue from exactly the GPU's parameters, moments and state, so
+// that every window is compared from identical inputs.
+static void resync(sk_backend *cpu, sk_backend *gpu) {
+    const size_t n = cpu->layout.total;
+    const size_t ns = (size_t)cpu->cfg.model.num_layers * cpu->cfg.batch_size * cpu->cfg.model.hidden_size;
+    float *p = alloc_f(n), *m = alloc_f(n), *v = alloc_f(n), *h = alloc_f(ns), *c = alloc_f(ns);
+    OP_OK(gpu, gpu->ops->get_params(gpu, p));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, m, v));
+    OP_OK(gpu, gpu->ops->get_state(gpu, h, c));
+    OP_OK(cpu, cpu->ops->set_params(cpu, p));
+    OP_OK(cpu, cpu->ops->set_optimizer_state(cpu, m, v));
+    OP_OK(cpu, cpu->ops->set_state(cpu, h, c));
+    free(p), free(m), free(v), free(h), free(c);
+}
+
+static void run_case(const parity_case *pc) {
+    sk_error err = {{0}};
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f\n", pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T,
+           (double)pc->dropout);
+    sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
+                             .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234};
+    sk_backend *cpu, *gpu;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
+    CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
+    CHECK(strcmp(gpu->ops->name, "cuda") == 0);
+    CHECK(gpu->layout.total == cpu->layout.total);
+    const size_t n = cpu->layout.total, bt = (size_t)pc->B * pc->T;
+    const size_t ns = (size_t)pc->L * pc->B * pc->H;
+    float *p = alloc_f(n), *h0 = alloc_f(ns), *c0 = alloc_f(ns);
+    sk_params_init(p, &cpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 7);
+    sk_rng r;
+    sk_rng_seed(&r, 2024);
+    for (size_t i = 0; i < ns; i++) h0[i] = sk_rng_uniform(&r) - 0.5f, c0[i] = 2.0f * sk_rng_uniform(&r) - 1.0f;
+    OP_OK(cpu, cpu->ops->set_params(cpu, p));
+    OP_OK(gpu, gpu->ops->set_params(gpu, p));
+    OP_OK(cpu, cpu->ops->set_state(cpu, h0, c0));
+    OP_OK(gpu, gpu->ops->set_state(gpu, h0, c0));
+    int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
+    if (!x || !y) exit(1);
+    sk_adam_hparams hp = {.beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.1f, .grad_clip = 0.0f};
+    const float lr = 2e-3f;
+    const int short_len = pc->T > 3 ? pc->T - 3 : 1;
+
+    // 1: a full training window from the nonzero state, no clipping.
+    random_ids(&r, x, bt, pc->V), random_ids(&r, y, bt, pc->V);
+    forward_both(cpu, gpu, x, y, pc->T, SK_MODE_TRAIN, 1, "window 1");
+    backward_and_step(cpu, gpu, &hp, lr, 1);
+    resync(cpu, gpu);
+    // 2: a shorter training window continuing the carried state, with clipping active.
+    hp.grad_clip = 1e-3f;
+    random_ids(&r, x, bt, pc->V), random_ids(&r, y, bt, pc->V);
+    forward_both(cpu, gpu, x, y, short_len, SK_MODE_TRAIN, 2, "window 2");
+    backward_and_step(cpu, gpu, &hp, lr, 2);
+    resync(cpu, gpu);
+    // 3: evaluation with targets; 4: one step without targets (as the sampler does);
+    // 5: a full training window again after the length changes.
+    random_ids(&r, x, bt, pc->V), random_ids(&r, y, bt, pc->V);
+    forward_both(cpu, gpu, x, y, pc->T, SK_MODE_EVAL, 0, "window 3");
+    forward_both(cpu, gpu, x, NULL, 1, SK_MODE_EVAL, 0, "window 4");
+    random_ids(&r, x, bt, pc->V), random_ids(&r, y, bt, pc->V);
+    forward_both(cpu, gpu, x, y, pc->T, SK_MODE_TRAIN, 3, "window 5");
+    hp.grad_clip = 5.0f;
+    backward_and_step(cpu, gpu, &hp, lr, 3);
+
+    // Error paths: they must be refused the same way, not crash.
+    int32_t keep = x[0];
+    x[0] = pc->V;
+    CHECK(gpu->ops->forward(gpu, x, y, pc->T, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
+    x[0] = keep;
+    CHECK(gpu->ops->forward(gpu, x, y, pc->T + 1, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
+    CHECK(gpu->ops->forward(gpu, x, y, pc->T, SK_MODE_EVAL, 0, NULL) == SK_OK);
+    CHECK(gpu->ops->backward(gpu) == SK_ERR_ARG); // the last forward was an evaluation
+    CHECK(gpu->ops->optimizer_step(gpu, &hp, lr, 0, NULL) == SK_ERR_ARG);
+
+    // A NaN parameter gives a NaN gradient norm: SK_ERR_NUMERIC, params and moments kept.
+    float *pa = alloc_f(n), *ma = alloc_f(n), *va = alloc_f(n), *pb = alloc_f(n), *mb = alloc_f(n), *vb = alloc_f(n);
+    OP_OK(gpu, gpu->ops->get_params(gpu, pa));
+    pa[sk_param_find(&gpu->layout, "fc.bias")->offset] = NAN;
+    OP_OK(gpu, gpu->ops->set_params(gpu, pa));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, ma, va));
+    OP_OK(gpu, gpu->ops->forward(gpu, x, y, pc->T, SK_MODE_TRAIN, 4, NULL));
+    OP_OK(gpu, gpu->ops->backward(gpu));
+    double gn = 0.0;
+    CHECK(gpu->ops->optimizer_step(gpu, &hp, lr, 4, &gn) == SK_ERR_NUMERIC);
+    CHECK(!isfinite(gn));
+    OP_OK(gpu, gpu->ops->get_params(gpu, pb));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, mb, vb));
+    CHECK(memcmp(pa, pb, n * sizeof(float)) == 0);
+    CHECK(memcmp(ma, mb, n * sizeof(float)) == 0 && memcmp(va, vb, n * sizeof(float)) == 0);
+    free(pa), free(ma), free(va), free(pb), free(mb), free(vb);
+
+    // An inference-only CUDA backend gives the same logits and refuses training calls.
+    cfg.training = 0;
+    sk_backend *inf;
+    CHECK_OK(sk_backend_create_cuda(&cfg, &inf, &err));
+    OP_OK(inf, inf->ops->set_params(inf, p));
+    OP_OK(inf, inf->ops->set_state(inf, h0, c0));
+    OP_OK(cpu, cpu->ops->set_params(cpu, p));
+    OP_OK(cpu, cpu->ops->set_state(cpu, h0, c0));
+    forward_both(cpu, inf, x, y, short_len, SK_MODE_EVAL, 0, "inference-only");
+    CHECK(inf->ops->forward(inf, x, y, pc->T, SK_MODE_TRAIN, 1, NULL) == SK_ERR_ARG);
+    CHECK(inf->ops->get_grads(inf, p) == SK_ERR_ARG);
+    CHECK(inf->ops->optimizer_step(inf, &hp, lr, 1, NULL) == SK_ERR_ARG);
+    sk_backend_free(inf);
+
+    free(p), free(h0), free(c0), free(x), free(y);
+    sk_backend_free(cpu);
+    sk_backend_free(gpu);
+}
+
+int main(void) {
+    char reason[256];
+    if (!sk_cuda_available(0, reason, sizeof reason)) {
+        // Without a GPU the backend must refuse cleanly, with a message, and not crash.
+        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1};
+        sk_backend dummy;
+        sk_backend *be = &dummy; // must be reset to NULL
+        sk_error err = {{0}};
+        CHECK(sk_backend_create_cuda(&cfg, &be, &err) == SK_ERR_DEVICE);
+        CHECK(be == NULL && err.msg[0] != '\0');
+        printf("create_cuda: %s\n", err.msg);
+        if (sk_test_failures) return sk_test_done("test_cuda_parity");
+        printf("skipped: %s\n", reason);
+        return 77;
+    }
+    static const parity_case cases[] = {
+        {"tiny", 13, 8, 16, 2, 4, 9, 0.0f},
+        {"config A shapes", 65, 128, 256, 2, 8, 32, 0.0f},
+        {"one layer with dropout", 29, 12, 24, 1, 3, 7, 0.25f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    return sk_test_done("test_cuda_parity");
+}

@@ -1,0 +1,220 @@
+// test_cuda_train.c: 200 training steps (truncated BPTT over B streams of a short text,
+// AdamW with clipping) on the CPU and CUDA backends from the same initialization, then
+// eval-mode forward equivalence on the trained parameters; plus a short dropout run on
+// the GPU alone (its inter-layer dropout is cuDNN's, so there is no CPU twin to match).
+// Exits 77 (skipped) without a usable GPU.
+//
+// Tolerances:
+//   step 1 loss: rtol 1e-5: identical parameters and inputs, fp32 sums in other orders.
+//   mean loss of the last 20 steps: rtol 1e-2. The two runs start equal but fp32
+//     reordering differences (~1e-7 relative per step) grow chaotically through 200 Adam
+//     steps, so the trajectories drift apart while learning equally well. Measured on
+//     the CPU backend alone: perturbing every parameter by one ulp after every step moves
+//     this mean by 1e-4 relative (the loss falls from 3.8 to 1.44), a 100x margin; a
+//     backend bug (wrong gradient, stale weights, broken state carry) changes the loss
+//     curve by far more than 1%.
+//   both runs must learn: last-20 mean loss below half of the first step's.
+//   eval forward on the trained weights (both backends given the CUDA-trained params):
+//     logits and state atol 1e-5*scale, rtol 1e-4, loss rtol 1e-5, as in test_cuda_parity.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "test_util.h"
+
+// The CUDA backend's message for its last failure inside an op (ops return a bare status).
+// Weak: CPU-only builds lack it, and then it is NULL.
+extern const char *sk_cuda_backend_error(const sk_backend *b) __attribute__((weak));
+
+// Like CHECK_OK, for a backend op: prints the backend's own message too, and stops.
+#define OP_OK(be, call)                                                                             \
+    do {                                                                                            \
+        sk_status st_ = (call);                                                                     \
+        if (st_ != SK_OK) {                                                                         \
+            fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, sk_status_str(st_), \
+                    sk_cuda_backend_error ? sk_cuda_backend_error(be) : "");                       \
+            exit(1);                                                                                \
+        }                                                                                           \
+    } while (0)
+
+enum { E_ = 16, H_ = 64, L_ = 2, B_ = 4, T_ = 32, STEPS = 200, TAIL = 20 };
+
+static const char text[] =
+    "Shall I compare thee to a summer's day?\n"
+    "Thou art more lovely and more temperate:\n"
+    "Rough winds do shake the darling buds of May,\n"
+    "And summer's lease hath all too short a date;\n"
+    "Sometime too hot the eye of heaven shines,\n"
+    "And often is his gold complexion dimm'd;\n"
+    "And every fair from fair sometime declines,\n"
+    "By chance or nature's changing course untrimm'd;\n"
+    "But thy eternal summer shall not fade,\n"
+    "Nor lose possession of that fair thou ow'st;\n"
+    "Nor shall death brag thou wander'st in his shade,\n"
+    "When in eternal lines to time thou grow'st:\n"
+    "So long as men can breathe or eyes can see,\n"
+    "So long lives this, and this gives life to thee.\n"
+    "To be, or not to be, that is the question:\n"
+    "Whether 'tis nobler in the mind to suffer\n"
+    "The slings and arrows of outrageous fortune,\n"
+    "Or to take arms against a sea of troubles\n"
+    "And by opposing end them. To die: to sleep;\n"
+    "No more; and by a sleep to say we end\n"
+    "The heart-ache and the thousand natural shocks\n"
+    "That flesh is heir to, 'tis a consummation\n"
+    "Devoutly to be wish'd. To die, to sleep;\n"
+    "To sleep: perchance to dream: ay, there's the rub;\n"
+    "For in that sleep of death what dreams may come\n"
+    "When we have shuffled off this mortal coil,\n"
+    "Must give us pause: there's the respect\n"
+    "That makes calamity of so long life.\n";
+
+typedef struct {
+    int32_t ids[sizeof text];
+    int n, V;
+    int stream_len, windows; // per stream; windows of T_ steps per epoch
+} corpus;
+
+static void build_corpus(corpus *c) {
+    int map[256];
+    for (int i = 0; i < 256; i++) map[i] = -1;
+    c->n = (int)strlen(text);
+    for (int i = 0; i < c->n; i++) map[(unsigned char)text[i]] = 1;
+    c->V = 0;
+    for (int i = 0; i < 256; i++)
+        if (map[i] == 1) map[i] = c->V++;
+    for (int i = 0; i < c->n; i++) c->ids[i] = map[(unsigned char)text[i]];
+    c->stream_len = (c->n - 1) / B_;
+    c->windows = c->stream_len / T_;
+}
+
+// Window w of every stream: x[b][t] = ids[b*S + w*T + t], y shifted by one.
+static void window(const corpus *c, int w, int32_t *x, int32_t *y) {
+    for (int b = 0; b < B_; b++)
+        for (int t = 0; t < T_; t++) {
+            int at = b * c->stream_len + w * T_ + t;
+            x[b * T_ + t] = c->ids[at];
+            y[b * T_ + t] = c->ids[at + 1];
+        }
+}
+
+// One training step; returns the mean loss.
+static double train_step(sk_backend *be, const corpus *c, int s, const sk_adam_hparams *hp, float lr) {
+    int32_t x[B_ * T_], y[B_ * T_];
+    int w = s % c->windows;
+    if (w == 0) OP_OK(be, be->ops->set_state(be, NULL, NULL)); // a new epoch restarts the streams
+    window(c, w, x, y);
+    double loss = 0.0, norm = 0.0;
+    OP_OK(be, be->ops->forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &loss));
+    OP_OK(be, be->ops->backward(be));
+    OP_OK(be, be->ops->optimizer_step(be, hp, lr, s + 1, &norm));
+    return loss / (B_ * T_);
+}
+
+static double max_abs(const float *x, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)x[i]));
+    return m;
+}
+
+static void compare_scaled(const char *what, const float *got, const float *ref, size_t n) {
+    sk_test_compare(what, got, ref, n, 1e-5 * fmax(max_abs(ref, n), 1e-3), 1e-4);
+}
+
+static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) {
+    const size_t np = gpu->layout.total, nl = (size_t)B_ * T_ * c->V, ns = (size_t)L_ * B_ * H_;
+    float *p = malloc(np * sizeof(float)), *lc = malloc(nl * sizeof(float)), *lg = malloc(nl * sizeof(float));
+    float *hc = malloc(ns * sizeof(float)), *cc = malloc(ns * sizeof(float));
+    float *hg = malloc(ns * sizeof(float)), *cg = malloc(ns * sizeof(float));
+    if (!p || !lc || !lg || !hc || !cc || !hg || !cg) exit(1);
+    OP_OK(gpu, gpu->ops->get_params(gpu, p));
+    OP_OK(cpu, cpu->ops->set_params(cpu, p));
+    OP_OK(cpu, cpu->ops->set_state(cpu, NULL, NULL));
+    OP_OK(gpu, gpu->ops->set_state(gpu, NULL, NULL));
+    int32_t x[B_ * T_], y[B_ * T_];
+    for (int w = 0; w < 2; w++) { // the second window starts from the carried state
+        window(c, w, x, y);
+        double sc = 0.0, sg = 0.0;
+        OP_OK(cpu, cpu->ops->forward(cpu, x, y, T_, SK_MODE_EVAL, 0, &sc));
+        OP_OK(gpu, gpu->ops->forward(gpu, x, y, T_, SK_MODE_EVAL, 0, &sg));
+        printf("eval window %d: loss cpu %.9g cuda %.9g\n", w, sc / (B_ * T_), sg / (B_ * T_));
+        CHECK(fabs(sg - sc) <= 1e-5 * fabs(sc));
+        OP_OK(cpu, cpu->ops->get_logits(cpu, lc));
+        OP_OK(gpu, gpu->ops->get_logits(gpu, lg));
+        compare_scaled("eval logits", lg, lc, nl);
+        OP_OK(cpu, cpu->ops->get_state(cpu, hc, cc));
+        OP_OK(gpu, gpu->ops->get_state(gpu, hg, cg));
+        compare_scaled("eval h", hg, hc, ns);
+        compare_scaled("eval c", cg, cc, ns);
+    }
+    free(p), free(lc), free(lg), free(hc), free(cc), free(hg), free(cg);
+}
+
+// cuDNN's inter-layer dropout: the GPU run must still learn, with finite losses.
+static void dropout_run(const corpus *c, const sk_adam_hparams *hp, float lr) {
+    sk_error err = {{0}};
+    sk_backend_config cfg = {.model = {c->V, E_, H_, L_, 0.2f}, .batch_size = B_, .seq_len = T_, .training = 1,
+                             .seed = 5};
+    sk_backend *gpu;
+    CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
+    float *p = malloc(gpu->layout.total * sizeof(float));
+    if (!p) exit(1);
+    sk_params_init(p, &gpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 11);
+    OP_OK(gpu, gpu->ops->set_params(gpu, p));
+    double first = 0.0, last = 0.0;
+    for (int s = 0; s < 100; s++) {
+        double l = train_step(gpu, c, s, hp, lr);
+        CHECK(isfinite(l));
+        if (s == 0) first = l;
+        if (s >= 90) last += l / 10.0;
+    }
+    printf("dropout 0.2 on cuda: step 1 loss %.6f, last-10 mean %.6f\n", first, last);
+    CHECK(last < 0.8 * first);
+    free(p);
+    sk_backend_free(gpu);
+}
+
+int main(void) {
+    char reason[256];
+    if (!sk_cuda_available(0, reason, sizeof reason)) {
+        printf("skipped: %s\n", reason);
+        return 77;
+    }
+    static corpus c;
+    build_corpus(&c);
+    printf("text: %d chars, V=%d, %d windows of %d per epoch\n", c.n, c.V, c.windows, T_);
+    sk_error err = {{0}};
+    sk_backend_config cfg = {.model = {c.V, E_, H_, L_, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
+                             .seed = 1};
+    sk_backend *cpu, *gpu;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
+    CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
+    float *p = malloc(cpu->layout.total * sizeof(float));
+    if (!p) return 1;
+    sk_params_init(p, &cpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 42);
+    OP_OK(cpu, cpu->ops->set_params(cpu, p));
+    OP_OK(gpu, gpu->ops->set_params(gpu, p));
+    const sk_adam_hparams hp = {.beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f, .grad_clip = 5.0f};
+    const float lr = 1e-2f;
+    double first_c = 0.0, first_g = 0.0, tail_c = 0.0, tail_g = 0.0;
+    for (int s = 0; s < STEPS; s++) {
+        double lc = train_step(cpu, &c, s, &hp, lr), lg = train_step(gpu, &c, s, &hp, lr);
+        if (s == 0) first_c = lc, first_g = lg;
+        if (s >= STEPS - TAIL) tail_c += lc / TAIL, tail_g += lg / TAIL;
+        if (s % 25 == 0 || s == STEPS - 1) printf("step %3d: loss cpu %.6f cuda %.6f\n", s + 1, lc, lg);
+    }
+    printf("last %d steps: mean loss cpu %.6f cuda %.6f (relative difference %.2e)\n", TAIL, tail_c, tail_g,
+           fabs(tail_g - tail_c) / tail_c);
+    CHECK(fabs(first_g - first_c) <= 1e-5 * first_c);
+    CHECK(fabs(tail_g - tail_c) <= 1e-2 * tail_c);
+    CHECK(tail_c < 0.5 * first_c && tail_g < 0.5 * first_g);
+    eval_equivalence(cpu, gpu, &c);
+    dropout_run(&c, &hp, lr);
+    free(p);
+    sk_backend_free(cpu);
+    sk_backend_free(gpu);
+    return sk_test_done("test_cuda_train");
+}
