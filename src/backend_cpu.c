@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lstm_cpu.h"
+#include "parallel.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/rng.h"
 
@@ -14,6 +16,7 @@ typedef struct {
     int V, E, H, L, B, T;
     float p;        // dropout probability
     int training;   // backward buffers allocated
+    int threads;    // BLAS threads, and spans of the LSTM recurrence
     int len;        // steps of the last forward
     int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
     float *params, *grads, *m, *v; // (total,) canonical layout
@@ -165,7 +168,7 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const float *in = c->emb;
     for (int k = 0; k < L; k++) {
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
+        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
         sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
@@ -184,8 +187,8 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
     const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
     for (int r = 0; r < rows; r++) memcpy(c->logits + (size_t)r * V, P + fcb->offset, sizeof(float) * V);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f,
-                c->logits, V);
+    sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f, c->logits,
+                  V);
     c->len = len;
     c->last_train = mode == SK_MODE_TRAIN && y != NULL;
     if (y) {
@@ -238,15 +241,15 @@ static sk_status cpu_backward(sk_backend *b) {
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < V; v++) gb[v] += c->dlogits[(size_t)r * V + v];
     // dtop = dlogits W_fc, then through the dropout mask before fc.
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, P + fcw->offset, H, 0.0f,
-                c->dtop, H);
+    sk_sgemm_rows(c->threads, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, P + fcw->offset, H, 0.0f,
+                  c->dtop, H);
     for (int k = L - 1; k >= 0; k--) {
         if (drop) {
             const float *mk = c->mask[k];
             for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
         }
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
+        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
         sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
@@ -330,9 +333,11 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
         cpu_destroy(b);
         return st;
     }
-    // Threads parallelize the matrix products (OpenBLAS); the pointwise loops are vectorized
-    // and stay on one thread, so that no two thread pools spin against each other.
-    if (cfg->threads > 0) openblas_set_num_threads(cfg->threads);
+    // OpenBLAS runs single-threaded; the backend splits work over its own threads (parallel.h).
+    openblas_set_num_threads(1);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    c->threads = cfg->threads > 0 ? cfg->threads : (int)(cores > 0 ? cores : 1);
+    if (c->threads > SK_MAX_THREADS) c->threads = SK_MAX_THREADS;
     c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
     c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len, c->p = cfg->model.dropout;
     c->training = cfg->training;

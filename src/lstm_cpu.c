@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "activations.h"
+#include "parallel.h"
 
 // One stream's cell update: g (4H) holds the gate pre-activations and receives i, f, g, o
 // after their nonlinearities; restrict lets GCC vectorize the loop.
@@ -41,54 +42,104 @@ static void cell_backward(int H, const float *restrict g, const float *restrict 
     }
 }
 
+// The recurrence of streams [b0, b1) over the whole window. Streams never interact inside
+// a layer, so disjoint spans run on different threads with no synchronization per step.
+typedef struct {
+    const sk_lstm_cpu_layer *l;
+    int len, b0, b1;
+    float *gates, *tanh_c, *hbuf, *cbuf;              // forward
+    const float *dh_out;                              // backward
+    float *dgates, *dh, *dc;                          // backward
+} span_job;
+
+static void *forward_span(void *arg) {
+    const span_job *j = arg;
+    const int B = j->l->B, H = j->l->H, G4 = 4 * H, nb = j->b1 - j->b0;
+    for (int t = 0; t < j->len; t++) {
+        const size_t r = (size_t)t * B + j->b0; // first row of this span at step t
+        float *g = j->gates + r * G4;
+        const float *h_prev = j->hbuf + r * H, *c_prev = j->cbuf + r * H;
+        float *h = j->hbuf + (r + B) * H, *c = j->cbuf + (r + B) * H, *tc = j->tanh_c + r * H;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, G4, H, 1.0f, h_prev, H, j->l->w_hh, H, 1.0f, g, G4);
+        for (int b = 0; b < nb; b++)
+            cell_forward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, c + (size_t)b * H, tc + (size_t)b * H,
+                         h + (size_t)b * H);
+    }
+    return NULL;
+}
+
+static void *backward_span(void *arg) {
+    const span_job *j = arg;
+    const int B = j->l->B, H = j->l->H, G4 = 4 * H, nb = j->b1 - j->b0;
+    float *dh = j->dh + (size_t)j->b0 * H, *dc = j->dc + (size_t)j->b0 * H;
+    memset(dh, 0, sizeof(float) * (size_t)nb * H); // gradient flowing from step t+1 into h_t
+    memset(dc, 0, sizeof(float) * (size_t)nb * H); // ... and into c_t
+    for (int t = j->len - 1; t >= 0; t--) {
+        const size_t r = (size_t)t * B + j->b0;
+        const float *g = j->gates + r * G4, *c_prev = j->cbuf + r * H, *tc = j->tanh_c + r * H;
+        const float *dho = j->dh_out + r * H;
+        float *dg = j->dgates + r * G4;
+        for (int b = 0; b < nb; b++)
+            cell_backward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, tc + (size_t)b * H, dho + (size_t)b * H,
+                          dh + (size_t)b * H, dc + (size_t)b * H, dg + (size_t)b * G4);
+        // dh_{t-1} = dG_t W_hh; not needed at t = 0 (truncated BPTT).
+        if (t > 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, H, G4, 1.0f, dg, G4, j->l->w_hh, H, 0.0f, dh, H);
+    }
+    return NULL;
+}
+
+typedef struct {
+    span_job *jobs;
+    void *(*fn)(void *);
+} span_table;
+
+static void run_job(void *ctx, int i, int n) {
+    (void)n;
+    span_table *t = ctx;
+    t->fn(&t->jobs[i]);
+}
+
+// Runs fn over min(threads, B) spans of the batch, one per thread.
+static void run_spans(const sk_lstm_cpu_layer *l, span_job proto, void *(*fn)(void *)) {
+    span_job jobs[SK_MAX_THREADS];
+    int n = l->threads < l->B ? l->threads : l->B;
+    if (n < 1) n = 1;
+    if (n > SK_MAX_THREADS) n = SK_MAX_THREADS;
+    for (int i = 0; i < n; i++) {
+        jobs[i] = proto;
+        jobs[i].b0 = (int)((long)l->B * i / n), jobs[i].b1 = (int)((long)l->B * (i + 1) / n);
+    }
+    span_table ctx = {jobs, fn};
+    sk_parallel_for(n, run_job, &ctx);
+}
+
 void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, float *gates, float *tanh_c,
                          float *hbuf, float *cbuf) {
-    const int B = l->B, H = l->H, G4 = 4 * H, rows = len * B;
+    const int B = l->B, G4 = 4 * l->H, rows = len * B;
     // gates = b_ih + b_hh broadcast, then += x W_ih^T in one GEMM over all steps.
     for (int r = 0; r < rows; r++) {
         float *gr = gates + (size_t)r * G4;
         for (int j = 0; j < G4; j++) gr[j] = l->b_ih[j] + l->b_hh[j];
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f,
-                gates, G4);
-    for (int t = 0; t < len; t++) {
-        float *g = gates + (size_t)t * B * G4;
-        const float *h_prev = hbuf + (size_t)t * B * H;
-        const float *c_prev = cbuf + (size_t)t * B * H;
-        float *h = hbuf + (size_t)(t + 1) * B * H;
-        float *c = cbuf + (size_t)(t + 1) * B * H;
-        float *tc = tanh_c + (size_t)t * B * H;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, B, G4, H, 1.0f, h_prev, H, l->w_hh, H, 1.0f, g, G4);
-        for (int b = 0; b < B; b++)
-            cell_forward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, c + (size_t)b * H, tc + (size_t)b * H,
-                         h + (size_t)b * H);
-    }
+    sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f, gates,
+                  G4);
+    span_job job = {.l = l, .len = len, .gates = gates, .tanh_c = tanh_c, .hbuf = hbuf, .cbuf = cbuf};
+    run_spans(l, job, forward_span);
 }
 
 void sk_lstm_cpu_backward(const sk_lstm_cpu_layer *l, int len, const float *x, const float *gates,
                           const float *tanh_c, const float *hbuf, const float *cbuf, const float *dh_out,
                           float *dgates, float *dh, float *dc, const sk_lstm_cpu_grads *grad, float *dx) {
     const int B = l->B, H = l->H, G4 = 4 * H, rows = len * B;
-    memset(dh, 0, sizeof(float) * (size_t)B * H); // gradient flowing from step t+1 into h_t
-    memset(dc, 0, sizeof(float) * (size_t)B * H); // ... and into c_t
-    for (int t = len - 1; t >= 0; t--) {
-        const float *g = gates + (size_t)t * B * G4;
-        const float *c_prev = cbuf + (size_t)t * B * H;
-        const float *tc = tanh_c + (size_t)t * B * H;
-        const float *dho = dh_out + (size_t)t * B * H;
-        float *dg = dgates + (size_t)t * B * G4;
-        for (int b = 0; b < B; b++)
-            cell_backward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, tc + (size_t)b * H, dho + (size_t)b * H,
-                          dh + (size_t)b * H, dc + (size_t)b * H, dg + (size_t)b * G4);
-        // dh_{t-1} = dG_t W_hh; not needed at t = 0 (truncated BPTT).
-        if (t > 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, B, H, G4, 1.0f, dg, G4, l->w_hh, H, 0.0f, dh, H);
-    }
+    span_job job = {.l = l, .len = len, .gates = (float *)gates, .tanh_c = (float *)tanh_c,
+                    .hbuf = (float *)hbuf, .cbuf = (float *)cbuf, .dh_out = dh_out, .dgates = dgates,
+                    .dh = dh, .dc = dc};
+    run_spans(l, job, backward_span);
     // Weight gradients over the whole window: dW_ih = dG^T x, dW_hh = dG^T h_{t-1}.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G4, l->in, rows, 1.0f, dgates, G4, x, l->in, 0.0f,
-                grad->w_ih, l->in);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, G4, H, rows, 1.0f, dgates, G4, hbuf, H, 0.0f, grad->w_hh,
-                H);
+    sk_sgemm_rows(l->threads, CblasTrans, CblasNoTrans, G4, l->in, rows, 1.0f, dgates, G4, x, l->in, 0.0f, grad->w_ih,
+                  l->in);
+    sk_sgemm_rows(l->threads, CblasTrans, CblasNoTrans, G4, H, rows, 1.0f, dgates, G4, hbuf, H, 0.0f, grad->w_hh, H);
     // Both biases receive the column sums of dG (summed in row order: deterministic).
     memset(grad->b_ih, 0, sizeof(float) * (size_t)G4);
     for (int r = 0; r < rows; r++) {
@@ -97,6 +148,6 @@ void sk_lstm_cpu_backward(const sk_lstm_cpu_layer *l, int len, const float *x, c
     }
     memcpy(grad->b_hh, grad->b_ih, sizeof(float) * (size_t)G4);
     if (dx)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, l->in, G4, 1.0f, dgates, G4, l->w_ih, l->in,
-                    0.0f, dx, l->in);
+        sk_sgemm_rows(l->threads, CblasNoTrans, CblasNoTrans, rows, l->in, G4, 1.0f, dgates, G4, l->w_ih, l->in, 0.0f,
+                      dx, l->in);
 }

@@ -12,6 +12,7 @@
 
 typedef struct {
     int B, H, in;       // batch, hidden width, input width
+    int threads;        // threads for the matrix products and spans of streams for the recurrence
     const float *w_ih;  // (4H, in)
     const float *w_hh;  // (4H, H)
     const float *b_ih;  // (4H)
