@@ -62,8 +62,15 @@ sk_status cli_parse_float(const char *opt, const char *s, double lo, int lo_open
                           float *out, sk_error *err) {
     double v = 0.0;
     sk_status st = cli_parse_double(opt, s, lo, lo_open, hi, hi_open, &v, err);
-    if (st == SK_OK) *out = (float)v;
-    return st;
+    if (st != SK_OK) return st;
+    // The bounds must hold for the value the program uses: "0.99999999" is below 1, but as a
+    // float it is 1 (a --dropout of 1 scales by 1/0), and "1e-50" as a float is 0.
+    const double f = (double)(float)v;
+    if ((lo_open ? !(f > lo) : !(f >= lo)) || (hi_open ? !(f < hi) : !(f <= hi)))
+        return sk_fail(err, SK_ERR_ARG, "%s must be in %s%g, %g%s in single precision, got %s (%.9g as a float)",
+                       opt, lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]", s, f);
+    *out = (float)v;
+    return SK_OK;
 }
 
 void cli_die(int code, const char *fmt, ...) {

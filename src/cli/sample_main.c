@@ -34,17 +34,19 @@ static void usage(void) {
            "  --checkpoint FILE     model file (.safetensors) written by shakespeare-train (required)\n"
            "  --prime TEXT          text to condition on; generation continues it (default: a newline,\n"
            "                        or the vocabulary's first character when the model has no newline)\n"
-           "  --prime-file FILE     read the prime text from a UTF-8 file instead\n"
+           "  --prime-file FILE     read the prime text from a UTF-8 file instead (default: none)\n"
            "  --length N            characters to generate (default: 500)\n"
            "  --temperature T       > 0; lower is more conservative (default: 1)\n"
            "  --top-k K             sample only among the K most likely characters; 0 = all (default: 0)\n"
            "  --argmax              always take the most likely character (deterministic, ignores the above)\n"
+           "                        (default: off)\n"
            "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
            "  --device D            auto | cpu | cuda | cuda:N (default: auto)\n"
            "  --threads N           CPU threads; 0 = all cores (default: 0)\n"
            "  --score FILE          instead of sampling, print the mean negative log-likelihood of FILE in\n"
            "                        nats and bits per character: every character after the first is\n"
            "                        predicted from all those before it, starting from a zero state, batch 1\n"
+           "                        (default: off, sample instead)\n"
            "  --help, --version\n");
 }
 
@@ -111,7 +113,10 @@ int main(int argc, char **argv) {
         case OPT_HELP: usage(); return 0;
         case OPT_VERSION: printf("shakespeare-sample %s\n", SK_VERSION); return 0;
         case ':': cli_die(CLI_EXIT_USAGE, "option %s needs a value (see --help)", argv[optind - 1]);
-        default: cli_die(CLI_EXIT_USAGE, "unknown option %s (see --help)", argv[optind - 1]);
+        default: // getopt_long's '?': optopt is the short option, a long option's id, or 0
+            if (optopt > 0 && optopt < 256) cli_die(CLI_EXIT_USAGE, "unknown option -%c (see --help)", optopt);
+            if (optopt >= 256) cli_die(CLI_EXIT_USAGE, "option %s does not take a value (see --help)", argv[optind - 1]);
+            cli_die(CLI_EXIT_USAGE, "unknown or ambiguous option %s (see --help)", argv[optind - 1]);
         }
         if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
     }
@@ -139,6 +144,7 @@ int main(int argc, char **argv) {
     } else if (prime || prime_file) {
         size_t nbytes;
         uint8_t *bytes = prime_file ? read_or_die(prime_file, 0, &nbytes) : (uint8_t *)strdup(prime);
+        if (!bytes) cli_die(CLI_EXIT_FAILURE, "out of memory");
         if (!prime_file) nbytes = strlen(prime);
         if (nbytes == 0) cli_die(CLI_EXIT_USAGE, "--prime is empty");
         ids = encode_text(bytes, nbytes, prime_file ? prime_file : "--prime", &model.vocab, &n);
@@ -146,6 +152,7 @@ int main(int argc, char **argv) {
     } else {
         int nl = sk_vocab_index(&model.vocab, '\n');
         ids = malloc(sizeof(int32_t));
+        if (!ids) cli_die(CLI_EXIT_FAILURE, "out of memory");
         ids[0] = nl >= 0 ? nl : 0;
         n = 1;
     }

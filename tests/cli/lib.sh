@@ -1,0 +1,120 @@
+# lib.sh: helpers shared by the CLI tests (sourced by tests/cli/test_*.sh).
+# defines: WORK, TINY, fail, note, finish, skip, gen_text, expect_error, expect_ok, tensor_data,
+#          same_tensors, state_step, wait_for
+# The tests run the real binaries named by SK_TRAIN and SK_SAMPLE (tests/tests.cmake sets them,
+# with SK_SOURCE_DIR), each in its own temporary directory, and exit 0 (pass), 1 (fail) or 77 (skip).
+set -u
+
+: "${SK_TRAIN:?SK_TRAIN must name the shakespeare-train binary}"
+: "${SK_SAMPLE:?SK_SAMPLE must name the shakespeare-sample binary}"
+: "${SK_SOURCE_DIR:?SK_SOURCE_DIR must name the source tree}"
+export OPENBLAS_NUM_THREADS=1 LC_ALL=C
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sk_cli.XXXXXX") || exit 1
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+
+# A model small enough that a training step takes well under a millisecond.
+TINY=(--embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8 --device cpu --threads 1)
+
+FAILS=0
+fail() { echo "FAIL: $*" >&2; FAILS=$((FAILS + 1)); }
+note() { echo "ok: $*"; }
+skip() { echo "SKIP: $*"; exit 77; }
+finish() {
+    if [ "$FAILS" -gt 0 ]; then echo "$FAILS check(s) failed" >&2; exit 1; fi
+    echo "all checks passed"; exit 0
+}
+
+# gen_text FILE LINES SEED: deterministic lowercase text (plus two non-ASCII letters, é and ï),
+# about 50 characters a line. No uppercase letters, digits or '€': tests use them as characters
+# outside the vocabulary.
+gen_text() {
+    awk -v n="$2" -v seed="$3" 'BEGIN {
+        nw = split("to be or not that is the question whether tis nobler in mind suffer slings " \
+                   "and arrows of outrageous fortune café naïve sea troubles end them sleep dream", w, " ");
+        srand(seed);
+        for (i = 0; i < n; i++) {
+            line = "";
+            k = 4 + int(rand() * 6);
+            for (j = 0; j < k; j++) line = line (j ? " " : "") w[1 + int(rand() * nw)];
+            p = rand();
+            print line (p < 0.3 ? "," : p < 0.5 ? "." : p < 0.6 ? ";" : "");
+        }
+    }' > "$1"
+}
+
+# expect_error REGEX CMD...: CMD must fail as bad input: exit code 2 (not a crash: no signal, no
+# core file), exactly one line on stderr starting "error: " and matching the extended REGEX,
+# and nothing on stdout (no partial result). Runs under a 20 s timeout (a hang fails).
+LAST_STDERR=
+expect_error() {
+    local re=$1; shift
+    local out="$WORK/.expect.out" errf="$WORK/.expect.err" rc
+    rm -f "$WORK"/core "$WORK"/core.*
+    timeout 20 "$@" > "$out" 2> "$errf"; rc=$?
+    LAST_STDERR=$(cat "$errf")
+    local what="$*"
+    if [ "$rc" -ne 2 ]; then
+        fail "exit code $rc (want 2) from: $what"; sed 's/^/    stderr: /' "$errf" >&2; return 1
+    fi
+    local lines; lines=$(wc -l < "$errf")
+    if [ "$lines" -ne 1 ]; then
+        fail "$lines stderr lines (want exactly 1) from: $what"; sed 's/^/    stderr: /' "$errf" >&2; return 1
+    fi
+    if ! head -n 1 "$errf" | grep -q '^error: '; then
+        fail "stderr does not start with 'error: ' from: $what: $LAST_STDERR"; return 1
+    fi
+    if ! grep -Eq -- "$re" "$errf"; then
+        fail "stderr does not match /$re/ from: $what: $LAST_STDERR"; return 1
+    fi
+    if [ -s "$out" ]; then
+        fail "stdout is not empty from: $what: $(head -c 200 "$out")"; return 1
+    fi
+    if ls "$WORK"/core "$WORK"/core.* > /dev/null 2>&1; then fail "core dump from: $what"; return 1; fi
+    note "$LAST_STDERR"
+    return 0
+}
+
+# expect_ok CMD...: CMD must exit 0 within 60 s; its stdout is in $WORK/.ok.out, stderr in .ok.err.
+expect_ok() {
+    local rc
+    timeout 60 "$@" > "$WORK/.ok.out" 2> "$WORK/.ok.err"; rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "exit code $rc (want 0) from: $*"; sed 's/^/    stderr: /' "$WORK/.ok.err" >&2; return 1
+    fi
+    return 0
+}
+
+# tensor_data FILE: the tensor bytes of a safetensors file (everything after the u64 LE header
+# length and the JSON header), on stdout. The header (metadata) is left out on purpose.
+tensor_data() {
+    local n
+    n=$(od -An -t u8 -N 8 "$1" | tr -d ' ') || return 1
+    tail -c +"$((n + 9))" "$1"
+}
+
+# same_tensors A B: whether two checkpoints hold bit-identical parameters.
+same_tensors() {
+    [ -s "$1" ] && [ -s "$2" ] && cmp -s <(tensor_data "$1") <(tensor_data "$2")
+}
+
+# state_step MODEL: the step of the training state a model file names (its "state_file" metadata,
+# <name>.<step, 9 digits>.state), without leading zeros; empty when it names none.
+state_step() {
+    local n s
+    n=$(od -An -t u8 -N 8 "$1" | tr -d ' ') || return 1
+    s=$(head -c "$((n + 8))" "$1" | grep -ao '[a-z]*\.[0-9]\{9\}\(\.[0-9]*\)\?\.state' | head -n 1)
+    [ -n "$s" ] || return 0
+    s=${s#*.}; s=${s%%.*}
+    echo $((10#$s))
+}
+
+# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds; fails after SECONDS.
+wait_for() {
+    local deadline=$(($(date +%s) + $1)); shift
+    until "$@"; do
+        [ "$(date +%s)" -ge "$deadline" ] && return 1
+        sleep 0.02
+    done
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_divergence.sh: a non-finite loss stops training with exit code 1 and one message naming
+# the step and suggesting a lower learning rate; the last checkpoint written before it (one
+# step earlier: --checkpoint-every 1) is kept and loads.
+# How it diverges: with beta2 = 0 and eps = 1e-30, Adam divides old momentum by the square root
+# of the current squared gradient, which is exactly 0 for embedding rows of characters absent
+# from the batch; those rows jump by ~lr/eps and overflow within a few steps.
+. "$(dirname "$0")/lib.sh"
+
+gen_text text.txt 60 11
+RUN=("$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir out --max-iters 200 --checkpoint-every 1
+     --eval-every 0 --log-every 1 --lr 1 --beta2 0 --eps 1e-30 --grad-clip 0)
+timeout 60 "${RUN[@]}" > run.out 2> run.err; rc=$?
+[ "$rc" = 1 ] && note "exit code 1" || fail "exit code $rc, want 1"
+[ "$(wc -l < run.err)" = 1 ] || fail "want one stderr line, got: $(cat run.err)"
+msg=$(head -n 1 run.err)
+re='^error: training loss is -?(nan|inf) at step ([0-9]+); stopping \(the last checkpoint is kept\); try a lower learning rate \(--lr\)$'
+if [[ $msg =~ $re ]]; then
+    step=${BASH_REMATCH[2]}
+    note "message: $msg"
+else
+    fail "unexpected message: $msg"
+    step=
+fi
+grep -q '^done:' run.out && fail "a diverged run printed the normal summary"
+
+if [ -n "$step" ]; then
+    # The progress lines (one per step) stop before the bad step.
+    last_logged=$(grep -o '^epoch [0-9.]* iter [0-9]*' run.out | tail -n 1 | awk '{print $4}')
+    [ "$last_logged" = $((step - 1)) ] || fail "last progress line at step ${last_logged:-none}, want $((step - 1))"
+    if [ "$step" -gt 1 ]; then
+        ck=$(state_step out/last.safetensors)
+        [ "$ck" = $((step - 1)) ] && note "last.* holds step $ck, the one before the bad step" ||
+            fail "last.* holds step ${ck:-none}, want $((step - 1))"
+        expect_ok "$SK_SAMPLE" --checkpoint out/last.safetensors --device cpu --length 5 --argmax &&
+            note "the kept checkpoint loads"
+        # The metrics log has no record of the bad step.
+        grep -q "\"iter\":$step," out/metrics.jsonl && fail "metrics.jsonl has a record of step $step"
+    else
+        fail "diverged at step 1: no checkpoint to keep (the recipe no longer diverges late enough)"
+    fi
+fi
+
+finish

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test_help.sh: --help of both programs lists every long option their source declares (the
+# getopt_long tables in src/cli/*_main.c), each with its default ("(default: ...)", or
+# "(required)"), on stdout with exit code 0 and nothing on stderr; --version prints
+# "<program> X.Y.Z". A few defaults are checked against behaviour.
+. "$(dirname "$0")/lib.sh"
+
+# The option names of a getopt_long table: {"name", required_argument|no_argument, ...}.
+declared() {
+    grep -o '{"[a-z0-9-]*", *\(required\|no\)_argument' "$1" | sed 's/{"\([^"]*\)".*/\1/'
+}
+# The help text of one option: its line and the indented continuation lines that follow.
+help_block() { # HELP_FILE NAME
+    awk -v opt="--$2" '
+        started && /^  [^ ]/ { exit }             # the next option line
+        started && !/^   / { exit }               # a section heading or the end
+        started { print; next }
+        /^  --/ { for (i = 1; i <= 2; i++) {       # "  --name ARG  text" or "  --help, --version"
+            f = $i; sub(/,$/, "", f)
+            if (f == opt) { started = 1; print; next }
+            if ($1 !~ /,$/) break
+        } }
+    ' "$1"
+}
+
+for prog in train sample; do
+    bin=$([ $prog = train ] && echo "$SK_TRAIN" || echo "$SK_SAMPLE")
+    src=$SK_SOURCE_DIR/src/cli/${prog}_main.c
+    name=shakespeare-$prog
+    "$bin" --help > help.txt 2> help.err; rc=$?
+    [ "$rc" = 0 ] && [ ! -s help.err ] && head -n 1 help.txt | grep -q "^Usage: $name" ||
+        fail "$name --help: exit $rc, stderr '$(cat help.err)'"
+    opts=$(declared "$src")
+    [ "$(printf '%s\n' "$opts" | wc -l)" -ge 10 ] || { fail "could not read the options of $src"; continue; }
+    missing=0
+    for o in $opts; do
+        block=$(help_block help.txt "$o")
+        if [ -z "$block" ]; then fail "$name --help does not list --$o"; missing=1; continue; fi
+        case $o in help | version) continue ;; esac
+        if ! printf '%s' "$block" | tr '\n' ' ' | grep -Eq '\((default: [^)]+|required)\)'; then
+            fail "$name --help: --$o has no default: $block"; missing=1
+        fi
+    done
+    [ $missing = 0 ] && note "$name --help lists all $(printf '%s\n' "$opts" | wc -l) options with defaults"
+    # Nothing in the help that the program does not accept.
+    for o in $(grep -o '^  --[a-z0-9-]*' help.txt | sed 's/^  --//'); do
+        printf '%s\n' "$opts" | grep -qx -- "$o" || fail "$name --help documents --$o, which is not declared"
+    done
+    "$bin" --version > v.txt 2>&1; rc=$?
+    [ "$rc" = 0 ] && grep -Eqx "$name [0-9]+\.[0-9]+\.[0-9]+.*" v.txt && [ "$(wc -l < v.txt)" = 1 ] &&
+        note "$(cat v.txt)" || fail "$name --version: exit $rc, '$(cat v.txt)'"
+done
+
+# Defaults in the help agree with behaviour: the metrics log and checkpoints land in out/
+# (--out-dir default), one record per 10 steps (--log-every default).
+"$SK_TRAIN" --help > help.txt
+grep -q -- '--out-dir DIR .*(default: out)' help.txt || fail "--out-dir default is not 'out'"
+grep -q -- '--log-every N .*(default: 10)' help.txt || fail "--log-every default is not 10"
+gen_text text.txt 40 4
+expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --max-iters 20 --eval-every 0 &&
+    [ -s out/last.safetensors ] && [ "$(grep -c train_loss out/metrics.jsonl)" = 2 ] &&
+    note "defaults: out/last.safetensors and a record every 10 steps" || fail "the documented defaults do not hold"
+finish

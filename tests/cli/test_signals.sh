@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# test_signals.sh: SIGINT and SIGTERM make shakespeare-train finish the step, write last.* and
+# exit 130 / 143; a run resumed from that checkpoint is bit-identical to an uninterrupted one.
+# SIGKILL at random instants, repeatedly, while checkpoints are written every step: the
+# surviving last.safetensors (and best.safetensors) always loads in shakespeare-sample and
+# --init-from always resumes from it.
+. "$(dirname "$0")/lib.sh"
+
+gen_text text.txt 40 7
+LONG=("$SK_TRAIN" "${TINY[@]}" --data text.txt --max-epochs 0 --max-iters 100000000 --dropout 0.1)
+has_records() { [ -s "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ]; }
+
+# ---- SIGINT / SIGTERM ----------------------------------------------------------------------------
+for sig in INT TERM; do
+    want=$([ $sig = INT ] && echo 130 || echo 143)
+    out=run_$sig
+    "${LONG[@]}" --out-dir "$out" --log-every 1 --eval-every 0 --checkpoint-every 0 > "$sig.out" 2> "$sig.err" &
+    pid=$!
+    # Started training: a few metrics records are written.
+    wait_for 20 has_records "$out/metrics.jsonl" 5 || fail "SIG$sig: the trainer did not start"
+    kill -s "$sig" "$pid"
+    wait "$pid"; rc=$?
+    [ "$rc" = "$want" ] && note "SIG$sig: exit code $rc" || fail "SIG$sig: exit code $rc, want $want"
+    msg=$(cat "$sig.err")
+    step=$(sed -n 's/^interrupted at step \([0-9]*\); checkpoint saved to .*last\.safetensors$/\1/p' "$sig.err")
+    [ -n "$step" ] || fail "SIG$sig: unexpected stderr: $msg"
+    grep -q '^done:' "$sig.out" && fail "SIG$sig: the run printed a normal summary"
+    [ "$(state_step "$out/last.safetensors")" = "$step" ] || fail "SIG$sig: last.* is not at step $step"
+    expect_ok "$SK_SAMPLE" --checkpoint "$out/last.safetensors" --device cpu --length 5 --argmax &&
+        note "SIG$sig: the checkpoint at step $step loads"
+done
+
+# Resume the SIGINT run by 25 steps; an uninterrupted run to the same step must be identical.
+step=$(state_step run_INT/last.safetensors)
+if [ -n "$step" ]; then
+    to=$((step + 25))
+    expect_ok "${LONG[@]}" --out-dir run_INT --max-iters $to --eval-every 0 --init-from run_INT/last.safetensors
+    expect_ok "${LONG[@]}" --out-dir straight --max-iters $to --eval-every 0
+    same_tensors run_INT/last.safetensors straight/last.safetensors &&
+        note "interrupted at $step and resumed to $to == uninterrupted to $to, bit for bit" ||
+        fail "the run interrupted at $step and resumed differs from the uninterrupted run"
+fi
+
+# ---- SIGKILL while writing checkpoints --------------------------------------------------------------
+# Every step writes last.* (model + state) and every 3rd also best.*; kills land anywhere in
+# the write protocol. Each restart resumes from the surviving checkpoint.
+K=killed
+kills=0 loaded=0 resumed=0
+for i in $(seq 1 20); do
+    args=(--out-dir "$K" --checkpoint-every 1 --eval-every 3 --log-every 50)
+    from=
+    if [ -e "$K/last.safetensors" ]; then from=$(state_step "$K/last.safetensors"); args+=(--init-from "$K/last.safetensors"); fi
+    "${LONG[@]}" "${args[@]}" > kill.out 2> kill.err &
+    pid=$!
+    # The first run gets to write a checkpoint (however slow the machine); then 10 to 200 ms
+    # more: kills land during start-up, loading, training steps and, mostly, checkpoint writes.
+    [ "$i" = 1 ] && { wait_for 20 test -e "$K/last.safetensors" || fail "no checkpoint after 20 s"; }
+    sleep "0.$(printf %03d $((10 + RANDOM % 190)))"
+    if ! kill -0 "$pid" 2> /dev/null; then
+        wait "$pid"
+        fail "kill $i: the trainer had already exited ($?): $(cat kill.err)"
+        continue
+    fi
+    kill -KILL "$pid"
+    wait "$pid" 2> /dev/null
+    kills=$((kills + 1))
+    if grep -q '^error:' kill.err; then fail "kill $i: the trainer failed: $(cat kill.err)"; fi
+    [ -n "$from" ] && resumed=$((resumed + 1))
+    for ck in last best; do
+        [ -e "$K/$ck.safetensors" ] || continue
+        if timeout 20 "$SK_SAMPLE" --checkpoint "$K/$ck.safetensors" --device cpu --length 5 --argmax > s.out 2> s.err; then
+            [ $ck = last ] && loaded=$((loaded + 1))
+        else
+            fail "kill $i: $ck.safetensors does not load: $(cat s.err)"
+        fi
+    done
+    # The state a model names is always there (the model is written after its state).
+    if [ -e "$K/last.safetensors" ]; then
+        s=$(state_step "$K/last.safetensors")
+        ls "$K"/last.*.state 2> /dev/null | grep -q "last\.0*$s\(\.[0-9]*\)\?\.state$" ||
+            fail "kill $i: the state of step $s is missing: $(ls "$K")"
+    fi
+done
+note "$kills kills, $loaded surviving checkpoints loaded, $resumed runs resumed from one"
+[ "$loaded" = 20 ] || fail "only $loaded of 20 kills left a loadable last.safetensors behind"
+# A final resume completes normally.
+if [ -e "$K/last.safetensors" ]; then
+    s=$(state_step "$K/last.safetensors")
+    expect_ok "${LONG[@]}" --out-dir "$K" --max-iters $((s + 3)) --init-from "$K/last.safetensors" &&
+        [ "$(state_step "$K/last.safetensors")" = $((s + 3)) ] && note "the final resume from step $s completes" ||
+        fail "the final resume from step $s failed"
+fi
+finish
