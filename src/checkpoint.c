@@ -34,6 +34,7 @@
 // state it names are both on disk.
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +51,16 @@
 
 sk_status sk_reader_open(sk_reader *r, const char *path, sk_error *err) {
     memset(r, 0, sizeof *r);
-    r->f = fopen(path, "rb");
-    if (!r->f) return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    // O_NONBLOCK: opening a FIFO with no writer must not hang; the S_ISREG check below
+    // then refuses it. Reads from a regular file are unaffected by the flag.
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
+    r->f = fdopen(fd, "rb");
+    if (!r->f) {
+        int e = errno;
+        close(fd);
+        return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(e));
+    }
     struct stat st;
     if (fstat(fileno(r->f), &st) != 0) {
         int e = errno;

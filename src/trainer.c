@@ -2,6 +2,7 @@
 // training backend, an optional batch-1 backend for samples, and the metrics log.
 #include "shakespeare/trainer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -87,6 +88,22 @@ static sk_status make_dirs(const char *path, sk_error *err) {
     return SK_OK;
 }
 
+// Temporary files that a killed checkpoint write left behind (fsutil.c names them
+// ".<file>.tmp.XXXXXX"); the checkpoints themselves never match.
+static void remove_stale_temps(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    char path[4200];
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        if ((strncmp(n, ".last.", 6) == 0 || strncmp(n, ".best.", 6) == 0) && strstr(n, ".tmp.")) {
+            snprintf(path, sizeof path, "%s/%s", dir, n);
+            unlink(path);
+        }
+    }
+    closedir(d);
+}
+
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
     if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
@@ -170,7 +187,10 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     }
     if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) goto fail;
     if ((st = setup_splits(t, err)) != SK_OK) goto fail;
-    if (!o->eval_only && (st = make_dirs(o->out_dir, err)) != SK_OK) goto fail;
+    if (!o->eval_only) {
+        if ((st = make_dirs(o->out_dir, err)) != SK_OK) goto fail;
+        remove_stale_temps(o->out_dir);
+    }
 
     sk_backend_config bc = {.model = t->o.model, .batch_size = o->batch_size, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = o->seed};

@@ -2,6 +2,7 @@
 // Parses options strictly (cli_args.h), runs the trainer (trainer.h) and prints progress:
 // one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input,
 // 1 other failure (divergence, device), 130/143 after SIGINT/SIGTERM (checkpoint saved).
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
@@ -226,7 +227,7 @@ int main(int argc, char **argv) {
         case OPT_LR_DECAY_AFTER: st = cli_parse_int(name, v, 0, 1 << 30, &o.lr.decay_after, &err); break;
         case OPT_BETA1: st = cli_parse_double(name, v, 0, 0, 1, 1, &o.adam.beta1, &err); break;
         case OPT_BETA2: st = cli_parse_double(name, v, 0, 0, 1, 1, &o.adam.beta2, &err); break;
-        case OPT_EPS: st = cli_parse_double(name, v, 0, 1, 1, 0, &o.adam.eps, &err); break;
+        case OPT_EPS: st = cli_parse_double(name, v, FLT_MIN, 0, 1, 0, &o.adam.eps, &err); break; // 0 in float below
         case OPT_WD: st = cli_parse_double(name, v, 0, 0, 1, 0, &o.adam.weight_decay, &err); break;
         case OPT_CLIP: st = cli_parse_double(name, v, 0, 0, 1e30, 0, &o.adam.grad_clip, &err); break;
         case OPT_INIT:
@@ -289,7 +290,12 @@ int main(int argc, char **argv) {
     sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint};
     sk_trainer *t;
     st = sk_trainer_init(&t, &o, &cb, &err);
-    if (st != SK_OK) cli_die(st == SK_ERR_DEVICE || st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
+    if (st != SK_OK) {
+        // An explicitly requested device that is not usable is bad input; a GPU that
+        // fails after --device auto picked it, or memory running out, is not.
+        int usage = st == SK_ERR_DEVICE ? strcmp(o.device, "auto") != 0 : st != SK_ERR_NOMEM;
+        cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
+    }
     if (o.eval_only) {
         double val;
         st = sk_trainer_evaluate(t, 0, &val, &err);

@@ -24,7 +24,7 @@ expect_error 'unexpected argument "stray"' "${TR[@]}" stray
 # Every numeric option: a trailing garbage value, an empty value, white space, and one out of range.
 for spec in embed-size:0 hidden-size:70000 num-layers:65 dropout:1 batch-size:0 seq-length:-1 \
     train-frac:0 val-frac:1 lr:0 min-lr:-1 warmup-iters:-1 lr-decay:1.5 lr-decay-after:-1 beta1:1 \
-    beta2:-0.1 eps:0 weight-decay:2 grad-clip:-1 init-scale:0 forget-bias:1000 max-epochs:-1 \
+    beta2:-0.1 eps:1e-50 weight-decay:2 grad-clip:-1 init-scale:0 forget-bias:1000 max-epochs:-1 \
     max-iters:-5 eval-every:-1 checkpoint-every:-1 sample-every:-1 sample-length:0 log-every:0 \
     seed:-1 threads:5000; do
     opt=--${spec%%:*} bad=${spec#*:}
@@ -46,6 +46,12 @@ expect_error '--init expects uniform or pytorch, got "gaussian"' "${TR[@]}" --in
 expect_error '--lr-schedule expects constant, step or cosine, got "linear"' "${TR[@]}" --lr-schedule linear
 expect_error '--device expects auto, cpu, cuda or cuda:N, got "gpu"' "${TR[@]}" --device gpu
 expect_error '--device expects .* got "cuda:x"' "${TR[@]}" --device cuda:x
+# No usable GPU (none on CI, or a CPU-only build): an explicit request is an error, exit 2.
+if ! "$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir probe --max-iters 1 --device cuda >/dev/null 2>&1; then
+    expect_error '--device cuda' "${TR[@]}" --device cuda
+    expect_error '--device cuda' "${TR[@]}" --device cuda:7
+    expect_error '--device cuda' "${SA[@]}" --device cuda
+fi
 echo "== shakespeare-train: impossible combinations"
 expect_error '--train-frac \+ --val-frac must not exceed 1' "${TR[@]}" --train-frac 0.8 --val-frac 0.3
 expect_error '--eval-only needs --init-from' "${TR[@]}" --eval-only
@@ -152,6 +158,8 @@ expect_error 'fifo\.txt is not a regular file' "${SA[@]}" --score fifo.txt
 expect_error "oov\.txt has character 'X'" "${SA[@]}" --score oov.txt
 printf 'e' > one.txt
 expect_error 'one\.txt: a text to score needs at least 2 characters' "${SA[@]}" --score one.txt
+expect_error 'fifo\.txt: cannot open \(not a regular file\)' "$SK_SAMPLE" --checkpoint fifo.txt --device cpu
+expect_error 'fifo\.txt: cannot open \(not a regular file\)' "${TR[@]}" --init-from fifo.txt
 
 echo "== nothing written, nothing damaged"
 if [ -e "$FRESH" ] && [ -n "$(find "$FRESH" -type f)" ]; then

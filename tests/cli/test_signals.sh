@@ -89,5 +89,8 @@ if [ -e "$K/last.safetensors" ]; then
     expect_ok "${LONG[@]}" --out-dir "$K" --max-iters $((s + 3)) --init-from "$K/last.safetensors" &&
         [ "$(state_step "$K/last.safetensors")" = $((s + 3)) ] && note "the final resume from step $s completes" ||
         fail "the final resume from step $s failed"
+    # Temporary files of the killed writes were cleared by the runs that followed.
+    stale=$(find "$K" -name '.*.tmp.*' | wc -l)
+    [ "$stale" = 0 ] && note "no stale temporary files remain" || fail "$stale stale temporary files in $K"
 fi
 finish
