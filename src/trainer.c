@@ -53,7 +53,7 @@ void sk_train_options_default(sk_train_options *o) {
     o->batch_size = 32, o->seq_len = 100;
     o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
     o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};
-    o->max_iters = 0, o->max_epochs = 1;
+    o->max_iters = 0, o->max_epochs = 10;
     o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
     o->log_every = 10;
     o->out_dir = "out";
@@ -387,6 +387,9 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     sk_backend *be = t->be;
     const int B = o->batch_size, T = o->seq_len;
     const size_t windows = sk_batcher_windows(&t->train, 0);
+    // The run's length in steps, whichever limit comes first (for progress and ETA).
+    int64_t total = o->max_epochs > 0 ? (int64_t)windows * o->max_epochs : 0;
+    if (o->max_iters > 0 && (total == 0 || o->max_iters < total)) total = o->max_iters;
     sk_lr_schedule sched = o->lr;
     if (sched.max_iters <= 0) sched.max_iters = o->max_iters > 0 ? o->max_iters : (int64_t)(windows * o->max_epochs);
     const double t0 = now_s();
@@ -426,9 +429,9 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         if ((size_t)++t->st.window >= windows) t->st.window = 0, t->st.epoch++;
 
         const int64_t s = t->st.step;
-        if (o->log_every > 0 && (s % o->log_every == 0 || s == o->max_iters)) {
+        if (o->log_every > 0 && (s % o->log_every == 0 || s == total)) {
             double tn = now_s();
-            sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, o->max_iters, loss, lr, gnorm,
+            sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, total, loss, lr, gnorm,
                              (double)(s - report_step) * B * T / (tn - report_t), tn - t0};
             report_t = tn, report_step = s;
             fprintf(t->metrics,

@@ -48,7 +48,8 @@ typedef struct {
 void sk_train_options_default(sk_train_options *o);
 
 typedef struct {
-    int64_t step, epoch, window, windows_per_epoch, max_iters;
+    int64_t step, epoch, window, windows_per_epoch;
+    int64_t max_iters;       // the run's length in steps: the nearer of --max-iters and --max-epochs
     float train_loss, lr;
     double grad_norm;
     double tokens_per_s;     // of the steps since the previous report
