@@ -393,7 +393,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     sk_lr_schedule sched = o->lr;
     if (sched.max_iters <= 0) sched.max_iters = o->max_iters > 0 ? o->max_iters : (int64_t)(windows * o->max_epochs);
     const double t0 = now_s();
-    double report_t = t0;
+    double step_time = 0.0; // seconds in training steps since the last report (not evaluation)
     int64_t report_step = t->st.step;
     float loss = NAN, lr = 0.0f;
     double gnorm = 0.0;
@@ -424,7 +424,9 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
                            "learning rate (--lr)",
                            gnorm, (long long)t->st.step + 1);
         if (st != SK_OK) return sk_fail(err, st, "the %s backend failed in the optimizer step", be->ops->name);
-        t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = now_s() - ts;
+        const double dt = now_s() - ts;
+        t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
+        step_time += dt;
         t->st.step++;
         if ((size_t)++t->st.window >= windows) t->st.window = 0, t->st.epoch++;
 
@@ -432,8 +434,8 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         if (o->log_every > 0 && (s % o->log_every == 0 || s == total)) {
             double tn = now_s();
             sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, total, loss, lr, gnorm,
-                             (double)(s - report_step) * B * T / (tn - report_t), tn - t0};
-            report_t = tn, report_step = s;
+                             (double)(s - report_step) * B * T / step_time, tn - t0};
+            step_time = 0.0, report_step = s;
             fprintf(t->metrics,
                     "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,\"tokens_per_s\":%.1f}\n",
                     (long long)s, (double)p.epoch + (double)p.window / (double)windows, (double)loss, (double)lr,
