@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# device_build.sh: configures and builds shakespeare with the CUDA backend on a GPU machine
+# whose cuDNN and OpenBLAS may come from unusual places. Run from anywhere; builds into
+# build-gpu/ of the repository (or --build-dir).
+#
+# Finds, and prints one line per finding:
+#   nvcc      on PATH, else /usr/local/cuda/bin/nvcc (then exported as CUDACXX)
+#   cuBLAS    beside nvcc's toolkit (CMake's CUDA::cublas)
+#   cuDNN     $CUDNN_ROOT if set; else /usr/local/cuda/include/cudnn.h with its libcudnn.so;
+#             else the system's (/usr/include[/x86_64-linux-gnu]); else python3's pip wheel
+#             nvidia-cudnn-cu13/cu12 (site-packages/nvidia/cudnn/{include,lib}). The wheel has
+#             only libcudnn.so.9, no libcudnn.so for CMake's find_library(cudnn), so the script
+#             makes BUILD/cudnn-root/{include,lib} (links) and passes that as -DCUDNN_ROOT.
+#   OpenBLAS  the system's (cblas.h + libopenblas.so in the usual Debian/Ubuntu places); else
+#             .carry/root/usr (scripts/device_prep.sh, run on a machine with apt, makes it;
+#             .carry/debs alone is unpacked here first) -> -DOPENBLAS_ROOT. SK_FORCE_CARRY=1
+#             takes the carried copy even where the system has one (to test that path);
+#             SK_FORCE_PIP_CUDNN=1 likewise skips CUDNN_ROOT, the toolkit's and the system's cuDNN.
+# then runs  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT=... [-DOPENBLAS_ROOT=...]
+# and        cmake --build build-gpu -j16 [--target T]
+# and writes build-gpu/env.sh, which exports the LD_LIBRARY_PATH the programs need at run
+# time (the wheel's cuDNN folder: libcudnn.so.9 dlopens its engine libraries from there; the
+# carried OpenBLAS and libgfortran folders):
+#   source build-gpu/env.sh && build-gpu/shakespeare-train --device cuda ...
+# Finally it checks that every shared library of shakespeare-train resolves under that env.
+# Exits 1 with a message naming what is missing (nvcc, cuDNN, OpenBLAS, CUDA backend off,
+# build failure, unresolved library).
+#
+# Usage: scripts/device_build.sh [--build-dir DIR] [--target T] [--jobs N] [--quiet]
+#   --quiet   build output only on failure (the last 40 lines); configure output likewise
+# Env: CUDNN_ROOT (a prefix with include/cudnn.h and lib/ or lib64/libcudnn.so),
+#      SK_FORCE_CARRY=1, SK_CUDA_ARCH (CMAKE_CUDA_ARCHITECTURES; default: CMakeLists's 90),
+#      PYTHON (default python3: the interpreter whose pip cuDNN is looked for).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build-gpu"
+target=""
+jobs=16
+quiet=0
+python=${PYTHON:-python3}
+
+die() { echo "device_build.sh: error: $*" >&2; exit 1; }
+found() { printf 'device_build: %-9s %s\n' "$1" "$2"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) [ $# -ge 2 ] || die "--build-dir needs a value"; build=$2; shift 2 ;;
+    --target) [ $# -ge 2 ] || die "--target needs a value"; target=$2; shift 2 ;;
+    --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--jobs expects a positive integer, got \"$2\""; jobs=$2; shift 2 ;;
+    --quiet) quiet=1; shift ;;
+    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option \"$1\" (see --help)" ;;
+  esac
+done
+case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
+mkdir -p "$build"
+command -v cmake >/dev/null || die "cmake not found on PATH"
+ld_paths=()   # runtime library folders for env.sh, in order
+
+# ---- nvcc and cuBLAS ---------------------------------------------------------------------
+nvcc=$(command -v nvcc || true)
+if [ -z "$nvcc" ] && [ -x /usr/local/cuda/bin/nvcc ]; then nvcc=/usr/local/cuda/bin/nvcc; fi
+[ -n "$nvcc" ] || die "nvcc not found (neither on PATH nor /usr/local/cuda/bin/nvcc): the CUDA backend needs the CUDA toolkit"
+export CUDACXX="$nvcc"
+toolkit=$(cd "$(dirname "$(readlink -f "$nvcc")")/.." && pwd)
+found nvcc "$nvcc ($("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/release \1/p'); toolkit $toolkit)"
+cublas=$(ls "$toolkit"/lib64/libcublas.so "$toolkit"/lib/libcublas.so "$toolkit"/targets/*/lib/libcublas.so 2>/dev/null | head -n 1 || true)
+[ -n "$cublas" ] || die "libcublas.so not found in the toolkit $toolkit (lib64/, lib/, targets/*/lib/): CMake's CUDA::cublas needs it"
+found cuBLAS "$cublas"
+
+# ---- cuDNN -------------------------------------------------------------------------------
+# cudnn_version DIR: "9.x.y" from cudnn_version.h (or cudnn.h) in DIR.
+cudnn_version() {
+  local h="$1/cudnn_version.h"
+  [ -f "$h" ] || h="$1/cudnn.h"
+  awk '/#define CUDNN_MAJOR /{a=$3} /#define CUDNN_MINOR /{b=$3} /#define CUDNN_PATCHLEVEL /{c=$3} END{print a"."b"."c}' "$h"
+}
+# make_cudnn_prefix INCDIR LIBFILE: BUILD/cudnn-root/{include -> INCDIR, lib/libcudnn.so -> LIBFILE}.
+make_cudnn_prefix() {
+  local p="$build/cudnn-root"
+  rm -rf "$p"
+  mkdir -p "$p/lib"
+  ln -s "$1" "$p/include"
+  ln -s "$2" "$p/lib/libcudnn.so"
+  cudnn_root="$p"
+}
+cudnn_root="" cudnn_inc="" cudnn_src=""
+force_pip=${SK_FORCE_PIP_CUDNN:-0}
+if [ -n "${CUDNN_ROOT:-}" ] && [ "$force_pip" != 1 ]; then
+  [ -f "$CUDNN_ROOT/include/cudnn.h" ] || die "CUDNN_ROOT=$CUDNN_ROOT has no include/cudnn.h"
+  cudnn_root=$CUDNN_ROOT cudnn_inc="$CUDNN_ROOT/include" cudnn_src="CUDNN_ROOT"
+elif [ "$force_pip" != 1 ] && [ -f /usr/local/cuda/include/cudnn.h ] && ls /usr/local/cuda/lib64/libcudnn.so /usr/local/cuda/lib/libcudnn.so >/dev/null 2>&1; then
+  cudnn_root=/usr/local/cuda cudnn_inc=/usr/local/cuda/include cudnn_src="CUDA toolkit folder"
+else
+  for inc in /usr/include /usr/include/x86_64-linux-gnu; do
+    for lib in /usr/lib/x86_64-linux-gnu/libcudnn.so.9 /usr/lib/x86_64-linux-gnu/libcudnn.so /usr/lib64/libcudnn.so.9; do
+      if [ -z "$cudnn_src" ] && [ "$force_pip" != 1 ] && [ -f "$inc/cudnn.h" ] && [ -e "$lib" ]; then
+        make_cudnn_prefix "$inc" "$lib"
+        cudnn_inc=$inc cudnn_src="system ($lib)"
+      fi
+    done
+  done
+  if [ -z "$cudnn_src" ] && command -v "$python" >/dev/null; then
+    # nvidia.cudnn may be a namespace package (no __file__): take its __path__, and fall back
+    # to scanning sys.path for nvidia/cudnn.
+    pipdir=$("$python" - <<'EOF' 2>/dev/null || true
+import os, sys
+cands = []
+try:
+    import nvidia.cudnn as m
+    cands += list(getattr(m, "__path__", [])) + ([os.path.dirname(m.__file__)] if getattr(m, "__file__", None) else [])
+except Exception:
+    pass
+cands += [os.path.join(p, "nvidia", "cudnn") for p in sys.path if p]
+for c in cands:
+    if os.path.isfile(os.path.join(c, "include", "cudnn.h")) and os.path.isdir(os.path.join(c, "lib")):
+        print(os.path.realpath(c))
+        break
+EOF
+)
+    if [ -n "$pipdir" ]; then
+      lib=$(ls "$pipdir"/lib/libcudnn.so.[0-9]* "$pipdir"/lib/libcudnn.so 2>/dev/null | head -n 1 || true)
+      [ -n "$lib" ] || die "the pip cuDNN at $pipdir has include/cudnn.h but no lib/libcudnn.so*"
+      make_cudnn_prefix "$pipdir/include" "$lib"
+      cudnn_inc="$pipdir/include" cudnn_src="pip wheel of $python ($pipdir)"
+      ld_paths+=("$pipdir/lib")
+    fi
+  fi
+fi
+[ -n "$cudnn_src" ] || die "cuDNN not found: no \$CUDNN_ROOT, no /usr/local/cuda/include/cudnn.h with lib64/libcudnn.so, no system cudnn.h, and $python has no nvidia.cudnn package with include/ and lib/"
+found cuDNN "$(cudnn_version "$cudnn_inc") from $cudnn_src -> -DCUDNN_ROOT=$cudnn_root"
+
+# ---- OpenBLAS ----------------------------------------------------------------------------
+openblas_root=""
+sys_inc="" sys_lib=""
+for d in /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/x86_64-linux-gnu /usr/include/openblas \
+         /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include /usr/local/include; do
+  [ -z "$sys_inc" ] && [ -f "$d/cblas.h" ] && sys_inc="$d/cblas.h"
+done
+for d in /usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-openmp \
+         /usr/lib64 /usr/lib /usr/local/lib; do
+  [ -z "$sys_lib" ] && [ -e "$d/libopenblas.so" ] && sys_lib="$d/libopenblas.so"
+done
+if [ -n "$sys_inc" ] && [ -n "$sys_lib" ] && [ "${SK_FORCE_CARRY:-0}" != 1 ]; then
+  found OpenBLAS "system ($sys_inc, $sys_lib)"
+else
+  why="the system has none"
+  [ "${SK_FORCE_CARRY:-0}" = 1 ] && why="SK_FORCE_CARRY=1"
+  carry="$root/.carry/root/usr"
+  if [ ! -f "$carry/include/x86_64-linux-gnu/openblas-pthread/cblas.h" ] && compgen -G "$root/.carry/debs/*.deb" >/dev/null; then
+    echo "device_build: unpacking .carry/debs into .carry/root"
+    bash "$root/scripts/device_prep.sh" --unpack-only >/dev/null || die "unpacking .carry/debs failed"
+  fi
+  [ -f "$carry/include/x86_64-linux-gnu/openblas-pthread/cblas.h" ] && [ -e "$carry/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so" ] \
+    || die "OpenBLAS not found ($why, and no .carry/root/usr): run scripts/device_prep.sh on a machine with apt and carry .carry"
+  openblas_root=$carry
+  ld_paths+=("$carry/lib/x86_64-linux-gnu/openblas-pthread" "$carry/lib/x86_64-linux-gnu")
+  found OpenBLAS "carried ($why) -> -DOPENBLAS_ROOT=$openblas_root"
+fi
+
+# ---- runtime environment -----------------------------------------------------------------
+# The toolkit's lib folder too: cuDNN's runtime-compiled engines dlopen libnvrtc from it.
+for d in "$toolkit/lib64" "$toolkit/lib"; do [ -d "$d" ] && { ld_paths+=("$d"); break; }; done
+ld=$(IFS=:; echo "${ld_paths[*]}")
+{
+  echo "# Written by scripts/device_build.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ): run-time library folders"
+  echo "# for the programs in this build (source it before running them)."
+  printf 'export LD_LIBRARY_PATH=%q"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"\n' "$ld"
+} >"$build/env.sh"
+# The link step needs them too: ld follows libopenblas.so.0's NEEDED libgfortran.so.5.
+export LD_LIBRARY_PATH="$ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+found runtime "LD_LIBRARY_PATH += $ld (written to ${build#"$root"/}/env.sh)"
+
+# ---- configure and build -----------------------------------------------------------------
+# -U: forget cached find results, so that a changed root is searched again.
+args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_CUDA=ON
+      -UCUDNN_INCLUDE_DIR -UCUDNN_LIBRARY -UCBLAS_INCLUDE_DIR -UCBLAS_LIBRARY -UOPENBLAS_ROOT
+      "-DCUDNN_ROOT=$cudnn_root")
+[ -n "$openblas_root" ] && args+=("-DOPENBLAS_ROOT=$openblas_root")
+[ -n "${SK_CUDA_ARCH:-}" ] && args+=("-DCMAKE_CUDA_ARCHITECTURES=$SK_CUDA_ARCH")
+echo "device_build: cmake ${args[*]}"
+clog="$build/configure.log"
+cmake "${args[@]}" >"$clog" 2>&1 || { tail -n 40 "$clog" >&2; die "cmake configure failed (log: $clog)"; }
+[ "$quiet" = 1 ] || cat "$clog"
+grep -q 'CUDA backend: on' "$clog" \
+  || die "CMake turned the CUDA backend off: $(grep -o 'CUDA backend: off.*' "$clog" || echo 'no "CUDA backend" line; see '"$clog")"
+found CMake "$(grep -o 'CUDA backend: on.*' "$clog"); $(grep -o 'CBLAS: .*' "$clog")"
+bargs=(--build "$build" -j "$jobs")
+[ -n "$target" ] && bargs+=(--target "$target")
+echo "device_build: cmake ${bargs[*]}"
+blog="$build/build.log"
+if [ "$quiet" = 1 ]; then
+  cmake "${bargs[@]}" >"$blog" 2>&1 || { tail -n 40 "$blog" >&2; die "build failed (log: $blog)"; }
+else
+  cmake "${bargs[@]}" 2>&1 | tee "$blog" || die "build failed (log: $blog)"
+fi
+
+# ---- check that the trainer's libraries resolve --------------------------------------------
+exe="$build/shakespeare-train"
+[ -x "$exe" ] || die "$exe was not built"
+missing=$(ldd "$exe" 2>&1 | grep 'not found' || true)
+[ -z "$missing" ] || die "shared libraries of $exe do not resolve under ${build#"$root"/}/env.sh: $missing"
+for l in cudnn openblas gfortran cublas; do
+  p=$(ldd "$exe" | awk -v l="lib$l" 'index($1, l) == 1 { print $3; exit }')
+  [ -n "$p" ] && found "ldd" "lib$l -> $p"
+done
+"$exe" --version >/dev/null || die "$exe --version failed"
+echo "device_build: ok: $exe (run it after: source ${build#"$root"/}/env.sh)"
