@@ -9,13 +9,15 @@
 # warm-up as tokens/s = B*T / median. The PyTorch side is scripts/bench_cpu_torch.py.
 #
 # Usage: scripts/bench_cpu.sh [--threads N] [--steps N] [--warmup N] [--build-dir DIR]
-#                             [--data FILE] [--skip-torch] [--skip-ours]
+#                             [--data FILE] [--skip-torch] [--skip-ours] [--as-is]
 #   --threads  threads for both (default: nproc)      --steps   timed steps (default 30)
 #   --warmup   untimed steps first (default 5)        --build-dir  (default: build)
 # Env: PYTHON (default /usr/bin/python3, Debian's python3-torch); OMP_WAIT_POLICY (default
-# PASSIVE, exported to both sides): both link libgomp next to OpenBLAS's own pthreads, and
-# GOMP's spin-waiting threads then starve OpenBLAS's on a small machine (2 cores, 2 threads:
-# PyTorch 3.5k instead of 19k tokens/s, shakespeare 0.9k instead of 10k).
+# PASSIVE): Debian's torch runs libgomp next to OpenBLAS's own pthreads, and GOMP's
+# spin-waiting threads starve OpenBLAS's on a small machine (2 cores, 2 threads: 3.5k
+# instead of 19k tokens/s). shakespeare uses no OpenMP: the setting does not affect it.
+# --as-is: leave OMP_WAIT_POLICY and OPENBLAS_CORETYPE as the environment has them (the
+# out-of-the-box comparison); by default both sides get PyTorch's best settings here.
 # Other processes on the machine skew both numbers: run it on an idle machine.
 set -euo pipefail
 
@@ -28,12 +30,20 @@ data="$root/data/tinyshakespeare.txt"
 run_torch=1
 run_ours=1
 python=${PYTHON:-/usr/bin/python3}
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+defaults=0
+for a in "$@"; do [ "$a" = --as-is ] && defaults=1; done
+if [ "$defaults" = 1 ]; then
+  # --as-is: both programs exactly as a user would run them in this environment.
+  export BENCH_OMP_AS_IS=1
+else
+  export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+fi
 # OpenBLAS picks its kernels from the CPU unless OPENBLAS_CORETYPE forces a core. Some
 # images set it (this project's development machines set Haswell: AVX2 kernels on an
 # AVX-512 CPU, ~40% slower). Both sides run with autodetection unless
 # BENCH_OPENBLAS_CORETYPE names a core.
-if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then export OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE; else unset OPENBLAS_CORETYPE; fi
+if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then export OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE
+elif [ "$defaults" = 0 ]; then unset OPENBLAS_CORETYPE; fi
 openblas_core=$("$python" -c 'import ctypes; f = ctypes.CDLL("libopenblas.so.0").openblas_get_corename; f.restype = ctypes.c_char_p; print(f().decode())' 2>/dev/null || echo unknown)
 cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 
@@ -48,7 +58,8 @@ while [ $# -gt 0 ]; do
     --data) [ $# -ge 2 ] || die "--data needs a value"; data=$2; shift 2 ;;
     --skip-torch) run_torch=0; shift ;;
     --skip-ours) run_ours=0; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --as-is) shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
@@ -90,7 +101,7 @@ if [ "$run_torch" = 1 ]; then
 fi
 
 echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data")"
-echo "machine: $cpu_model, $(nproc) cores; OpenBLAS kernels: $openblas_core; OMP_WAIT_POLICY=$OMP_WAIT_POLICY; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "machine: $cpu_model, $(nproc) cores; OpenBLAS kernels: $openblas_core; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 printf '%-24s %8s %14s\n' implementation threads tokens/s
 [ -n "$ours_tps" ] && printf '%-24s %8s %14.1f\n' shakespeare "$threads" "$ours_tps"
 [ -n "$torch_tps" ] && printf '%-24s %8s %14.1f\n' "pytorch $torch_version" "$threads" "$torch_tps"

@@ -22,7 +22,8 @@ import time
 # own pthreads. With GOMP's default spin-waiting, its idle threads keep the cores busy while
 # OpenBLAS computes: on a 2-core machine a step took 0.9 s instead of 0.16 s. Passive
 # waiting is PyTorch's best configuration here; read by libgomp when torch loads it.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if os.environ.get("BENCH_OMP_AS_IS") != "1":
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 

@@ -270,14 +270,51 @@ static sk_status cpu_backward(sk_backend *b) {
     return SK_OK;
 }
 
+typedef struct {
+    cpu_impl *c;
+    const sk_param_layout *layout;
+    const sk_adam_hparams *h;
+    float lr, clip_scale;
+    int64_t step;
+    double partial[SK_MAX_THREADS]; // per-span sums of squares, combined in span order
+} adam_job;
+
+static void span_range(size_t n, int i, int k, size_t *lo, size_t *hi) {
+    *lo = n * (size_t)i / (size_t)k, *hi = n * (size_t)(i + 1) / (size_t)k;
+}
+
+static void norm_span(void *ctx, int i, int n) {
+    adam_job *j = ctx;
+    size_t lo, hi;
+    span_range(j->layout->total, i, n, &lo, &hi);
+    j->partial[i] = 0.0;
+    for (size_t k = lo; k < hi; k++) j->partial[i] += (double)j->c->grads[k] * (double)j->c->grads[k];
+}
+
+static void adam_span(void *ctx, int i, int n) {
+    adam_job *j = ctx;
+    size_t lo, hi;
+    span_range(j->layout->total, i, n, &lo, &hi);
+    sk_adam_update_range(j->c->params, j->c->grads, j->c->m, j->c->v, j->layout, j->h, j->lr, j->clip_scale, j->step,
+                         lo, hi);
+}
+
 static sk_status cpu_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
                                     double *grad_norm) {
     cpu_impl *c = impl_of(b);
     if (!c->training || step < 1) return SK_ERR_ARG;
-    double norm = sk_grad_norm(c->grads, b->layout.total);
+    // Small models are not worth a thread: one span below ~64K parameters per thread.
+    int n = c->threads;
+    while (n > 1 && b->layout.total / (size_t)n < 65536) n--;
+    adam_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .step = step};
+    sk_parallel_for(n, norm_span, &j);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += j.partial[i];
+    double norm = sqrt(sum);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(norm)) return SK_ERR_NUMERIC;
-    sk_adam_update(c->params, c->grads, c->m, c->v, &b->layout, h, lr, sk_clip_scale(norm, h->grad_clip), step);
+    j.clip_scale = sk_clip_scale(norm, h->grad_clip);
+    sk_parallel_for(n, adam_span, &j);
     return SK_OK;
 }
 

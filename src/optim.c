@@ -18,6 +18,12 @@ float sk_clip_scale(double norm, double clip) {
 
 void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
                     const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
+    sk_adam_update_range(params, grads, m, v, layout, h, lr, clip_scale, step, 0, layout->total);
+}
+
+void sk_adam_update_range(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
+                          const sk_adam_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
+                          size_t end) {
     // Scalars formed in double and rounded once, as PyTorch's Adam does on the host.
     const float b1 = (float)h->beta1, b2 = (float)h->beta2, eps = (float)h->eps;
     const float one_minus_b1 = (float)(1.0 - h->beta1), one_minus_b2 = (float)(1.0 - h->beta2);
@@ -25,10 +31,12 @@ void sk_adam_update(float *params, const float *grads, float *m, float *v, const
     const float step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)step)));
     for (int ti = 0; ti < layout->n_tensors; ti++) {
         const sk_tensor_info *t = &layout->tensors[ti];
+        size_t lo = t->offset > begin ? t->offset : begin, hi = t->offset + t->numel < end ? t->offset + t->numel : end;
+        if (lo >= hi) continue;
         const float decay = t->ndim == 2 ? (float)(1.0 - (double)lr * h->weight_decay) : 1.0f;
-        float *p = params + t->offset, *mt = m + t->offset, *vt = v + t->offset;
-        const float *g = grads + t->offset;
-        for (size_t i = 0; i < t->numel; i++) {
+        float *p = params, *mt = m, *vt = v;
+        const float *g = grads;
+        for (size_t i = lo; i < hi; i++) {
             float gi = g[i] * clip_scale;
             mt[i] = b1 * mt[i] + one_minus_b1 * gi;
             vt[i] = b2 * vt[i] + one_minus_b2 * gi * gi;

@@ -28,6 +28,12 @@ double sk_grad_norm(const float *g, size_t n);
 void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
                     const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
 
+// The same update restricted to elements [begin, end) of the buffer (for splitting one
+// step over threads; each element's arithmetic is identical).
+void sk_adam_update_range(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
+                          const sk_adam_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
+                          size_t end);
+
 // The clip multiplier for a gradient of global norm `norm`: min(1, clip / (norm + 1e-6)),
 // or 1 when clip <= 0.
 float sk_clip_scale(double norm, double clip);
