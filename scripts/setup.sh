@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the benchmarks need.
 # Safe to run again: it installs only what is missing. Needs root (or sudo).
-#   cmake, gcc          the build
+#   cmake, gcc, g++     the build (g++: nvcc's host compiler for the CUDA backend)
 #   libopenblas-dev     CBLAS for the CPU backend's matrix products
 #   clang               libFuzzer targets and the sanitizer build
 #   python3-torch       the PyTorch reference generator, checkpoint round trip, CPU benchmark peer
 #   python3-matplotlib  scripts/plot_metrics.py
 set -euo pipefail
-want=(cmake gcc make libopenblas-dev clang python3 python3-numpy python3-torch python3-matplotlib)
-[ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc make libopenblas-dev)
+want=(cmake gcc g++ make libopenblas-dev clang python3 python3-numpy python3-torch python3-matplotlib)
+[ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc g++ make libopenblas-dev)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -3,5 +3,5 @@
 # Any arguments go to shakespeare-train (see: build/shakespeare-train --help).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+SHAKESPEARE_SETUP_MINIMAL=1 bash scripts/build.sh # the build needs no PyTorch or clang
 exec build/shakespeare-train "$@"

@@ -17,7 +17,7 @@ static inline float sk_expf(float x) {
     x = x < -87.0f ? -87.0f : x; // e^-87 is still a normal float
     // n = round(x / ln 2), found by adding 1.5 * 2^23 so the integer lands in the mantissa.
     float t = x * 1.44269504088896341f + 12582912.0f;
-    int32_t tb;
+    uint32_t tb;
     memcpy(&tb, &t, sizeof tb);
     float n = t - 12582912.0f;
     float r = x - n * 0.693359375f; // ln 2 split in two for an exact reduction
@@ -29,7 +29,8 @@ static inline float sk_expf(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * r * r + r + 1.0f;
-    int32_t eb = (tb - 0x4B400000 + 127) << 23; // 2^n
+    // 2^n from the exponent bits; unsigned so that a NaN's garbage bits shift without UB.
+    uint32_t eb = ((uint32_t)tb - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &eb, sizeof scale);
     return p * scale;
