@@ -1,6 +1,8 @@
 // json.c: the strict, bounded JSON parser of json.h (recursive descent, depth-limited).
 #include "json.h"
 
+#include "shakespeare/utf8.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,29 +41,6 @@ size_t sk_utf8_valid_prefix(const char *s, size_t n) {
         i += (size_t)k;
     }
     return n;
-}
-
-static size_t utf8_put(uint32_t cp, char *out) {
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 // ---- parser --------------------------------------------------------------------------------
@@ -326,7 +305,7 @@ char *sk_json_string(const sk_json *doc, size_t node, size_t *len) {
                 i += 6;
                 u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
             }
-            o += utf8_put(u, out + o);
+            o += (size_t)sk_utf8_encode(u, out + o); // lone surrogates were refused by the parser
             break;
         }
         default: out[o++] = e; break; // " \ /

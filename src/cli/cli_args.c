@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,4 +82,13 @@ void cli_die(int code, const char *fmt, ...) {
     fputc('\n', stderr);
     va_end(ap);
     exit(code);
+}
+
+void cli_bad_option(int c, char **argv) {
+    if (c == ':') cli_die(CLI_EXIT_USAGE, "option %s needs a value (see --help)", argv[optind - 1]);
+    // '?': optopt is the short option, a long option's id (>= 256) when it got a value it
+    // does not take, or 0 for an unknown long option.
+    if (optopt > 0 && optopt < 256) cli_die(CLI_EXIT_USAGE, "unknown option -%c (see --help)", optopt);
+    if (optopt >= 256) cli_die(CLI_EXIT_USAGE, "option %s does not take a value (see --help)", argv[optind - 1]);
+    cli_die(CLI_EXIT_USAGE, "unknown or ambiguous option %s (see --help)", argv[optind - 1]);
 }

@@ -24,6 +24,10 @@ sk_status cli_parse_float(const char *opt, const char *s, double lo, int lo_open
 sk_status cli_parse_double(const char *opt, const char *s, double lo, int lo_open, double hi, int hi_open,
                            double *out, sk_error *err);
 
+// For getopt_long's ':' (missing value) and '?' (unknown option) answers, with opterr = 0
+// and an optstring starting with ':': exits 2 with a message naming the option.
+_Noreturn void cli_bad_option(int c, char **argv);
+
 // Prints "error: <msg>" (one line) to stderr and exits with code.
 _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -262,11 +262,7 @@ int main(int argc, char **argv) {
             return 0;
         }
         case OPT_VERSION: printf("shakespeare-train %s\n", SK_VERSION); return 0;
-        case ':': cli_die(CLI_EXIT_USAGE, "option %s needs a value (see --help)", argv[optind - 1]);
-        default: // getopt_long's '?': optopt is the short option, a long option's id, or 0
-            if (optopt > 0 && optopt < 256) cli_die(CLI_EXIT_USAGE, "unknown option -%c (see --help)", optopt);
-            if (optopt >= 256) cli_die(CLI_EXIT_USAGE, "option %s does not take a value (see --help)", argv[optind - 1]);
-            cli_die(CLI_EXIT_USAGE, "unknown or ambiguous option %s (see --help)", argv[optind - 1]);
+        default: cli_bad_option(c, argv);
         }
         if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
     }
