@@ -46,7 +46,7 @@ __global__ void sumsq_stage2(double *out, const double *partials, int G) {
 // otherwise fuse the products and sums into FMAs, which the CPU build does not do.
 __global__ void adamw_kernel(float *params, const float *grads, float *m, float *v, const uint8_t *decay_mask,
                              size_t n, sk_adamw_args a) {
-    const float one_m_b1 = 1.0f - a.beta1, one_m_b2 = 1.0f - a.beta2; // exact as on the host
+    const float one_m_b1 = a.one_minus_beta1, one_m_b2 = a.one_minus_beta2; // rounded on the host
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         float gi = __fmul_rn(grads[i], a.clip_scale);

@@ -53,13 +53,15 @@ cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t key,
 // *out = sum of x[i]^2 over i < n, in double, by a fixed two-stage reduction.
 cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n, cudaStream_t stream);
 
-// Scalars of one AdamW step, computed on the host exactly as sk_adam_update does.
+// Scalars of one AdamW step, computed on the host exactly as sk_adam_update does: each is
+// formed in double from the double hyperparameters and rounded to float once.
 typedef struct {
     float beta1, beta2, eps;
+    float one_minus_beta1, one_minus_beta2; // (float)(1.0 - beta): NOT 1.0f - (float)beta
     float clip_scale; // gradients are multiplied by it first
-    float step_size;  // lr / (1 - beta1^t)
-    float bc2_sqrt;   // sqrt(1 - beta2^t)
-    float decay;      // 1 - lr * weight_decay, for elements whose decay_mask is 1
+    float step_size;  // (float)(lr / (1 - beta1^t)), the division in double
+    float bc2_sqrt;   // (float)sqrt(1 - beta2^t)
+    float decay;      // (float)(1 - lr * weight_decay), for elements whose decay_mask is 1
 } sk_adamw_args;
 
 // One AdamW step over n elements with optim.h's formula, in the same float operations

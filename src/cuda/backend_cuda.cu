@@ -367,14 +367,16 @@ static sk_status cuda_optimizer_step(sk_backend *b, const sk_adam_hparams *h, fl
     const double norm = sqrt(ci->host_scalars[1]);
     if (grad_norm) *grad_norm = norm;
     if (!isfinite(norm)) return sk_cuda_failf(err, SK_ERR_NUMERIC, "gradient norm is %g", norm);
-    // The scalars exactly as sk_adam_update computes them.
+    // The scalars exactly as sk_adam_update (optim.c) computes them: in double from the
+    // double hyperparameters, rounded to float once (1.0f - (float)0.999 would be off by
+    // 1.3e-5 relative, and lr / (float)bc1 by an ulp).
     sk_adamw_args a;
-    a.beta1 = h->beta1, a.beta2 = h->beta2, a.eps = h->eps;
+    a.beta1 = (float)h->beta1, a.beta2 = (float)h->beta2, a.eps = (float)h->eps;
+    a.one_minus_beta1 = (float)(1.0 - h->beta1), a.one_minus_beta2 = (float)(1.0 - h->beta2);
     a.clip_scale = sk_clip_scale(norm, h->grad_clip);
-    const float bc1 = (float)(1.0 - pow((double)h->beta1, (double)step));
-    a.bc2_sqrt = (float)sqrt(1.0 - pow((double)h->beta2, (double)step));
-    a.step_size = lr / bc1;
-    a.decay = 1.0f - lr * h->weight_decay;
+    a.bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
+    a.step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)step)));
+    a.decay = (float)(1.0 - (double)lr * h->weight_decay);
     CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, a, ci->stream));
     ci->stale = 1;
     return SK_OK;

@@ -190,13 +190,15 @@ sk_status query_sizes(sk_cudnn_lstm *r, sk_error *err) {
     return SK_OK;
 }
 
+// Leaves r->len = 0 ("describes nothing usable") until the caller has checked the sizes
+// and uploaded seq_dev: a failure half-way must not let the next call skip this work.
 sk_status set_descriptors(sk_cudnn_lstm *r, int len, sk_error *err) {
+    r->len = 0;
     for (int b = 0; b < r->B; b++) r->seq_host[b] = len;
     CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->xdesc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, len,
                                           r->B, r->E, r->seq_host, NULL));
     CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->ydesc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, len,
                                           r->B, r->H, r->seq_host, NULL));
-    r->len = len;
     return query_sizes(r, err);
 }
 
@@ -236,15 +238,23 @@ sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
     if (!r->seq_host) return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
     CUDA_CHECK(cudaMalloc((void **)&r->seq_dev, sizeof(int32_t) * (size_t)B));
 
-    // Temporary buffers sized for the longest window; shorter ones are re-checked in
-    // sk_lstm_set_len. The descriptors are left describing len = T.
-    SK_TRY(set_descriptors(r, T, err));
-    r->work_cap = r->work_infer > r->work_train ? r->work_infer : r->work_train;
-    r->reserve_cap = r->reserve_train;
+    // Temporary buffers sized for the largest need over every window length 1..T and both
+    // modes (cuDNN does not promise that its sizes grow with the length; the queries run
+    // on the host, once, at creation), so that no later length (the sampler's 1, a short
+    // last window) can fail; sk_lstm_set_len still re-checks. The descriptors are left
+    // describing len = T.
+    r->work_cap = r->reserve_cap = 0;
+    for (int len = 1; len <= T; len++) {
+        SK_TRY(set_descriptors(r, len, err));
+        if (r->work_infer > r->work_cap) r->work_cap = r->work_infer;
+        if (r->work_train > r->work_cap) r->work_cap = r->work_train;
+        if (r->reserve_train > r->reserve_cap) r->reserve_cap = r->reserve_train;
+    }
     if (r->work_cap) CUDA_CHECK(cudaMalloc(&r->work, r->work_cap));
     if (r->reserve_cap) CUDA_CHECK(cudaMalloc(&r->reserve, r->reserve_cap));
     CUDA_CHECK(cudaMemcpyAsync(r->seq_dev, r->seq_host, sizeof(int32_t) * (size_t)B, cudaMemcpyHostToDevice,
                                stream));
+    r->len = T;
 
     CUDNN_CHECK(cudnnGetRNNWeightSpaceSize(dnn, r->rnn, &r->w_bytes));
     CUDA_CHECK(cudaMalloc((void **)&r->w, r->w_bytes));
@@ -286,6 +296,7 @@ sk_status sk_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err) {
     // once, so later edits of seq_host cannot race with this copy.
     CUDA_CHECK(cudaMemcpyAsync(r->seq_dev, r->seq_host, sizeof(int32_t) * (size_t)r->B, cudaMemcpyHostToDevice,
                                r->stream));
+    r->len = len;
     return SK_OK;
 }
 

@@ -51,7 +51,7 @@ typedef struct {
     size_t work_train, work_infer, reserve_train;
     int *seq_host;    // (B,) all = len
     int32_t *seq_dev; // (B,) device copy that cuDNN's kernels read
-    int len;          // window length the data descriptors describe (0: none yet)
+    int len;          // window length described and checked (0: none, or a failed change)
     sk_wseg *segs;    // (nseg,) device
     int nseg;
     size_t seg_max; // longest segment

@@ -16,9 +16,13 @@
 //     ~2T GEMMs, each adding ulp-level reordering noise; elements near zero are judged by
 //     atol. A wrong gate, transposed weight or misplaced cuDNN matrix errs by O(scale).
 //   grad norm: rtol 1e-4 (a sum of squares of the gradients above).
-//   AdamW on the GPU vs sk_adam_update on the host, fed the GPU's own gradients: rtol 1e-6,
-//     atol 1e-7*scale: the kernel performs the CPU's float operations in the CPU's order
-//     without FMA, so it should agree bit for bit; the slack is one ulp.
+//   AdamW on the GPU vs sk_adam_update on the host, fed the GPU's own gradients, state and
+//     gradient norm: bitwise. The scalars are formed on the host the same way (in double
+//     from the double hyperparameters, rounded once) and the kernel performs the CPU's
+//     float operations in the CPU's order without FMA, so nothing may differ. The
+//     hyperparameters are double literals (0.999, not 0.999f): with float literals
+//     (float)(1.0 - beta2) == 1.0f - (float)beta2 and a kernel that rounds 1 - beta in
+//     float would pass unnoticed.
 //   params after the step, GPU vs CPU backend: Adam normalizes each gradient element, so
 //     a near-zero gradient whose sign differs between the backends moves its parameter by
 //     up to 2*lr. Compared only where |g| >= 1e-3 * max|g| of its tensor, where the
@@ -105,6 +109,21 @@ static void forward_both(sk_backend *cpu, sk_backend *gpu, const int32_t *x, con
     free(hc), free(cc), free(hg), free(cg);
 }
 
+// Bitwise equality of n floats; prints the first difference and the count.
+static void compare_exact(const char *what, const float *got, const float *ref, size_t n) {
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(&got[i], &ref[i], sizeof(float)) != 0) {
+            if (!bad) first = i;
+            bad++;
+        }
+    }
+    printf("  %-28s n=%-8zu %zu bitwise difference(s)", what, n, bad);
+    if (bad) printf(", first [%zu] got %.9g ref %.9g  FAIL", first, got[first], ref[first]);
+    printf("\n");
+    if (bad) sk_test_failures++;
+}
+
 // Gradients of both, tensor by tensor; then one optimizer step on both, checked against
 // sk_adam_update on the host and against each other.
 static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hparams *hp, float lr, int64_t step) {
@@ -131,14 +150,16 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
     CHECK(fabs(ng - nc) <= 1e-4 * nc);
     double nh = sk_grad_norm(gg, n);
     CHECK(fabs(ng - nh) <= 1e-9 * nh); // same gradients: the double sums differ by rounding only
-    sk_adam_update(p0, gg, m0, v0, lay, hp, lr, sk_clip_scale(nh, hp->grad_clip), step);
+    // The GPU clipped with its own norm ng: so does the reference (nh may differ in the
+    // last bit of a double, which could move the float clip scale by an ulp).
+    sk_adam_update(p0, gg, m0, v0, lay, hp, lr, sk_clip_scale(ng, hp->grad_clip), step);
     float *pg = alloc_f(n), *mg = alloc_f(n), *vg = alloc_f(n), *pc = alloc_f(n);
     OP_OK(gpu, gpu->ops->get_params(gpu, pg));
     OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, mg, vg));
     OP_OK(cpu, cpu->ops->get_params(cpu, pc));
-    compare_scaled("adam params vs host", pg, p0, n, 1e-7, 1e-6);
-    compare_scaled("adam m vs host", mg, m0, n, 1e-7, 1e-6);
-    compare_scaled("adam v vs host", vg, v0, n, 1e-7, 1e-6);
+    compare_exact("adam params vs host", pg, p0, n);
+    compare_exact("adam m vs host", mg, m0, n);
+    compare_exact("adam v vs host", vg, v0, n);
     // GPU vs CPU backend, where the gradient is clearly nonzero (see the header).
     size_t k = 0;
     for (int t = 0; t < lay->n_tensors; t++) {
@@ -196,7 +217,7 @@ static void run_case(const parity_case *pc) {
     OP_OK(gpu, gpu->ops->set_state(gpu, h0, c0));
     int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
     if (!x || !y) exit(1);
-    sk_adam_hparams hp = {.beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.1f, .grad_clip = 0.0f};
+    sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 0.0};
     const float lr = 2e-3f;
     const int short_len = pc->T > 3 ? pc->T - 3 : 1;
 
@@ -206,7 +227,7 @@ static void run_case(const parity_case *pc) {
     backward_and_step(cpu, gpu, &hp, lr, 1);
     resync(cpu, gpu);
     // 2: a shorter training window continuing the carried state, with clipping active.
-    hp.grad_clip = 1e-3f;
+    hp.grad_clip = 1e-3;
     random_ids(&r, x, bt, pc->V), random_ids(&r, y, bt, pc->V);
     forward_both(cpu, gpu, x, y, short_len, SK_MODE_TRAIN, 2, "window 2");
     backward_and_step(cpu, gpu, &hp, lr, 2);
@@ -218,7 +239,7 @@ static void run_case(const parity_case *pc) {
     forward_both(cpu, gpu, x, NULL, 1, SK_MODE_EVAL, 0, "window 4");
     random_ids(&r, x, bt, pc->V), random_ids(&r, y, bt, pc->V);
     forward_both(cpu, gpu, x, y, pc->T, SK_MODE_TRAIN, 3, "window 5");
-    hp.grad_clip = 5.0f;
+    hp.grad_clip = 5.0;
     backward_and_step(cpu, gpu, &hp, lr, 3);
 
     // Error paths: they must be refused the same way, not crash.

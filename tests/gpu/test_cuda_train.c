@@ -197,7 +197,7 @@ int main(void) {
     sk_params_init(p, &cpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 42);
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
     OP_OK(gpu, gpu->ops->set_params(gpu, p));
-    const sk_adam_hparams hp = {.beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f, .grad_clip = 5.0f};
+    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
     const float lr = 1e-2f;
     double first_c = 0.0, first_g = 0.0, tail_c = 0.0, tail_g = 0.0;
     for (int s = 0; s < STEPS; s++) {
