@@ -133,6 +133,21 @@ static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const c
                    data_path, ckpt_path, data->size, ckpt->size);
 }
 
+// A resumed model keeps its shape: an explicit shape option that disagrees is an error.
+// (--dropout is not part of the shape: given with --init-from, it replaces the checkpoint's.)
+static sk_status check_shape(const sk_train_options *o, const sk_model_config *ck, sk_error *err) {
+    const struct { int bit; const char *flag; double want, have; } f[] = {
+        {SK_SET_EMBED, "--embed-size", o->model.embed_size, ck->embed_size},
+        {SK_SET_HIDDEN, "--hidden-size", o->model.hidden_size, ck->hidden_size},
+        {SK_SET_LAYERS, "--num-layers", o->model.num_layers, ck->num_layers},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if ((o->model_set & f[i].bit) && f[i].want != f[i].have)
+            return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
+                           f[i].flag, f[i].want, o->init_from, f[i].have);
+    return SK_OK;
+}
+
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     const sk_train_options *o = &t->o;
     sk_status st = sk_split_sizes(t->corpus.n, o->train_frac, o->val_frac, &t->n_train, &t->n_val, &t->n_test, err);
@@ -181,7 +196,9 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     if (o->init_from) {
         if ((st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err)) != SK_OK) goto fail;
         if ((st = check_vocab(&t->corpus.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
+        if ((st = check_shape(o, &ckpt.cfg, err)) != SK_OK) goto fail;
         t->o.model = ckpt.cfg;
+        if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
     } else {
         t->o.model.vocab_size = t->corpus.vocab.size;
     }

@@ -16,10 +16,13 @@
 #include "shakespeare/optim.h"
 #include "shakespeare/status.h"
 
+enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8 };
+
 typedef struct {
     const char *data_path;   // UTF-8 text
     double train_frac, val_frac;
     sk_model_config model;   // vocab_size is taken from the data
+    int model_set;           // SK_SET_* bits: shape options the user gave (checked against --init-from)
     sk_init_scheme init;
     float init_scale;        // SK_INIT_UNIFORM's a
     float forget_bias;

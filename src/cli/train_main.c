@@ -211,10 +211,10 @@ int main(int argc, char **argv) {
         switch (c) {
         case OPT_DATA: o.data_path = v; break;
         case OPT_OUT_DIR: o.out_dir = v; break;
-        case OPT_EMBED: st = cli_parse_int(name, v, 1, 65536, &o.model.embed_size, &err); break;
-        case OPT_HIDDEN: st = cli_parse_int(name, v, 1, 65536, &o.model.hidden_size, &err); break;
-        case OPT_LAYERS: st = cli_parse_int(name, v, 1, 64, &o.model.num_layers, &err); break;
-        case OPT_DROPOUT: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.model.dropout, &err); break;
+        case OPT_EMBED: st = cli_parse_int(name, v, 1, 65536, &o.model.embed_size, &err); o.model_set |= SK_SET_EMBED; break;
+        case OPT_HIDDEN: st = cli_parse_int(name, v, 1, 65536, &o.model.hidden_size, &err); o.model_set |= SK_SET_HIDDEN; break;
+        case OPT_LAYERS: st = cli_parse_int(name, v, 1, 64, &o.model.num_layers, &err); o.model_set |= SK_SET_LAYERS; break;
+        case OPT_DROPOUT: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.model.dropout, &err); o.model_set |= SK_SET_DROPOUT; break;
         case OPT_BATCH: st = cli_parse_int(name, v, 1, 1 << 20, &o.batch_size, &err); break;
         case OPT_SEQ: st = cli_parse_int(name, v, 1, 1 << 20, &o.seq_len, &err); break;
         case OPT_TRAIN_FRAC: st = cli_parse_double(name, v, 0, 1, 1, 0, &o.train_frac, &err); break;

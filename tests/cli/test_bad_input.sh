@@ -90,6 +90,9 @@ hdr='{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}' # valid safetensors
 { printf "\\$(printf %03o ${#hdr})\\0\\0\\0\\0\\0\\0\\0%s" "$hdr"; printf '\0\0\200\077'; } > foreign.safetensors
 : > empty.safetensors
 expect_error 'missing\.safetensors: cannot open \(No such file' "${TR[@]}" --init-from missing.safetensors
+expect_error '--hidden-size 32 differs from the checkpoint good/last\.safetensors \(16\)' \
+    "${TR[@]}" --init-from good/last.safetensors --hidden-size 32
+expect_error '--num-layers 2 differs from the checkpoint' "${TR[@]}" --init-from good/last.safetensors --num-layers 2
 expect_error 'good: cannot open \(is a directory\)' "${TR[@]}" --init-from good
 expect_error 'empty\.safetensors: truncated' "${TR[@]}" --init-from empty.safetensors
 expect_error 'truncated\.safetensors: truncated' "${TR[@]}" --init-from truncated.safetensors
