@@ -196,6 +196,16 @@ static const char *opt_name(int id) {
     return "?";
 }
 
+// With a test split (--train-frac + --val-frac < 1), its loss under the current model.
+static void print_test_loss(sk_trainer *t) {
+    sk_error err;
+    double loss;
+    sk_status st = sk_trainer_evaluate(t, 1, &loss, &err);
+    if (st == SK_ERR_ARG) return; // no test split
+    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    printf("test_loss %.6f nats/char (%.6f bits/char)\n", loss, loss / log(2.0));
+}
+
 int main(int argc, char **argv) {
     sk_train_options o;
     sk_train_options_default(&o);
@@ -295,14 +305,16 @@ int main(int argc, char **argv) {
     if (o.eval_only) {
         double val;
         st = sk_trainer_evaluate(t, 0, &val, &err);
-        sk_trainer_free(t);
         if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
+        print_test_loss(t);
+        sk_trainer_free(t);
         return 0;
     }
     sk_train_summary sum;
     st = sk_trainer_run(t, &sum, &err);
     end_live(&pr);
+    if (st == SK_OK) print_test_loss(t); // of the final model
     sk_trainer_free(t);
     if (st == SK_ERR_INTERRUPTED) {
         fprintf(stderr, "%s\n", err.msg);
