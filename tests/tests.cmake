@@ -37,6 +37,15 @@ foreach(src ${SK_CLI_TESTS})
                        SKIP_RETURN_CODE 77 TIMEOUT 900)
 endforeach()
 
+file(GLOB SK_GPU_CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh)
+foreach(src ${SK_GPU_CLI_TESTS})
+  get_filename_component(name ${src} NAME_WE)
+  set(name gpu_${name})
+  add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS gpu
+                       SKIP_RETURN_CODE 77 TIMEOUT 900)
+endforeach()
+
 if(SHAKESPEARE_FUZZ)
   file(GLOB SK_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)
   foreach(src ${SK_FUZZ_TARGETS})

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_cross_backend.sh (label gpu): checkpoints move between backends through the real
+# binaries. A model trained on the GPU
+#   - samples the same text on the CPU and on the GPU with --argmax (greedy decoding: the
+#     same unless two logits tie within fp32 rounding, which 120 characters of a trained
+#     model do not come near),
+#   - scores a text to the same loss on both (to 1e-4 nats/char: fp32 with different
+#     summation orders over a few hundred characters),
+#   - resumes training on the CPU from its checkpoint (state and all).
+# Skipped (77) where no GPU is usable.
+. "$(dirname "$0")/../cli/lib.sh"
+
+gen_text text.txt 200 5
+if ! "$SK_TRAIN" --data text.txt --out-dir probe --max-iters 1 --device cuda --embed-size 8 --hidden-size 16 \
+    --num-layers 1 --batch-size 2 --seq-length 8 > probe.out 2>&1; then
+    skip "no usable GPU: $(tail -n 1 probe.out)"
+fi
+MODEL=(--data text.txt --embed-size 32 --hidden-size 64 --num-layers 2 --batch-size 8 --seq-length 32 --lr 0.005)
+expect_ok "$SK_TRAIN" "${MODEL[@]}" --device cuda --out-dir g --max-iters 150 --eval-every 50 || finish
+grep -q 'backend=cuda' .ok.out && note "trained on the GPU" || fail "the run did not use the GPU: $(tail -n 1 .ok.out)"
+
+SAMPLE=("$SK_SAMPLE" --checkpoint g/last.safetensors --prime "to be" --length 120 --argmax)
+expect_ok "${SAMPLE[@]}" --device cuda && cp .ok.out gpu.txt
+expect_ok "${SAMPLE[@]}" --device cpu --threads 1 && cp .ok.out cpu.txt
+cmp -s gpu.txt cpu.txt && note "--argmax text identical on GPU and CPU" ||
+    fail "--argmax text differs: GPU '$(head -c 80 gpu.txt)' CPU '$(head -c 80 cpu.txt)'"
+
+head -n 40 text.txt > score.txt
+gs=$("$SK_SAMPLE" --checkpoint g/last.safetensors --score score.txt --device cuda | awk '{print $2}')
+cs=$("$SK_SAMPLE" --checkpoint g/last.safetensors --score score.txt --device cpu | awk '{print $2}')
+awk -v a="$gs" -v b="$cs" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-4) }' &&
+    note "--score GPU $gs, CPU $cs" || fail "--score differs: GPU $gs, CPU $cs"
+
+expect_ok "$SK_TRAIN" "${MODEL[@]}" --device cpu --threads 1 --out-dir g --max-iters 160 --init-from g/last.safetensors &&
+    grep -q 'steps=160' .ok.out && note "a GPU checkpoint resumes on the CPU" || fail "CPU resume of a GPU checkpoint"
+finish
