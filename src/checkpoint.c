@@ -11,7 +11,7 @@
 //   24      4     u32 L
 //   28      4     u32 B
 //   32      4     u32 H
-//   36      4     u32 reserved, 0
+//   36      4     u32 T, the window length the carried state ends (0: not recorded)
 //   40      8     i64 step
 //   48      8     i64 epoch
 //   56      8     i64 window
@@ -153,7 +153,7 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     put32(hd + 24, (uint32_t)s->L);
     put32(hd + 28, (uint32_t)s->B);
     put32(hd + 32, (uint32_t)s->H);
-    put32(hd + 36, 0);
+    put32(hd + 36, (uint32_t)s->T);
     put64(hd + 40, (uint64_t)s->step);
     put64(hd + 48, (uint64_t)s->epoch);
     put64(hd + 56, (uint64_t)s->window);
@@ -206,7 +206,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     uint32_t L = get32(hd + 24), B = get32(hd + 28), H = get32(hd + 32);
     size_t nh = lbh(L, B, H);
     // Sizes are checked against the file size before anything is allocated.
-    if (nh == SIZE_MAX || get32(hd + 36) != 0 || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
+    if (nh == SIZE_MAX || get32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
     uint64_t need = STATE_HEADER + 8 * (n + (uint64_t)nh) + 4;
@@ -219,6 +219,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if ((st = sk_train_state_alloc(out, (size_t)n, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked above
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a training state of %llu bytes", path,
                        (unsigned long long)need);
+    out->T = (int)get32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, sizeof hd);
     if (st == SK_OK) st = read_f32(r, out->m, out->n_params, &crc, path, err);
     if (st == SK_OK) st = read_f32(r, out->v, out->n_params, &crc, path, err);

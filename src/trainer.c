@@ -209,8 +209,11 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         remove_stale_temps(o->out_dir);
     }
 
+    // A resumed run keeps its seed: dropout masks are keyed by (seed, step).
+    const int resume = has_state && !o->eval_only;
+    const uint64_t seed = resume ? saved.seed : o->seed;
     sk_backend_config bc = {.model = t->o.model, .batch_size = o->batch_size, .seq_len = o->seq_len,
-                            .training = !o->eval_only, .threads = o->threads, .seed = o->seed};
+                            .training = !o->eval_only, .threads = o->threads, .seed = seed};
     char note[512];
     if ((st = sk_backend_create(&bc, o->device, &t->be, note, sizeof note, err)) != SK_OK) goto fail;
     notice(t, note);
@@ -220,8 +223,9 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     if ((st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err)) != SK_OK) goto fail;
     t->st.best_val_loss = INFINITY;
     t->st.best_step = -1;
-    t->st.seed = o->seed;
-    sk_rng_seed(&t->st.rng, o->seed ^ 0x5A4D504C45ull);
+    t->st.seed = seed;
+    t->st.T = o->seq_len;
+    sk_rng_seed(&t->st.rng, seed ^ 0x5A4D504C45ull);
     t->params = malloc(sizeof(float) * lay->total);
     t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
     t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
@@ -236,15 +240,15 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     }
     t->be->ops->set_params(t->be, t->params);
     t->be->ops->set_state(t->be, NULL, NULL);
-    if (has_state && !o->eval_only) {
+    if (resume) {
         // Resume: optimizer moments, counters, generator; the carried LSTM state and the
-        // position in the epoch only when the batching is unchanged.
+        // position in the epoch only when the batching (B and T) is unchanged.
         t->st.step = saved.step, t->st.epoch = saved.epoch;
         t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
-        t->st.seed = saved.seed, t->st.rng = saved.rng;
-        t->be->cfg.seed = saved.seed;
+        t->st.rng = saved.rng;
         t->be->ops->set_optimizer_state(t->be, saved.m, saved.v);
-        if (saved.B == B && saved.L == L && saved.H == H && (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
+        if (saved.B == B && saved.T == o->seq_len && saved.L == L && saved.H == H &&
+            (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
             t->st.window = saved.window;
             t->be->ops->set_state(t->be, saved.h, saved.c);
         } else {

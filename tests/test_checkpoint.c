@@ -514,6 +514,7 @@ static void fill_state(sk_train_state *s, uint64_t seed) {
     s->step = 1234567890123ll;
     s->epoch = 3;
     s->window = 17;
+    s->T = 100;
     s->best_val_loss = 1.4142135623730951;
     s->best_step = 1000;
     s->seed = 0xDEADBEEFCAFEF00Dull;
@@ -522,7 +523,8 @@ static void fill_state(sk_train_state *s, uint64_t seed) {
 
 static int state_equal(const sk_train_state *a, const sk_train_state *b) {
     size_t nh = (size_t)a->L * (size_t)a->B * (size_t)a->H;
-    return a->n_params == b->n_params && a->L == b->L && a->B == b->B && a->H == b->H && a->step == b->step &&
+    return a->n_params == b->n_params && a->L == b->L && a->B == b->B && a->H == b->H && a->T == b->T &&
+           a->step == b->step &&
            a->epoch == b->epoch && a->window == b->window && memcmp(&a->best_val_loss, &b->best_val_loss, 8) == 0 &&
            a->best_step == b->best_step && a->seed == b->seed && memcmp(a->rng.s, b->rng.s, sizeof a->rng.s) == 0 &&
            memcmp(a->m, b->m, 4 * a->n_params) == 0 && memcmp(a->v, b->v, 4 * a->n_params) == 0 &&

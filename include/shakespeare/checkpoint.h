@@ -61,6 +61,7 @@ typedef struct {
     uint64_t seed;         // the run's seed (dropout keys derive from it and step)
     sk_rng rng;            // the trainer's generator (samples printed during training)
     int L, B, H;           // shape of the carried state
+    int T;                 // window length the carried state ends (0: not recorded)
     size_t n_params;       // floats in m and v
     float *m, *v;          // (n_params,) Adam moments, owned
     float *h, *c;          // (L, B, H) carried LSTM state, owned

@@ -52,4 +52,7 @@ expect_ok "${T2[@]}" --out-dir t2a --max-iters 30 && expect_ok "${T2[@]}" --out-
 expect_ok "${COMMON[@]}" --out-dir c --max-iters 45 --batch-size 3 --init-from b40/last.safetensors &&
     grep -q 'batch shape differs' .ok.err && [ "$(state_step c/last.safetensors)" = 45 ] &&
     note "resume with another batch size" || fail "resume with another batch size: $(cat .ok.err)"
+expect_ok "${COMMON[@]}" --out-dir d --max-iters 45 --seq-length 5 --init-from b40/last.safetensors &&
+    grep -q 'batch shape differs' .ok.err && note "resume with another window length restarts the epoch" ||
+    fail "resume with another --seq-length: $(cat .ok.err)"
 finish
