@@ -16,7 +16,15 @@
 
 static volatile sig_atomic_t g_stop = 0; // 0, SIGINT or SIGTERM
 
-static void on_signal(int sig) { g_stop = sig; }
+// The first SIGINT/SIGTERM asks for a clean stop (finish the step, save, exit); a second
+// one ends the process at once, which the atomic checkpoint writes make safe.
+static void on_signal(int sig) {
+    if (g_stop) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+    g_stop = sig;
+}
 
 enum {
     OPT_DATA = 256, OPT_OUT_DIR, OPT_EMBED, OPT_HIDDEN, OPT_LAYERS, OPT_DROPOUT, OPT_BATCH, OPT_SEQ, OPT_TRAIN_FRAC,
