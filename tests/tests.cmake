@@ -6,45 +6,30 @@ set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
                 "SK_SAMPLE=$<TARGET_FILE:shakespeare-sample>"
                 "OPENBLAS_NUM_THREADS=1")
 
-file(GLOB SK_UNIT_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
-foreach(src ${SK_UNIT_TESTS})
-  get_filename_component(name ${src} NAME_WE)
-  add_executable(${name} ${src})
-  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src)
-  target_link_libraries(${name} PRIVATE shakespeare_core)
-  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS unit TIMEOUT 600)
-endforeach()
+# sk_add_tests(GLOB PREFIX LABEL): one test per matching file; .c files become programs
+# linked with the core library, .sh files run under bash. Exit 77 means skipped.
+function(sk_add_tests pattern prefix label)
+  file(GLOB files CONFIGURE_DEPENDS ${pattern})
+  foreach(src ${files})
+    get_filename_component(name ${src} NAME_WE)
+    set(name ${prefix}${name})
+    if(src MATCHES "\\.c$")
+      add_executable(${name} ${src})
+      target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src)
+      target_link_libraries(${name} PRIVATE shakespeare_core)
+      add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+    else()
+      add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+    endif()
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS ${label}
+                         SKIP_RETURN_CODE 77 TIMEOUT 900)
+  endforeach()
+endfunction()
 
-file(GLOB SK_GPU_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/test_*.c)
-foreach(src ${SK_GPU_TESTS})
-  get_filename_component(name ${src} NAME_WE)
-  set(name gpu_${name})
-  add_executable(${name} ${src})
-  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src)
-  target_link_libraries(${name} PRIVATE shakespeare_core)
-  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS gpu
-                       SKIP_RETURN_CODE 77 TIMEOUT 900)
-endforeach()
-
-file(GLOB SK_CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh)
-foreach(src ${SK_CLI_TESTS})
-  get_filename_component(name ${src} NAME_WE)
-  set(name cli_${name})
-  add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS cli
-                       SKIP_RETURN_CODE 77 TIMEOUT 900)
-endforeach()
-
-file(GLOB SK_GPU_CLI_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh)
-foreach(src ${SK_GPU_CLI_TESTS})
-  get_filename_component(name ${src} NAME_WE)
-  set(name gpu_${name})
-  add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
-  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS gpu
-                       SKIP_RETURN_CODE 77 TIMEOUT 900)
-endforeach()
+sk_add_tests(${CMAKE_SOURCE_DIR}/tests/test_*.c "" unit)
+sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.c gpu_ gpu)
+sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh gpu_ gpu)
+sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh cli_ cli)
 
 if(SHAKESPEARE_FUZZ)
   file(GLOB SK_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)

@@ -73,7 +73,7 @@ sk_status dev_alloc(void **p, size_t bytes, const char *what, sk_error *err) {
     if (e != cudaSuccess) {
         *p = NULL;
         (void)cudaGetLastError();
-        return sk_cuda_failf(err, e == cudaErrorMemoryAllocation ? SK_ERR_NOMEM : SK_ERR_DEVICE,
+        return sk_fail(err, e == cudaErrorMemoryAllocation ? SK_ERR_NOMEM : SK_ERR_DEVICE,
                              "cudaMalloc of %zu bytes for %s failed: %s", bytes, what, cudaGetErrorString(e));
     }
     return SK_OK;
@@ -107,7 +107,7 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
     ci->total = layout->total;
     const sk_tensor_info *emb = sk_param_find(layout, "embedding.weight");
     const sk_tensor_info *fcw = sk_param_find(layout, "fc.weight"), *fcb = sk_param_find(layout, "fc.bias");
-    if (!emb || !fcw || !fcb) return sk_cuda_failf(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
+    if (!emb || !fcw || !fcb) return sk_fail(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
     ci->off_emb = emb->offset, ci->off_fcw = fcw->offset, ci->off_fcb = fcb->offset;
 
     CUDA_CHECK(cudaSetDevice(ci->device));
@@ -155,7 +155,7 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         // Weight decay applies to matrices (ndim 2) only, as in sk_adam_update.
         uint8_t *mask = (uint8_t *)calloc(ci->total ? ci->total : 1, 1);
         float *ones = (float *)malloc(sizeof(float) * rows);
-        sk_status st = mask && ones ? SK_OK : sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory at CUDA setup");
+        sk_status st = mask && ones ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory at CUDA setup");
         if (st == SK_OK) {
             for (int t = 0; t < layout->n_tensors; t++)
                 if (layout->tensors[t].ndim == 2)
@@ -216,20 +216,20 @@ static sk_status cuda_get_params(sk_backend *b, float *params) {
 
 static sk_status cuda_get_grads(sk_backend *b, float *grads) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_cuda_failf(&ci->err, SK_ERR_ARG, "get_grads on an inference-only backend");
+    if (!ci->training) return sk_fail(&ci->err, SK_ERR_ARG, "get_grads on an inference-only backend");
     return download(ci, grads, ci->grads, sizeof(float) * ci->total, &ci->err);
 }
 
 static sk_status cuda_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_cuda_failf(&ci->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
+    if (!ci->training) return sk_fail(&ci->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
     SK_TRY(upload(ci, ci->m, m, sizeof(float) * ci->total, &ci->err));
     return upload(ci, ci->v, v, sizeof(float) * ci->total, &ci->err);
 }
 
 static sk_status cuda_get_optimizer_state(sk_backend *b, float *m, float *v) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_cuda_failf(&ci->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
+    if (!ci->training) return sk_fail(&ci->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
     SK_TRY(download(ci, m, ci->m, sizeof(float) * ci->total, &ci->err));
     return download(ci, v, ci->v, sizeof(float) * ci->total, &ci->err);
 }
@@ -265,14 +265,14 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
     sk_error *err = &ci->err;
     const int B = ci->B, E = ci->E, H = ci->H, V = ci->V;
     const int train = mode == SK_MODE_TRAIN;
-    if (len < 1 || len > ci->T) return sk_cuda_failf(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
-    if (train && !ci->training) return sk_cuda_failf(err, SK_ERR_ARG, "training forward on an inference-only backend");
+    if (len < 1 || len > ci->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
+    if (train && !ci->training) return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only backend");
     const int n = B * len;
     // Out-of-range ids would make the embedding kernel read out of bounds: refuse them.
     for (int i = 0; i < n; i++) {
-        if (x[i] < 0 || x[i] >= V) return sk_cuda_failf(err, SK_ERR_ARG, "input id %d outside [0, %d)", x[i], V);
+        if (x[i] < 0 || x[i] >= V) return sk_fail(err, SK_ERR_ARG, "input id %d outside [0, %d)", x[i], V);
         if (y && (y[i] < 0 || y[i] >= V))
-            return sk_cuda_failf(err, SK_ERR_ARG, "target id %d outside [0, %d)", y[i], V);
+            return sk_fail(err, SK_ERR_ARG, "target id %d outside [0, %d)", y[i], V);
     }
     ci->last_train = 0; // until this forward has gone through
     CUDA_CHECK(cudaSetDevice(ci->device));
@@ -328,7 +328,7 @@ static sk_status cuda_backward(sk_backend *b) {
     cuda_impl *ci = impl_of(b);
     sk_error *err = &ci->err;
     if (!ci->last_train)
-        return sk_cuda_failf(err, SK_ERR_ARG, "backward needs a preceding training forward with targets");
+        return sk_fail(err, SK_ERR_ARG, "backward needs a preceding training forward with targets");
     const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, len = ci->len, n = B * len;
     const int drop = ci->p > 0.0f; // the last forward was a training one
     const float *top = drop ? ci->hd : ci->hs;
@@ -357,7 +357,7 @@ static sk_status cuda_optimizer_step(sk_backend *b, const sk_adam_hparams *h, fl
     cuda_impl *ci = impl_of(b);
     sk_error *err = &ci->err;
     if (!ci->training || step < 1)
-        return sk_cuda_failf(err, SK_ERR_ARG, "optimizer step %lld on a backend %s", (long long)step,
+        return sk_fail(err, SK_ERR_ARG, "optimizer step %lld on a backend %s", (long long)step,
                              ci->training ? "(steps count from 1)" : "without training buffers");
     CUDA_CHECK(cudaSetDevice(ci->device));
     CUDA_CHECK(sk_cuda_sumsq(&ci->scalars[1], ci->partials, ci->grads, ci->total, ci->stream));
@@ -366,7 +366,7 @@ static sk_status cuda_optimizer_step(sk_backend *b, const sk_adam_hparams *h, fl
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     const double norm = sqrt(ci->host_scalars[1]);
     if (grad_norm) *grad_norm = norm;
-    if (!isfinite(norm)) return sk_cuda_failf(err, SK_ERR_NUMERIC, "gradient norm is %g", norm);
+    if (!isfinite(norm)) return sk_fail(err, SK_ERR_NUMERIC, "gradient norm is %g", norm);
     // The scalars exactly as sk_adam_update (optim.c) computes them: in double from the
     // double hyperparameters, rounded to float once (1.0f - (float)0.999 would be off by
     // 1.3e-5 relative, and lr / (float)bc1 by an ulp).
@@ -451,17 +451,17 @@ int sk_cuda_available(int index, char *reason, size_t reason_size) {
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     *out = NULL;
     if (cfg->batch_size < 1 || cfg->seq_len < 1)
-        return sk_cuda_failf(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
+        return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
                              cfg->batch_size, cfg->seq_len);
     char reason[256];
     if (!sk_cuda_available(cfg->device_index, reason, sizeof reason))
-        return sk_cuda_failf(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);
+        return sk_fail(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);
     sk_backend *b = (sk_backend *)calloc(1, sizeof *b);
     cuda_impl *ci = (cuda_impl *)calloc(1, sizeof *ci);
     if (!b || !ci) {
         free(b);
         free(ci);
-        return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory creating the CUDA backend");
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the CUDA backend");
     }
     b->ops = &cuda_ops;
     b->cfg = *cfg;
@@ -475,7 +475,7 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
         if ((size_t)4 * m->hidden_size > wide) wide = (size_t)4 * m->hidden_size;
         if (rows > (size_t)INT32_MAX / wide ||
             (size_t)m->num_layers * cfg->batch_size > (size_t)INT32_MAX / (size_t)m->hidden_size)
-            st = sk_cuda_failf(err, SK_ERR_ARG,
+            st = sk_fail(err, SK_ERR_ARG,
                                "batch %d x window %d is too large for the CUDA backend at this model size",
                                cfg->batch_size, cfg->seq_len);
     }

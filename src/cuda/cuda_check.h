@@ -1,5 +1,5 @@
 // cuda_check.h: error checks of the CUDA backend (private to src/cuda/*.cu).
-// defines: CUDA_CHECK, CUBLAS_CHECK, CUDNN_CHECK, SK_TRY, sk_cuda_failf, sk_cuda_call_failed
+// defines: CUDA_CHECK, CUBLAS_CHECK, CUDNN_CHECK, SK_TRY, sk_cuda_call_failed
 //
 // Each macro evaluates a CUDA runtime / cuBLAS / cuDNN call and, when it fails, returns
 // SK_ERR_DEVICE from the enclosing function (which must return sk_status) after writing
@@ -8,7 +8,6 @@
 #ifndef SK_CUDA_CHECK_H
 #define SK_CUDA_CHECK_H
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,27 +19,13 @@ extern "C" {
 #include "shakespeare/status.h"
 }
 
-// Formats err->msg (err may be NULL) and returns s; a local twin of sk_fail, so that this
-// library depends on shakespeare_core only where it must.
-static inline sk_status sk_cuda_failf(sk_error *err, sk_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static inline sk_status sk_cuda_failf(sk_error *err, sk_status s, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
 // "cudnnRNNForward(handle, ...)" -> prints "cudnnRNNForward"; "/a/b/x.cu" -> "x.cu".
 // detail (may be NULL or empty) is the library's own explanation, in parentheses.
 static inline sk_status sk_cuda_call_failed(sk_error *err, const char *call, const char *what, const char *detail,
                                             const char *file, int line) {
     const char *base = strrchr(file, '/');
     const int has = detail && detail[0];
-    return sk_cuda_failf(err, SK_ERR_DEVICE, "%.*s failed: %s%s%.200s%s at %s:%d", (int)strcspn(call, "("), call,
+    return sk_fail(err, SK_ERR_DEVICE, "%.*s failed: %s%s%.200s%s at %s:%d", (int)strcspn(call, "("), call,
                          what, has ? " (" : "", has ? detail : "", has ? ")" : "", base ? base + 1 : file, line);
 }
 

@@ -58,7 +58,7 @@ sk_status check_shape(cudnnTensorDescriptor_t d, const void *addr, int rows, int
     CUDNN_CHECK(cudnnGetTensorNdDescriptor(d, 3, &dt, &nb, dims, strides));
     if (!addr || nb != 3 || dt != CUDNN_DATA_FLOAT || dims[0] != 1 || dims[1] != rows || dims[2] != cols ||
         strides[2] != 1 || (rows > 1 && strides[1] != cols))
-        return sk_cuda_failf(err, SK_ERR_DEVICE,
+        return sk_fail(err, SK_ERR_DEVICE,
                              "unexpected cuDNN LSTM %s layout at layer %d, linear id %d: %d dims [%d, %d, %d] "
                              "strides [%d, %d, %d], expected [1, %d, %d] packed",
                              what, k, lin, nb, dims[0], dims[1], dims[2], strides[0], strides[1], strides[2], rows,
@@ -71,7 +71,7 @@ sk_status ws_offset(const sk_cudnn_lstm *r, const void *addr, sk_wseg *seg, sk_e
     const ptrdiff_t off = (const char *)addr - (const char *)r->w;
     if (off < 0 || off % (ptrdiff_t)sizeof(float) != 0 || (size_t)off > r->w_bytes ||
         seg->n > (r->w_bytes - (size_t)off) / sizeof(float))
-        return sk_cuda_failf(err, SK_ERR_DEVICE,
+        return sk_fail(err, SK_ERR_DEVICE,
                              "cuDNN places a weight of %zu floats at byte offset %td of its %zu-byte weight space",
                              seg->n, off, r->w_bytes);
     seg->ws = (size_t)off / sizeof(float);
@@ -84,14 +84,14 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
     const int H = r->H, L = r->L;
     const int n = 16 * L;
     sk_wseg *segs = (sk_wseg *)calloc((size_t)n, sizeof *segs);
-    if (!segs) return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory for the cuDNN weight table");
+    if (!segs) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the cuDNN weight table");
     cudnnTensorDescriptor_t mdesc = NULL, bdesc = NULL;
     sk_status st = SK_OK;
     int count = 0;
     size_t lstm_begin = 0, lstm_total = 0;
     if (cudnnCreateTensorDescriptor(&mdesc) != CUDNN_STATUS_SUCCESS ||
         cudnnCreateTensorDescriptor(&bdesc) != CUDNN_STATUS_SUCCESS) {
-        st = sk_cuda_failf(err, SK_ERR_DEVICE, "cudnnCreateTensorDescriptor failed");
+        st = sk_fail(err, SK_ERR_DEVICE, "cudnnCreateTensorDescriptor failed");
         goto done;
     }
     for (int k = 0; k < L && st == SK_OK; k++) {
@@ -103,7 +103,7 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
             cudnnStatus_t cs = cudnnGetRNNWeightParams(r->dnn, r->rnn, k, r->w_bytes, r->w, lin, mdesc, &maddr,
                                                        bdesc, &baddr);
             if (cs != CUDNN_STATUS_SUCCESS) {
-                st = sk_cuda_failf(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s", k,
+                st = sk_fail(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s", k,
                                    lin, cudnnGetErrorString(cs));
                 break;
             }
@@ -129,7 +129,7 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
     qsort(segs, (size_t)count, sizeof *segs, cmp_ws);
     for (int i = 1; i < count; i++) {
         if (segs[i - 1].ws + segs[i - 1].n > segs[i].ws) {
-            st = sk_cuda_failf(err, SK_ERR_DEVICE, "cuDNN weights overlap at weight-space offset %zu", segs[i].ws);
+            st = sk_fail(err, SK_ERR_DEVICE, "cuDNN weights overlap at weight-space offset %zu", segs[i].ws);
             goto done;
         }
     }
@@ -141,7 +141,7 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
         int m = 0;
         for (int i = 0; i < count; i++) {
             if (segs[i].canon != at) {
-                st = sk_cuda_failf(err, SK_ERR_DEVICE, "cuDNN weight table leaves a gap at parameter offset %zu",
+                st = sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table leaves a gap at parameter offset %zu",
                                    at);
                 goto done;
             }
@@ -150,7 +150,7 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
             else segs[m++] = segs[i];
         }
         if (at != lstm_begin + lstm_total) {
-            st = sk_cuda_failf(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu LSTM parameters",
+            st = sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu LSTM parameters",
                                at - lstm_begin, lstm_total);
             goto done;
         }
@@ -168,7 +168,7 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
                                  r->stream);
         if (ce == cudaSuccess) ce = cudaStreamSynchronize(r->stream);
         if (ce != cudaSuccess)
-            st = sk_cuda_failf(err, SK_ERR_DEVICE, "uploading the cuDNN weight table failed: %s",
+            st = sk_fail(err, SK_ERR_DEVICE, "uploading the cuDNN weight table failed: %s",
                                cudaGetErrorName(ce));
     }
 done:
@@ -235,7 +235,7 @@ sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
     CUDNN_CHECK(cudnnSetTensorNdDescriptor(r->hdesc, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
 
     r->seq_host = (int *)calloc((size_t)B, sizeof(int));
-    if (!r->seq_host) return sk_cuda_failf(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
+    if (!r->seq_host) return sk_fail(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
     CUDA_CHECK(cudaMalloc((void **)&r->seq_dev, sizeof(int32_t) * (size_t)B));
 
     // Temporary buffers sized for the largest need over every window length 1..T and both
@@ -285,10 +285,10 @@ void sk_lstm_free(sk_cudnn_lstm *r) {
 sk_status sk_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err) {
     if (len == r->len) return SK_OK;
     if (len < 1 || len > r->T)
-        return sk_cuda_failf(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, r->T);
+        return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, r->T);
     SK_TRY(set_descriptors(r, len, err));
     if (r->work_infer > r->work_cap || r->work_train > r->work_cap || r->reserve_train > r->reserve_cap)
-        return sk_cuda_failf(err, SK_ERR_DEVICE,
+        return sk_fail(err, SK_ERR_DEVICE,
                              "cuDNN asks for more temporary memory at %d steps (work %zu, reserve %zu bytes) than "
                              "at %d (%zu, %zu)", len, r->work_infer > r->work_train ? r->work_infer : r->work_train,
                              r->reserve_train, r->T, r->work_cap, r->reserve_cap);
@@ -307,7 +307,7 @@ sk_status sk_lstm_pack(sk_cudnn_lstm *r, const float *params, sk_error *err) {
 sk_status sk_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
                           const float *cx, float *hy, float *cy, sk_error *err) {
     if (train && !r->training)
-        return sk_cuda_failf(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
+        return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
     CUDNN_CHECK(cudnnRNNForward(r->dnn, r->rnn, train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
                                 r->seq_dev, r->xdesc, x, r->ydesc, y, r->hdesc, hx, hy, r->hdesc, cx, cy, r->w_bytes,
                                 r->w, train ? r->work_train : r->work_infer, r->work,
@@ -317,7 +317,7 @@ sk_status sk_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y,
 
 sk_status sk_lstm_backward(sk_cudnn_lstm *r, const float *x, const float *y, const float *dy, float *dx,
                            const float *hx, const float *cx, float *grads, sk_error *err) {
-    if (!r->training) return sk_cuda_failf(err, SK_ERR_ARG, "backward on an inference-only LSTM");
+    if (!r->training) return sk_fail(err, SK_ERR_ARG, "backward on an inference-only LSTM");
     // dhy = dcy = NULL: zero gradient arrives from beyond the window; dhx = dcx = NULL: the
     // gradient w.r.t. the carried initial state is not needed.
     CUDNN_CHECK(cudnnRNNBackwardData_v8(r->dnn, r->rnn, r->seq_dev, r->ydesc, y, dy, r->xdesc, dx, r->hdesc, hx, NULL,
