@@ -126,15 +126,23 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
     }
 }
 
+// The softmax normalizer of one row of logits (V,): *mx = max, returns sum exp(l - mx) in double.
+static double row_sumexp(const float *lr, int V, float *mx_out) {
+    float mx = lr[0];
+    for (int v = 1; v < V; v++) mx = lr[v] > mx ? lr[v] : mx;
+    double s = 0.0;
+    for (int v = 0; v < V; v++) s += exp((double)(lr[v] - mx));
+    *mx_out = mx;
+    return s;
+}
+
 // Numerically stable log-softmax cross-entropy per row; keeps the logits.
 static void row_losses(cpu_impl *c, int rows) {
     const int V = c->V;
     for (int r = 0; r < rows; r++) {
         const float *lr = c->logits + (size_t)r * V;
-        float mx = lr[0];
-        for (int v = 1; v < V; v++) mx = lr[v] > mx ? lr[v] : mx;
-        double s = 0.0;
-        for (int v = 0; v < V; v++) s += exp((double)(lr[v] - mx));
+        float mx;
+        double s = row_sumexp(lr, V, &mx);
         c->row_loss[r] = (float)(log(s) + (double)mx - (double)lr[c->y[r]]);
     }
 }
@@ -224,10 +232,8 @@ static sk_status cpu_backward(sk_backend *b) {
     for (int r = 0; r < rows; r++) {
         const float *lr = c->logits + (size_t)r * V;
         float *dl = c->dlogits + (size_t)r * V;
-        float mx = lr[0];
-        for (int v = 1; v < V; v++) mx = lr[v] > mx ? lr[v] : mx;
-        double s = 0.0;
-        for (int v = 0; v < V; v++) s += exp((double)(lr[v] - mx));
+        float mx;
+        double s = row_sumexp(lr, V, &mx);
         for (int v = 0; v < V; v++) dl[v] = (float)(exp((double)(lr[v] - mx)) / s) * inv_n;
         dl[c->y[r]] -= inv_n;
     }

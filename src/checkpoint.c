@@ -1,6 +1,7 @@
 // checkpoint.c: the training-state file and the two-file checkpoint protocol.
 // defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
-//          sk_checkpoint_save, sk_checkpoint_load, sk_reader_open, sk_reader_close, sk_reader_read
+//          sk_checkpoint_save, sk_checkpoint_load, sk_reader_open, sk_reader_close, sk_reader_read,
+//          sk_read_f32_le
 //
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
@@ -91,6 +92,18 @@ sk_status sk_reader_read(sk_reader *r, void *dst, size_t n, const char *path, sk
     return SK_OK;
 }
 
+sk_status sk_read_f32_le(sk_reader *r, float *x, size_t n, uint32_t *crc, const char *path, sk_error *err) {
+    sk_status st = sk_reader_read(r, x, 4 * n, path, err);
+    if (st != SK_OK) return st;
+    *crc = sk_crc32(*crc, x, 4 * n);
+    unsigned char *b = (unsigned char *)x; // little-endian bytes -> native floats, in place
+    for (size_t i = 0; i < n; i++, b += 4) {
+        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+        memcpy(b, &u, 4);
+    }
+    return SK_OK;
+}
+
 // ---- training state ------------------------------------------------------------------------
 
 // Elements of an (L, B, H) tensor, or SIZE_MAX when that overflows or a size is negative.
@@ -178,15 +191,6 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     return st;
 }
 
-// n floats from r into x (native order), continuing *crc over the stored bytes.
-static sk_status read_f32(sk_reader *r, float *x, size_t n, uint32_t *crc, const char *path, sk_error *err) {
-    sk_status st = sk_reader_read(r, x, 4 * n, path, err);
-    if (st != SK_OK) return st;
-    *crc = sk_crc32(*crc, x, 4 * n);
-    sk_f32_from_le(x, n);
-    return SK_OK;
-}
-
 static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out, uint32_t expect, sk_error *err) {
     unsigned char hd[STATE_HEADER], tail[4];
     size_t have = r->size < 8 ? (size_t)r->size : 8;
@@ -221,10 +225,10 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
                        (unsigned long long)need);
     out->T = (int)get32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, sizeof hd);
-    if (st == SK_OK) st = read_f32(r, out->m, out->n_params, &crc, path, err);
-    if (st == SK_OK) st = read_f32(r, out->v, out->n_params, &crc, path, err);
-    if (st == SK_OK) st = read_f32(r, out->h, nh, &crc, path, err);
-    if (st == SK_OK) st = read_f32(r, out->c, nh, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->m, out->n_params, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->v, out->n_params, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->h, nh, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->c, nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
     if (get32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);

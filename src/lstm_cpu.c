@@ -4,7 +4,6 @@
 #include "lstm_cpu.h"
 
 #include <cblas.h>
-#include <math.h>
 #include <string.h>
 
 #include "activations.h"
@@ -52,8 +51,7 @@ typedef struct {
     float *dgates, *dh, *dc;                          // backward
 } span_job;
 
-static void *forward_span(void *arg) {
-    const span_job *j = arg;
+static void forward_span(const span_job *j) {
     const int B = j->l->B, H = j->l->H, G4 = 4 * H, nb = j->b1 - j->b0;
     for (int t = 0; t < j->len; t++) {
         const size_t r = (size_t)t * B + j->b0; // first row of this span at step t
@@ -65,11 +63,9 @@ static void *forward_span(void *arg) {
             cell_forward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, c + (size_t)b * H, tc + (size_t)b * H,
                          h + (size_t)b * H);
     }
-    return NULL;
 }
 
-static void *backward_span(void *arg) {
-    const span_job *j = arg;
+static void backward_span(const span_job *j) {
     const int B = j->l->B, H = j->l->H, G4 = 4 * H, nb = j->b1 - j->b0;
     float *dh = j->dh + (size_t)j->b0 * H, *dc = j->dc + (size_t)j->b0 * H;
     memset(dh, 0, sizeof(float) * (size_t)nb * H); // gradient flowing from step t+1 into h_t
@@ -86,22 +82,21 @@ static void *backward_span(void *arg) {
         if (t > 0)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, H, G4, 1.0f, dg, G4, j->l->w_hh, H, 0.0f, dh, H);
     }
-    return NULL;
 }
 
 typedef struct {
-    span_job *jobs;
-    void *(*fn)(void *);
+    const span_job *jobs;
+    void (*fn)(const span_job *);
 } span_table;
 
 static void run_job(void *ctx, int i, int n) {
     (void)n;
-    span_table *t = ctx;
+    const span_table *t = ctx;
     t->fn(&t->jobs[i]);
 }
 
 // Runs fn over min(threads, B) spans of the batch, one per thread.
-static void run_spans(const sk_lstm_cpu_layer *l, span_job proto, void *(*fn)(void *)) {
+static void run_spans(const sk_lstm_cpu_layer *l, span_job proto, void (*fn)(const span_job *)) {
     span_job jobs[SK_MAX_THREADS];
     int n = l->threads < l->B ? l->threads : l->B;
     if (n < 1) n = 1;

@@ -34,14 +34,12 @@ void sk_adam_update_range(float *params, const float *grads, float *m, float *v,
         size_t lo = t->offset > begin ? t->offset : begin, hi = t->offset + t->numel < end ? t->offset + t->numel : end;
         if (lo >= hi) continue;
         const float decay = t->ndim == 2 ? (float)(1.0 - (double)lr * h->weight_decay) : 1.0f;
-        float *p = params, *mt = m, *vt = v;
-        const float *g = grads;
         for (size_t i = lo; i < hi; i++) {
-            float gi = g[i] * clip_scale;
-            mt[i] = b1 * mt[i] + one_minus_b1 * gi;
-            vt[i] = b2 * vt[i] + one_minus_b2 * gi * gi;
-            float denom = sqrtf(vt[i]) / bc2_sqrt + eps;
-            p[i] = p[i] * decay - step_size * (mt[i] / denom);
+            float gi = grads[i] * clip_scale;
+            m[i] = b1 * m[i] + one_minus_b1 * gi;
+            v[i] = b2 * v[i] + one_minus_b2 * gi * gi;
+            float denom = sqrtf(v[i]) / bc2_sqrt + eps;
+            params[i] = params[i] * decay - step_size * (m[i] / denom);
         }
     }
 }

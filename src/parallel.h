@@ -18,8 +18,8 @@
 // returns when all are done. n is clamped to [1, SK_MAX_THREADS].
 void sk_parallel_for(int n, void (*fn)(void *ctx, int i, int n), void *ctx);
 
-// C = alpha op(A) op(B) + beta C (row-major), with the M rows of C split over `threads`
-// spans of at least min_rows rows each.
+// C = alpha op(A) op(B) + beta C (row-major), with the M rows of C split over at most
+// `threads` spans; fewer when a span would get less than about 1 MFLOP of work.
 void sk_sgemm_rows(int threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                    const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 

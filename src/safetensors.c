@@ -102,14 +102,6 @@ bool sk_valid_basename(const char *s, size_t n) {
     return !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
 }
 
-void sk_f32_from_le(float *x, size_t n) {
-    unsigned char *b = (unsigned char *)x;
-    for (size_t i = 0; i < n; i++, b += 4) {
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-        memcpy(b, &u, 4);
-    }
-}
-
 sk_status sk_write_f32_le(sk_atomic_file *af, const float *x, size_t n, uint32_t *crc, sk_error *err) {
     unsigned char buf[4096];
     while (n > 0) {
@@ -594,9 +586,7 @@ static sk_status load(const char *path, sk_reader *r, sk_model_file *out, sk_err
         uint32_t crc = meta_crc(meta.e, meta.n);
         for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) { // in file order
             const sk_tensor_info *t = &lay.tensors[spans[i].tensor];
-            st = sk_reader_read(r, out->params + t->offset, 4 * t->numel, path, err);
-            crc = sk_crc32(crc, out->params + t->offset, 4 * t->numel);
-            sk_f32_from_le(out->params + t->offset, t->numel);
+            st = sk_read_f32_le(r, out->params + t->offset, t->numel, &crc, path, err);
         }
         if (st == SK_OK && crc != out->checksum) st = bad(err, path, "checksum mismatch (file is corrupt)");
     }

@@ -48,7 +48,7 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
         st = sk_fail(err, SK_ERR_NOMEM, "out of memory while sampling");
         goto done;
     }
-    b->ops->set_state(b, NULL, NULL);
+    if ((st = b->ops->set_state(b, NULL, NULL)) != SK_OK) goto failed;
     // Prime in windows of up to T; the logits after the last prime character seed sampling.
     int last_len = 0;
     for (size_t at = 0; at < n_prime; at += (size_t)last_len) {
@@ -80,7 +80,9 @@ sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum,
     if (n < 2) return sk_fail(err, SK_ERR_ARG, "a text to score needs at least 2 characters, got %zu", n);
     const size_t T = (size_t)b->cfg.seq_len;
     double total = 0.0;
-    b->ops->set_state(b, NULL, NULL);
+    sk_status reset = b->ops->set_state(b, NULL, NULL);
+    if (reset != SK_OK)
+        return sk_fail(err, reset, "the %s backend failed while scoring (%s)", b->ops->name, sk_status_str(reset));
     for (size_t at = 0; at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
         double s;

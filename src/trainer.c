@@ -221,7 +221,6 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     if ((st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err)) != SK_OK) goto fail;
-    t->st.best_val_loss = INFINITY;
     t->st.best_step = -1;
     t->st.seed = seed;
     t->st.T = o->seq_len;
@@ -238,19 +237,30 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     } else {
         sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
     }
-    t->be->ops->set_params(t->be, t->params);
-    t->be->ops->set_state(t->be, NULL, NULL);
+    if ((st = t->be->ops->set_params(t->be, t->params)) != SK_OK ||
+        (st = t->be->ops->set_state(t->be, NULL, NULL)) != SK_OK) {
+        sk_fail(err, st, "the %s backend could not take the parameters (%s)", t->be->ops->name, sk_status_str(st));
+        goto fail;
+    }
     if (resume) {
         // Resume: optimizer moments, counters, generator; the carried LSTM state and the
         // position in the epoch only when the batching (B and T) is unchanged.
         t->st.step = saved.step, t->st.epoch = saved.epoch;
         t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
         t->st.rng = saved.rng;
-        t->be->ops->set_optimizer_state(t->be, saved.m, saved.v);
+        if ((st = t->be->ops->set_optimizer_state(t->be, saved.m, saved.v)) != SK_OK) {
+            sk_fail(err, st, "the %s backend could not take the optimizer state (%s)", t->be->ops->name,
+                    sk_status_str(st));
+            goto fail;
+        }
         if (saved.B == B && saved.T == o->seq_len && saved.L == L && saved.H == H &&
             (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
             t->st.window = saved.window;
-            t->be->ops->set_state(t->be, saved.h, saved.c);
+            if ((st = t->be->ops->set_state(t->be, saved.h, saved.c)) != SK_OK) {
+                sk_fail(err, st, "the %s backend could not take the LSTM state (%s)", t->be->ops->name,
+                        sk_status_str(st));
+                goto fail;
+            }
         } else {
             t->st.window = 0;
             t->st.epoch += saved.window > 0;
@@ -298,18 +308,19 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
         return sk_fail(err, SK_ERR_ARG, "there is no %s split to evaluate", which == 1 ? "test" : "validation");
     sk_backend *be = t->be;
     // Keep the carried training state aside; evaluation starts every stream from zero.
-    be->ops->get_state(be, t->st.h, t->st.c);
-    be->ops->set_state(be, NULL, NULL);
+    sk_status st = be->ops->get_state(be, t->st.h, t->st.c);
+    if (st == SK_OK) st = be->ops->set_state(be, NULL, NULL);
+    if (st != SK_OK) return sk_fail(err, st, "the %s backend failed before evaluation", be->ops->name);
     double total = 0.0;
     size_t windows = sk_batcher_windows(bt, 1);
-    sk_status st = SK_OK;
     for (size_t w = 0; w < windows && st == SK_OK; w++) {
         int len = sk_batcher_window(bt, w, t->x, t->y);
         double s = 0.0;
         st = be->ops->forward(be, t->x, t->y, len, SK_MODE_EVAL, 0, &s);
         total += s;
     }
-    be->ops->set_state(be, t->st.h, t->st.c);
+    sk_status restored = be->ops->set_state(be, t->st.h, t->st.c);
+    if (st == SK_OK) st = restored;
     if (st != SK_OK) return sk_fail(err, st, "the %s backend failed during evaluation", be->ops->name);
     *mean_loss = total / ((double)bt->B * (double)bt->S);
     return SK_OK;
@@ -317,10 +328,11 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
 
 static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err) {
     sk_backend *be = t->be;
-    be->ops->get_params(be, t->params);
-    be->ops->get_optimizer_state(be, t->st.m, t->st.v);
-    be->ops->get_state(be, t->st.h, t->st.c);
-    sk_status st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->corpus.vocab, t->params,
+    sk_status st = be->ops->get_params(be, t->params);
+    if (st == SK_OK) st = be->ops->get_optimizer_state(be, t->st.m, t->st.v);
+    if (st == SK_OK) st = be->ops->get_state(be, t->st.h, t->st.c);
+    if (st != SK_OK) return sk_fail(err, st, "the %s backend failed to hand over its state for %s", be->ops->name, name);
+    st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->corpus.vocab, t->params,
                                       t->o.train_config_json, &t->st, err);
     if (st == SK_OK && t->cb.on_checkpoint) {
         char path[4200];
@@ -355,8 +367,9 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
         const char *dev = strcmp(t->be->ops->name, "cuda") == 0 ? "cuda" : "cpu";
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;
     }
-    t->be->ops->get_params(t->be, t->params);
-    t->sampler->ops->set_params(t->sampler, t->params);
+    if ((st = t->be->ops->get_params(t->be, t->params)) != SK_OK ||
+        (st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
+        return sk_fail(err, st, "the %s backend failed to copy the parameters for a sample", t->be->ops->name);
     int newline = sk_vocab_index(&t->corpus.vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {1.0f, 0, 0};
@@ -425,7 +438,8 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     for (;;) {
         if (o->max_iters > 0 && t->st.step >= o->max_iters) break;
         if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) break;
-        if (t->st.window == 0) be->ops->set_state(be, NULL, NULL); // streams restart at the epoch's start
+        if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) // streams restart at the epoch's start
+            return sk_fail(err, st, "the %s backend failed to reset its state", be->ops->name);
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
         double ts = now_s(), loss_sum = 0.0;

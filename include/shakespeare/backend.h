@@ -1,7 +1,7 @@
 // backend.h: one interface, two backends (CPU reference, CUDA). The trainer, the sampler
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
-//          sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available
+//          sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available, sk_device_parse
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried

@@ -1,5 +1,6 @@
 // model.h: the model's shape and its parameters, in PyTorch's names and layout.
-// defines: sk_model_config, sk_param_layout_init, sk_param_find, sk_params_init
+// defines: sk_model_config, sk_model_config_check, sk_tensor_info, sk_param_layout,
+//          sk_param_layout_init, sk_param_layout_free, sk_param_find, sk_lstm_layer, sk_params_init
 //
 // embedding (V, E) -> L LSTM layers of width H -> dropout -> linear (H -> V) -> softmax CE.
 // All parameters live in ONE float buffer of layout->total floats; gradients and Adam's

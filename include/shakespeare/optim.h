@@ -1,5 +1,6 @@
 // optim.h: Adam with decoupled weight decay, global-norm clipping, learning-rate schedules.
-// defines: sk_adam_hparams, sk_adam_update, sk_grad_norm, sk_lr_schedule, sk_lr_at
+// defines: sk_adam_hparams, sk_adam_update, sk_adam_update_range, sk_grad_norm, sk_clip_scale,
+//          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_name, sk_lr_kind_parse
 #ifndef SHAKESPEARE_OPTIM_H
 #define SHAKESPEARE_OPTIM_H
 

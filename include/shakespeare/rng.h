@@ -1,6 +1,7 @@
 // rng.h: deterministic random numbers (xoshiro256**, seeded by splitmix64), and a
 // stateless counter hash for dropout masks that any backend can reproduce.
-// defines: sk_rng_seed, sk_rng_u64, sk_rng_uniform, sk_rng_normal, sk_hash_uniform
+// defines: sk_rng, sk_rng_seed, sk_rng_u64, sk_rng_uniform, sk_rng_normal, sk_mix64,
+//          sk_hash_uniform, sk_dropout_key
 #ifndef SHAKESPEARE_RNG_H
 #define SHAKESPEARE_RNG_H
 

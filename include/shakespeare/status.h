@@ -1,6 +1,7 @@
 // status.h: the error convention of the library.
 // Library functions return an sk_status and, on failure, fill an sk_error with one
 // human-readable line naming the thing and the value at fault. Only the CLI prints.
+// defines: sk_status, sk_error, sk_status_str, sk_fail
 #ifndef SHAKESPEARE_STATUS_H
 #define SHAKESPEARE_STATUS_H
 

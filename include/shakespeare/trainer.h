@@ -1,6 +1,6 @@
 // trainer.h: the training loop: data, backend, optimizer, evaluation, checkpoints, logs.
 // defines: sk_train_options, sk_train_options_default, sk_trainer_init, sk_trainer_run,
-//          sk_trainer_evaluate, sk_trainer_free
+//          sk_trainer_evaluate, sk_trainer_free, sk_train_callbacks, sk_progress, sk_train_summary
 // The trainer never prints: it reports progress through callbacks, and the CLI prints.
 #ifndef SHAKESPEARE_TRAINER_H
 #define SHAKESPEARE_TRAINER_H

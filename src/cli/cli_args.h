@@ -1,5 +1,6 @@
 // cli_args.h: strict parsing of option values for the command-line programs.
-// defines: cli_parse_int, cli_parse_i64, cli_parse_u64, cli_parse_float, cli_die, cli_warn
+// defines: cli_parse_int, cli_parse_i64, cli_parse_u64, cli_parse_float, cli_parse_double,
+//          cli_bad_option, cli_die
 // Values go through strtol/strtod with end-pointer, errno and range checks: "12x", "",
 // "1e999" and out-of-range numbers are rejected with a message naming the option, never clamped.
 #ifndef SK_CLI_ARGS_H

@@ -222,8 +222,7 @@ int main(int argc, char **argv) {
     const char *init_name = "uniform";
     opterr = 0;
     for (;;) {
-        int longindex = -1;
-        int c = getopt_long(argc, argv, ":", long_options, &longindex);
+        int c = getopt_long(argc, argv, ":", long_options, NULL);
         if (c == -1) break;
         const char *name = opt_name(c), *v = optarg;
         switch (c) {

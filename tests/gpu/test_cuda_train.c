@@ -23,22 +23,8 @@
 #include <string.h>
 
 #include "shakespeare/backend.h"
+#include "gpu_test_util.h"
 #include "test_util.h"
-
-// The CUDA backend's message for its last failure inside an op (ops return a bare status).
-// Weak: CPU-only builds lack it, and then it is NULL.
-extern const char *sk_cuda_backend_error(const sk_backend *b) __attribute__((weak));
-
-// Like CHECK_OK, for a backend op: prints the backend's own message too, and stops.
-#define OP_OK(be, call)                                                                             \
-    do {                                                                                            \
-        sk_status st_ = (call);                                                                     \
-        if (st_ != SK_OK) {                                                                         \
-            fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, sk_status_str(st_), \
-                    sk_cuda_backend_error ? sk_cuda_backend_error(be) : "");                       \
-            exit(1);                                                                                \
-        }                                                                                           \
-    } while (0)
 
 enum { E_ = 16, H_ = 64, L_ = 2, B_ = 4, T_ = 32, STEPS = 200, TAIL = 20 };
 
