@@ -1,5 +1,6 @@
 // backend.c: device selection and the backend-independent entry points.
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,19 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
         if (notice && notice_size) snprintf(notice, notice_size, "running on the CPU: %s", reason);
     }
     return sk_backend_create_cpu(cfg, out, err);
+}
+
+const char *sk_backend_error(const sk_backend *b) {
+    return b && b->err.msg[0] ? b->err.msg : "no message";
+}
+
+sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, const char *fmt, ...) {
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return sk_fail(err, st, "the %s backend failed %s: %s", b->ops->name, what, sk_backend_error(b));
 }
 
 void sk_backend_free(sk_backend *b) {

@@ -71,20 +71,20 @@ static sk_status cpu_get_params(sk_backend *b, float *params) {
 }
 static sk_status cpu_get_grads(sk_backend *b, float *grads) {
     cpu_impl *c = impl_of(b);
-    if (!c->training) return SK_ERR_ARG;
+    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "get_grads on an inference-only backend");
     memcpy(grads, c->grads, sizeof(float) * b->layout.total);
     return SK_OK;
 }
 static sk_status cpu_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
     cpu_impl *c = impl_of(b);
-    if (!c->training) return SK_ERR_ARG;
+    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
     memcpy(c->m, m, sizeof(float) * b->layout.total);
     memcpy(c->v, v, sizeof(float) * b->layout.total);
     return SK_OK;
 }
 static sk_status cpu_get_optimizer_state(sk_backend *b, float *m, float *v) {
     cpu_impl *c = impl_of(b);
-    if (!c->training) return SK_ERR_ARG;
+    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
     memcpy(m, c->m, sizeof(float) * b->layout.total);
     memcpy(v, c->v, sizeof(float) * b->layout.total);
     return SK_OK;
@@ -151,8 +151,10 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
                              int64_t step, double *loss_sum) {
     cpu_impl *c = impl_of(b);
     const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L;
-    if (len < 1 || len > c->T) return SK_ERR_ARG;
-    if (mode == SK_MODE_TRAIN && !c->training) return SK_ERR_ARG;
+    if (len < 1 || len > c->T)
+        return sk_fail(&b->err, SK_ERR_ARG, "forward over %d steps; this backend takes 1 to %d", len, c->T);
+    if (mode == SK_MODE_TRAIN && !c->training)
+        return sk_fail(&b->err, SK_ERR_ARG, "a training forward on an inference-only backend");
     const int rows = len * B;
     const int drop = mode == SK_MODE_TRAIN && c->p > 0.0f;
     const float *P = c->params;
@@ -161,11 +163,13 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     for (int b_ = 0; b_ < B; b_++) {
         for (int t = 0; t < len; t++) {
             int32_t xi = x[(size_t)b_ * len + t];
-            if (xi < 0 || xi >= V) return SK_ERR_ARG;
+            if (xi < 0 || xi >= V)
+                return sk_fail(&b->err, SK_ERR_ARG, "input id %d outside the vocabulary of %d", (int)xi, V);
             c->x[(size_t)t * B + b_] = xi;
             if (y) {
                 int32_t yi = y[(size_t)b_ * len + t];
-                if (yi < 0 || yi >= V) return SK_ERR_ARG;
+                if (yi < 0 || yi >= V)
+                    return sk_fail(&b->err, SK_ERR_ARG, "target id %d outside the vocabulary of %d", (int)yi, V);
                 c->y[(size_t)t * B + b_] = yi;
             }
         }
@@ -221,7 +225,7 @@ static sk_status cpu_get_logits(sk_backend *b, float *logits) {
 
 static sk_status cpu_backward(sk_backend *b) {
     cpu_impl *c = impl_of(b);
-    if (!c->last_train) return SK_ERR_ARG;
+    if (!c->last_train) return sk_fail(&b->err, SK_ERR_ARG, "backward without a training forward before it");
     const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L, len = c->len, rows = len * B;
     const int drop = c->p > 0.0f;
     const float *P = c->params;
@@ -308,7 +312,9 @@ static void adam_span(void *ctx, int i, int n) {
 static sk_status cpu_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
                                     double *grad_norm) {
     cpu_impl *c = impl_of(b);
-    if (!c->training || step < 1) return SK_ERR_ARG;
+    if (!c->training || step < 1)
+        return sk_fail(&b->err, SK_ERR_ARG, "optimizer step %lld on %s backend", (long long)step,
+                       c->training ? "a training" : "an inference-only");
     // Small models are not worth a thread: one span below ~64K parameters per thread.
     int n = c->threads;
     while (n > 1 && b->layout.total / (size_t)n < 65536) n--;
@@ -318,7 +324,7 @@ static sk_status cpu_optimizer_step(sk_backend *b, const sk_adam_hparams *h, flo
     for (int i = 0; i < n; i++) sum += j.partial[i];
     double norm = sqrt(sum);
     if (grad_norm) *grad_norm = norm;
-    if (!isfinite(norm)) return SK_ERR_NUMERIC;
+    if (!isfinite(norm)) return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %g", norm);
     j.clip_scale = sk_clip_scale(norm, h->grad_clip);
     sk_parallel_for(n, adam_span, &j);
     return SK_OK;

@@ -67,7 +67,7 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
     }
     goto done;
 failed:
-    sk_fail(err, st, "the %s backend failed while sampling (%s)", b->ops->name, sk_status_str(st));
+    sk_backend_fail(err, st, b, "while sampling");
 done:
     free(logits);
     free(p);
@@ -82,13 +82,13 @@ sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum,
     double total = 0.0;
     sk_status reset = b->ops->set_state(b, NULL, NULL);
     if (reset != SK_OK)
-        return sk_fail(err, reset, "the %s backend failed while scoring (%s)", b->ops->name, sk_status_str(reset));
+        return sk_backend_fail(err, reset, b, "while scoring");
     for (size_t at = 0; at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
         double s;
         sk_status st = b->ops->forward(b, ids + at, ids + at + 1, (int)len, SK_MODE_EVAL, 0, &s);
         if (st != SK_OK)
-            return sk_fail(err, st, "the %s backend failed while scoring (%s)", b->ops->name, sk_status_str(st));
+            return sk_backend_fail(err, st, b, "while scoring");
         total += s;
     }
     *nll_sum = total;

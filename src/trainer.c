@@ -239,7 +239,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     }
     if ((st = t->be->ops->set_params(t->be, t->params)) != SK_OK ||
         (st = t->be->ops->set_state(t->be, NULL, NULL)) != SK_OK) {
-        sk_fail(err, st, "the %s backend could not take the parameters (%s)", t->be->ops->name, sk_status_str(st));
+        sk_backend_fail(err, st, t->be, "to take the parameters");
         goto fail;
     }
     if (resume) {
@@ -249,16 +249,14 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
         t->st.rng = saved.rng;
         if ((st = t->be->ops->set_optimizer_state(t->be, saved.m, saved.v)) != SK_OK) {
-            sk_fail(err, st, "the %s backend could not take the optimizer state (%s)", t->be->ops->name,
-                    sk_status_str(st));
+            sk_backend_fail(err, st, t->be, "to take the optimizer state");
             goto fail;
         }
         if (saved.B == B && saved.T == o->seq_len && saved.L == L && saved.H == H &&
             (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
             t->st.window = saved.window;
             if ((st = t->be->ops->set_state(t->be, saved.h, saved.c)) != SK_OK) {
-                sk_fail(err, st, "the %s backend could not take the LSTM state (%s)", t->be->ops->name,
-                        sk_status_str(st));
+                sk_backend_fail(err, st, t->be, "to take the LSTM state");
                 goto fail;
             }
         } else {
@@ -310,7 +308,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     // Keep the carried training state aside; evaluation starts every stream from zero.
     sk_status st = be->ops->get_state(be, t->st.h, t->st.c);
     if (st == SK_OK) st = be->ops->set_state(be, NULL, NULL);
-    if (st != SK_OK) return sk_fail(err, st, "the %s backend failed before evaluation", be->ops->name);
+    if (st != SK_OK) return sk_backend_fail(err, st, be, "before evaluation");
     double total = 0.0;
     size_t windows = sk_batcher_windows(bt, 1);
     for (size_t w = 0; w < windows && st == SK_OK; w++) {
@@ -321,7 +319,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     }
     sk_status restored = be->ops->set_state(be, t->st.h, t->st.c);
     if (st == SK_OK) st = restored;
-    if (st != SK_OK) return sk_fail(err, st, "the %s backend failed during evaluation", be->ops->name);
+    if (st != SK_OK) return sk_backend_fail(err, st, be, "during evaluation");
     *mean_loss = total / ((double)bt->B * (double)bt->S);
     return SK_OK;
 }
@@ -331,7 +329,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     sk_status st = be->ops->get_params(be, t->params);
     if (st == SK_OK) st = be->ops->get_optimizer_state(be, t->st.m, t->st.v);
     if (st == SK_OK) st = be->ops->get_state(be, t->st.h, t->st.c);
-    if (st != SK_OK) return sk_fail(err, st, "the %s backend failed to hand over its state for %s", be->ops->name, name);
+    if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its state for %s", name);
     st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->corpus.vocab, t->params,
                                       t->o.train_config_json, &t->st, err);
     if (st == SK_OK && t->cb.on_checkpoint) {
@@ -364,12 +362,14 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     if (!t->sampler) {
         sk_backend_config bc = {.model = t->o.model, .batch_size = 1, .seq_len = t->o.seq_len, .training = 0,
                                 .threads = t->o.threads, .seed = t->st.seed};
-        const char *dev = strcmp(t->be->ops->name, "cuda") == 0 ? "cuda" : "cpu";
+        char dev[32] = "cpu"; // the trainer's own device
+        if (strcmp(t->be->ops->name, "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;
     }
-    if ((st = t->be->ops->get_params(t->be, t->params)) != SK_OK ||
-        (st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
-        return sk_fail(err, st, "the %s backend failed to copy the parameters for a sample", t->be->ops->name);
+    if ((st = t->be->ops->get_params(t->be, t->params)) != SK_OK)
+        return sk_backend_fail(err, st, t->be, "to hand over the parameters for a sample");
+    if ((st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
+        return sk_backend_fail(err, st, t->sampler, "to take the parameters for a sample");
     int newline = sk_vocab_index(&t->corpus.vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {1.0f, 0, 0};
@@ -439,13 +439,13 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         if (o->max_iters > 0 && t->st.step >= o->max_iters) break;
         if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) break;
         if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) // streams restart at the epoch's start
-            return sk_fail(err, st, "the %s backend failed to reset its state", be->ops->name);
+            return sk_backend_fail(err, st, be, "to reset its state");
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
         double ts = now_s(), loss_sum = 0.0;
         if ((st = be->ops->forward(be, t->x, t->y, T, SK_MODE_TRAIN, t->st.step, &loss_sum)) != SK_OK ||
             (st = be->ops->backward(be)) != SK_OK)
-            return sk_fail(err, st, "the %s backend failed at step %lld", be->ops->name, (long long)t->st.step + 1);
+            return sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
         loss = (float)(loss_sum / ((double)B * T));
         if (!isfinite(loss))
             return sk_fail(err, SK_ERR_NUMERIC,
@@ -458,7 +458,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
                            "gradient norm is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
                            "learning rate (--lr)",
                            gnorm, (long long)t->st.step + 1);
-        if (st != SK_OK) return sk_fail(err, st, "the %s backend failed in the optimizer step", be->ops->name);
+        if (st != SK_OK) return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
         const double dt = now_s() - ts;
         t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
         step_time += dt;

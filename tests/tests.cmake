@@ -21,8 +21,14 @@ function(sk_add_tests pattern prefix label)
     else()
       add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
     endif()
+    # A GPU test must end well inside one device command (10 minutes, several tests).
+    if(label STREQUAL "gpu")
+      set(timeout 180)
+    else()
+      set(timeout 900)
+    endif()
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS ${label}
-                         SKIP_RETURN_CODE 77 TIMEOUT 900)
+                         SKIP_RETURN_CODE 77 TIMEOUT ${timeout})
   endforeach()
 endfunction()
 

@@ -1,12 +1,16 @@
 // backend.h: one interface, two backends (CPU reference, CUDA). The trainer, the sampler
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
-//          sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available, sk_device_parse
+//          sk_backend_error, sk_backend_fail, sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available, sk_device_parse
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
 // LSTM state h, c (L, B, H), and every activation buffer for windows of up to T steps.
 // Everything is allocated at creation; nothing is allocated per step.
+//
+// Errors: an op that fails returns its status and leaves one line in b->err naming what
+// failed and why (for CUDA: the failing call, the library's error string, file:line);
+// sk_backend_error(b) reads it for the caller's own message.
 //
 // Tensor layouts at this interface: x, y (B, len) stream-major token ids; logits
 // (B, len, V); h, c (L, B, H). All host pointers.
@@ -66,6 +70,7 @@ struct sk_backend {
     sk_backend_config cfg;
     sk_param_layout layout; // owned
     void *impl;             // the backend's private state
+    sk_error err;           // message of the last failed op; see sk_backend_error
 };
 
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
@@ -79,6 +84,13 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
 int sk_cuda_available(int index, char *reason, size_t reason_size);
 // Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);
+// The message of b's last failed op, e.g. "cudnnRNNForward failed: CUDNN_STATUS_BAD_PARAM
+// at cudnn_rnn.cu:311"; "no message" when the op left none (never NULL).
+const char *sk_backend_error(const sk_backend *b);
+// For callers of a failed op: fills err with "the NAME backend failed WHAT: MESSAGE", WHAT
+// formatted from fmt and MESSAGE being sk_backend_error(b), and returns st.
+sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 // Safe on NULL.
 void sk_backend_free(sk_backend *b);
 

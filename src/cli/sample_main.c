@@ -160,8 +160,10 @@ int main(int argc, char **argv) {
     if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
         cli_die(st == SK_ERR_DEVICE && strcmp(device, "auto") != 0 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
     if (note[0]) fprintf(stderr, "note: %s\n", note);
-    if ((st = be->ops->set_params(be, model.params)) != SK_OK)
-        cli_die(CLI_EXIT_FAILURE, "the %s backend could not take the parameters (%s)", be->ops->name, sk_status_str(st));
+    if ((st = be->ops->set_params(be, model.params)) != SK_OK) {
+        sk_backend_fail(&err, st, be, "to take the parameters");
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    }
 
     if (score_path) {
         double nll;

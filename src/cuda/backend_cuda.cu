@@ -1,7 +1,7 @@
 // backend_cuda.cu: the CUDA backend: embedding (kernel) -> LSTM stack (cuDNN, cudnn_rnn.cu)
 // -> dropout (kernel, rng.h's masks) -> linear (cuBLAS) -> fused softmax cross-entropy
 // (kernel), forward and backward, and AdamW (kernel) over one parameter buffer.
-// defines: sk_backend_create_cuda, sk_cuda_available, sk_cuda_backend_error
+// defines: sk_backend_create_cuda, sk_cuda_available
 //
 // Semantics are the CPU backend's (backend_cpu.c), with two documented differences:
 //   - the dropout between LSTM layers is cuDNN's (its own generator, seeded once from
@@ -11,7 +11,8 @@
 //     bitwise. Every reduction here is still deterministic: same inputs, same bits.
 // Device buffers (canonical parameter layout for params, grads, m, v; activations for
 // windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
-// cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in impl->err.
+// cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in b->err
+// (sk_backend_error).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,7 +64,6 @@ typedef struct {
     double *partials;                          // (SK_CUDA_SUMSQ_PARTIALS,)
     double *host_scalars;                      // pinned (2,)
     void *blas_ws;
-    sk_error err; // message of the last failure inside an op
 } cuda_impl;
 
 cuda_impl *impl_of(sk_backend *b) { return (cuda_impl *)b->impl; }
@@ -206,37 +206,37 @@ static void cuda_destroy(sk_backend *b) {
 static sk_status cuda_set_params(sk_backend *b, const float *params) {
     cuda_impl *ci = impl_of(b);
     ci->stale = 1;
-    return upload(ci, ci->params, params, sizeof(float) * ci->total, &ci->err);
+    return upload(ci, ci->params, params, sizeof(float) * ci->total, &b->err);
 }
 
 static sk_status cuda_get_params(sk_backend *b, float *params) {
     cuda_impl *ci = impl_of(b);
-    return download(ci, params, ci->params, sizeof(float) * ci->total, &ci->err);
+    return download(ci, params, ci->params, sizeof(float) * ci->total, &b->err);
 }
 
 static sk_status cuda_get_grads(sk_backend *b, float *grads) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_fail(&ci->err, SK_ERR_ARG, "get_grads on an inference-only backend");
-    return download(ci, grads, ci->grads, sizeof(float) * ci->total, &ci->err);
+    if (!ci->training) return sk_fail(&b->err, SK_ERR_ARG, "get_grads on an inference-only backend");
+    return download(ci, grads, ci->grads, sizeof(float) * ci->total, &b->err);
 }
 
 static sk_status cuda_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_fail(&ci->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
-    SK_TRY(upload(ci, ci->m, m, sizeof(float) * ci->total, &ci->err));
-    return upload(ci, ci->v, v, sizeof(float) * ci->total, &ci->err);
+    if (!ci->training) return sk_fail(&b->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
+    SK_TRY(upload(ci, ci->m, m, sizeof(float) * ci->total, &b->err));
+    return upload(ci, ci->v, v, sizeof(float) * ci->total, &b->err);
 }
 
 static sk_status cuda_get_optimizer_state(sk_backend *b, float *m, float *v) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_fail(&ci->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
-    SK_TRY(download(ci, m, ci->m, sizeof(float) * ci->total, &ci->err));
-    return download(ci, v, ci->v, sizeof(float) * ci->total, &ci->err);
+    if (!ci->training) return sk_fail(&b->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
+    SK_TRY(download(ci, m, ci->m, sizeof(float) * ci->total, &b->err));
+    return download(ci, v, ci->v, sizeof(float) * ci->total, &b->err);
 }
 
 static sk_status cuda_set_state(sk_backend *b, const float *h, const float *c) {
     cuda_impl *ci = impl_of(b);
-    sk_error *err = &ci->err;
+    sk_error *err = &b->err;
     const size_t bytes = sizeof(float) * (size_t)ci->L * ci->B * ci->H;
     float *dh = ci->h[ci->cur], *dc = ci->c[ci->cur];
     CUDA_CHECK(cudaSetDevice(ci->device));
@@ -250,7 +250,7 @@ static sk_status cuda_set_state(sk_backend *b, const float *h, const float *c) {
 
 static sk_status cuda_get_state(sk_backend *b, float *h, float *c) {
     cuda_impl *ci = impl_of(b);
-    sk_error *err = &ci->err;
+    sk_error *err = &b->err;
     const size_t bytes = sizeof(float) * (size_t)ci->L * ci->B * ci->H;
     CUDA_CHECK(cudaSetDevice(ci->device));
     if (h) CUDA_CHECK(cudaMemcpyAsync(h, ci->h[ci->cur], bytes, cudaMemcpyDeviceToHost, ci->stream));
@@ -262,7 +262,7 @@ static sk_status cuda_get_state(sk_backend *b, float *h, float *c) {
 static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
                               int64_t step, double *loss_sum) {
     cuda_impl *ci = impl_of(b);
-    sk_error *err = &ci->err;
+    sk_error *err = &b->err;
     const int B = ci->B, E = ci->E, H = ci->H, V = ci->V;
     const int train = mode == SK_MODE_TRAIN;
     if (len < 1 || len > ci->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
@@ -321,12 +321,12 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
 
 static sk_status cuda_get_logits(sk_backend *b, float *logits) {
     cuda_impl *ci = impl_of(b);
-    return download(ci, logits, ci->logits, sizeof(float) * (size_t)ci->B * ci->len * ci->V, &ci->err);
+    return download(ci, logits, ci->logits, sizeof(float) * (size_t)ci->B * ci->len * ci->V, &b->err);
 }
 
 static sk_status cuda_backward(sk_backend *b) {
     cuda_impl *ci = impl_of(b);
-    sk_error *err = &ci->err;
+    sk_error *err = &b->err;
     if (!ci->last_train)
         return sk_fail(err, SK_ERR_ARG, "backward needs a preceding training forward with targets");
     const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, len = ci->len, n = B * len;
@@ -355,7 +355,7 @@ static sk_status cuda_backward(sk_backend *b) {
 static sk_status cuda_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
                                      double *grad_norm) {
     cuda_impl *ci = impl_of(b);
-    sk_error *err = &ci->err;
+    sk_error *err = &b->err;
     if (!ci->training || step < 1)
         return sk_fail(err, SK_ERR_ARG, "optimizer step %lld on a backend %s", (long long)step,
                              ci->training ? "(steps count from 1)" : "without training buffers");
@@ -397,13 +397,6 @@ static const sk_backend_ops cuda_ops = {
     cuda_optimizer_step,
     cuda_destroy,
 };
-
-// The message of the last failure inside an op of CUDA backend b ("" for other backends).
-// Not in backend.h (ops return a bare status); tests reach it through a weak declaration.
-const char *sk_cuda_backend_error(const sk_backend *b);
-const char *sk_cuda_backend_error(const sk_backend *b) {
-    return b && b->ops == &cuda_ops ? ((const cuda_impl *)b->impl)->err.msg : "";
-}
 
 // 1 when device `index` exists and can run this build's kernels; else 0 and why.
 static int probe_device(int index, char *why, size_t size) {

@@ -1,5 +1,5 @@
 // gpu_test_util.h: a helper shared by the GPU tests (test_cuda_parity.c, test_cuda_train.c).
-// defines: sk_cuda_backend_error (weak declaration), OP_OK
+// defines: OP_OK
 #ifndef SK_GPU_TEST_UTIL_H
 #define SK_GPU_TEST_UTIL_H
 
@@ -8,17 +8,13 @@
 
 #include "shakespeare/backend.h"
 
-// The CUDA backend's message for its last failure inside an op (ops return a bare status).
-// Weak: CPU-only builds lack it, and then it is NULL.
-extern const char *sk_cuda_backend_error(const sk_backend *b) __attribute__((weak));
-
 // Like CHECK_OK, for a backend op: prints the backend's own message too, and stops.
 #define OP_OK(be, call)                                                                             \
     do {                                                                                            \
         sk_status st_ = (call);                                                                     \
         if (st_ != SK_OK) {                                                                         \
             fprintf(stderr, "%s:%d: %s -> %s: %s\n", __FILE__, __LINE__, #call, sk_status_str(st_), \
-                    sk_cuda_backend_error ? sk_cuda_backend_error(be) : "");                       \
+                    sk_backend_error(be));                                                          \
             exit(1);                                                                                \
         }                                                                                           \
     } while (0)
