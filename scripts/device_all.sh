@@ -4,47 +4,114 @@
 #
 #   run(command="BENCH_COMMIT=<hash> bash scripts/device_all.sh $OUT", carry=[".carry"])
 #
-# (.carry: scripts/device_prep.sh's OpenBLAS, for an image without it.) Writes to DIR:
-#   build.log          scripts/device_build.sh (cuDNN, OpenBLAS found; CUDA build)
-#   gpu-tests.log      ctest -L gpu (CUDA vs CPU parity, 200-step training), then all tests
+# .carry is scripts/device_prep.sh's OpenBLAS, made on this side before the first call: the
+# device image has none. Plan of a 30-minute session (10 minutes a command):
+#   call 1 (about 5-7 min): build, GPU tests, CPU tests, benchmark     device_all.sh OUT
+#   call 2 (about 5 min):   the quality run                            device_all.sh OUT --only-quality 300
+#   the rest: fixes, and a re-run of what failed.
+#
+# Steps, each logged under OUT as it goes (tee), in this order; the first that fails stops
+# the script (exit 1) and prints the end of the log that explains it, unless --keep-going:
+#   preflight.log      date, commit, nvidia-smi, the carried OpenBLAS (or the system's)
+#   build.log          scripts/device_build.sh (CUDA build, sub-library checks)
+#   gpu-tests.log      ctest -L gpu, each test at most 180 s (tests.cmake)
+#   cpu-tests.log      ctest -LE gpu: everything else, once (the GPU tests do not run twice)
 #   bench-gpu.txt      scripts/bench_gpu.sh: configs A and B against PyTorch, side by side
-#   quality.log        the quality run (--quality SECONDS: shakespeare-train on the GPU with
-#                      the README's quality configuration, stopped by SIGTERM after SECONDS)
-#   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8 files at most)
-# Copy the files to bench/results/ (named with the date and commit) and commit them.
+#   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU with
+#                      the README's quality configuration, stopped by SIGTERM after S seconds
+#   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8
+#                      files at most)
+# Our programs and tests run with build-gpu/env.sh's LD_LIBRARY_PATH; PyTorch runs with the
+# environment this script started with, so that it loads its own cuDNN and cuBLAS.
+# Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
+#
+# Usage: scripts/device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going]
+#          [--skip-bench]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS]}
-quality=0
-[ "${2:-}" = --quality ] && quality=${3:?--quality needs seconds}
+root=$PWD
+out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench]}
+shift
+quality=0 only_quality=0 keep_going=0 bench=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quality) quality=${2:?--quality needs seconds}; shift 2 ;;
+    --only-quality) quality=${2:?--only-quality needs seconds}; only_quality=1; shift 2 ;;
+    --keep-going) keep_going=1; shift ;;
+    --skip-bench) bench=0; shift ;;
+    *) echo "device_all.sh: error: unknown option \"$1\"" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$out"
 commit=${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-{ date -u; echo "commit $commit"; nvidia-smi 2>&1 | head -15; } > "$out/build.log"
+t0=$SECONDS
+failed=0
 
-if ! bash scripts/device_build.sh >> "$out/build.log" 2>&1; then
-  echo "device_all: build failed (see build.log)"; tail -n 30 "$out/build.log"; exit 1
+# step NAME LOG CMD...: runs CMD with its output tee'd to OUT/LOG; on failure prints the end
+# of that log and stops the script (or notes the failure with --keep-going).
+step() {
+  local name=$1 logname=$2 log="$out/$2"
+  shift 2
+  echo "== $name ($((SECONDS - t0)) s since start)"
+  { echo "# $name: $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $commit"; "$@"; } 2>&1 | tee -a "$log" | grep -E "$filter"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ]; then
+    echo "device_all: $name FAILED (exit $rc); the end of $logname:"
+    tail -n 40 "$log"
+    [ "$keep_going" = 1 ] || { echo "device_all: stopped at the first failure ($((SECONDS - t0)) s)"; exit 1; }
+    failed=1
+  fi
+}
+# with_env CMD...: CMD under the build's run-time library path (our programs and tests only).
+with_env() { (source build-gpu/env.sh && "$@"); }
+
+preflight() {
+  nvidia-smi || return 1
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  command -v nvcc >/dev/null && nvcc --version | tail -n 2
+  echo "cmake: $(cmake --version | head -n 1); make: $(command -v make || echo none); ninja: $(command -v ninja || echo none)"
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' || true
+  # OpenBLAS: the system's, or the carried copy; without either the build cannot link.
+  if compgen -G "/usr/lib/x86_64-linux-gnu/libopenblas.so*" >/dev/null || compgen -G "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so*" >/dev/null; then
+    echo "OpenBLAS: the system's"
+  elif [ -f .carry/root/usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || compgen -G ".carry/debs/*.deb" >/dev/null; then
+    echo "OpenBLAS: carried (.carry)"
+  else
+    echo "error: no OpenBLAS on this machine and no .carry: run scripts/device_prep.sh on the apt side and carry .carry"
+    return 1
+  fi
+}
+
+filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|iter .* val_loss|done:)'
+if [ "$only_quality" = 0 ]; then
+  step preflight preflight.log preflight
+  step build build.log bash scripts/device_build.sh
+  step "GPU tests" gpu-tests.log with_env ctest --test-dir build-gpu -L gpu --output-on-failure -V --timeout 180
+  step "CPU tests" cpu-tests.log with_env ctest --test-dir build-gpu -LE gpu --output-on-failure -j 16
+  if [ "$bench" = 1 ]; then
+    # bench_gpu.sh gives our trainer env.sh's library path itself and PyTorch this environment.
+    step benchmark bench-gpu.txt env BENCH_COMMIT="$commit" bash scripts/bench_gpu.sh --skip-build \
+      --build-dir build-gpu --out "$out/bench-gpu.raw"
+    rm -f "$out/bench-gpu.raw" # the same text is in bench-gpu.txt
+  fi
+elif [ ! -x build-gpu/shakespeare-train ]; then
+  step build build.log bash scripts/device_build.sh
 fi
-# shellcheck disable=SC1091
-source build-gpu/env.sh
-
-{ date -u; echo "commit $commit"
-  ctest --test-dir build-gpu -L gpu --output-on-failure -V
-  echo "== all tests"
-  ctest --test-dir build-gpu --output-on-failure -j 8
-} > "$out/gpu-tests.log" 2>&1
-grep -E "tests passed|tests failed|Skipped|Failed" "$out/gpu-tests.log" | tail -n 8
-
-BENCH_COMMIT=$commit bash scripts/bench_gpu.sh --skip-build --build-dir build-gpu --out "$out/bench-gpu.txt" \
-  > /dev/null 2>&1
-grep -E '^config=' "$out/bench-gpu.txt" || { echo "device_all: benchmark failed"; tail -n 20 "$out/bench-gpu.txt"; }
 
 if [ "$quality" -gt 0 ]; then
-  # The README's quality configuration: on the CPU it reached 1.4199 nats/char in 10 epochs
-  # (bench/results/cpu-quality-h512-*); here it measures the wall time on the GPU.
-  # SIGTERM after $quality s writes a checkpoint; the log keeps every validation loss.
-  timeout -s TERM "$quality" build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality \
-    --embed-size 128 --hidden-size 512 --num-layers 2 --dropout 0.25 --batch-size 32 --seq-length 128 \
-    --lr 2e-3 --lr-schedule cosine --warmup-iters 100 --min-lr 1e-4 --max-epochs 10 --eval-every 400 \
-    --checkpoint-every 1000 --log "$out/metrics.jsonl" > "$out/quality.log" 2>&1
-  grep -E 'val_loss' "$out/quality.log" | sort -k4 -n | head -n 3
+  # The README's quality configuration. SIGTERM after $quality s writes a checkpoint; the
+  # log keeps every validation loss and the done: line.
+  quality_run() {
+    rm -rf /tmp/sk-quality
+    timeout --preserve-status -s TERM "$quality" build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality \
+      --embed-size 128 --hidden-size 512 --num-layers 2 --dropout 0.25 --batch-size 32 --seq-length 128 \
+      --lr 2e-3 --lr-schedule cosine --warmup-iters 100 --min-lr 1e-4 --max-epochs 10 --eval-every 400 \
+      --checkpoint-every 1000 --log "$out/metrics.jsonl"
+    local rc=$?
+    [ "$rc" -eq 143 ] && return 0 # stopped by the time limit, after a checkpoint
+    return "$rc"
+  }
+  step "quality run ($quality s)" quality.log with_env quality_run
 fi
+echo "device_all: finished in $((SECONDS - t0)) s$([ "$failed" = 1 ] && echo ', with failures (see above)')"
+exit "$failed"

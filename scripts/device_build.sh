@@ -16,13 +16,18 @@
 #             .carry/debs alone is unpacked here first) -> -DOPENBLAS_ROOT. SK_FORCE_CARRY=1
 #             takes the carried copy even where the system has one (to test that path);
 #             SK_FORCE_PIP_CUDNN=1 likewise skips CUDNN_ROOT, the toolkit's and the system's cuDNN.
-# then runs  cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCUDNN_ROOT=... [-DOPENBLAS_ROOT=...]
+# then runs  cmake -S . -B build-gpu [-G Ninja] -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_WERROR=OFF
+#            -DCUDNN_ROOT=... [-DOPENBLAS_ROOT=...]   (Ninja where the image has no make; warnings
+#            stay on but are not errors: the machine's host compiler is not the one CI checks)
 # and        cmake --build build-gpu -j16 [--target T]
 # and writes build-gpu/env.sh, which exports the LD_LIBRARY_PATH the programs need at run
 # time (the wheel's cuDNN folder: libcudnn.so.9 dlopens its engine libraries from there; the
 # carried OpenBLAS and libgfortran folders):
 #   source build-gpu/env.sh && build-gpu/shakespeare-train --device cuda ...
-# Finally it checks that every shared library of shakespeare-train resolves under that env.
+# Finally it checks that every shared library of shakespeare-train resolves under that env,
+# and so do cuDNN's run-time sub-libraries, which libcudnn.so.9 dlopens only when a call needs
+# them (libcudnn_graph, _ops, _adv, _cnn, _heuristic, the engine libraries) and what they need
+# (libz, libnvrtc): ldd of the program alone does not show them.
 # Exits 1 with a message naming what is missing (nvcc, cuDNN, OpenBLAS, CUDA backend off,
 # build failure, unresolved library).
 #
@@ -82,6 +87,8 @@ make_cudnn_prefix() {
   mkdir -p "$p/lib"
   ln -s "$1" "$p/include"
   ln -s "$2" "$p/lib/libcudnn.so"
+  # The SONAME too, so that this prefix's lib/ alone also serves at run time.
+  [ "$(basename "$2")" = libcudnn.so.9 ] || ln -s "$2" "$p/lib/libcudnn.so.9"
   cudnn_root="$p"
 }
 cudnn_root="" cudnn_inc="" cudnn_src=""
@@ -173,7 +180,13 @@ found runtime "LD_LIBRARY_PATH += $ld (written to ${build#"$root"/}/env.sh)"
 
 # ---- configure and build -----------------------------------------------------------------
 # -U: forget cached find results, so that a changed root is searched again.
-args=(-S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_CUDA=ON
+gen=()
+if ! command -v make >/dev/null && [ ! -f "$build/CMakeCache.txt" ]; then
+  command -v ninja >/dev/null || die "neither make nor ninja is on PATH: CMake needs one to build"
+  gen=(-G Ninja)
+  found generator "Ninja (no make on this machine)"
+fi
+args=(-S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_CUDA=ON -DSHAKESPEARE_WERROR=OFF
       -UCUDNN_INCLUDE_DIR -UCUDNN_LIBRARY -UCBLAS_INCLUDE_DIR -UCBLAS_LIBRARY -UOPENBLAS_ROOT
       "-DCUDNN_ROOT=$cudnn_root")
 [ -n "$openblas_root" ] && args+=("-DOPENBLAS_ROOT=$openblas_root")
@@ -204,5 +217,25 @@ for l in cudnn openblas gfortran cublas; do
   p=$(ldd "$exe" | awk -v l="lib$l" 'index($1, l) == 1 { print $3; exit }')
   [ -n "$p" ] && found "ldd" "lib$l -> $p"
 done
+# cuDNN's sub-libraries, from the folder the program's libcudnn.so.9 resolves to.
+cudnn_so=$(ldd "$exe" | awk 'index($1, "libcudnn.so") == 1 { print $3; exit }')
+[ -n "$cudnn_so" ] || die "$exe does not link libcudnn.so.9"
+cudnn_dir=$(dirname "$(readlink -f "$cudnn_so")")
+subs=0
+for need in graph ops adv engines_precompiled engines_runtime_compiled heuristic; do
+  ls "$cudnn_dir"/libcudnn_"$need".so* >/dev/null 2>&1 \
+    || die "cuDNN's libcudnn_$need.so.9 is not beside $cudnn_so: calls that need it would fail at run time"
+done
+for sub in "$cudnn_dir"/libcudnn_*.so.9; do
+  bad=$(ldd "$sub" 2>&1 | grep 'not found' || true)
+  [ -z "$bad" ] || die "$(basename "$sub") (dlopened by libcudnn.so.9) has unresolved libraries: $(echo $bad)"
+  subs=$((subs + 1))
+done
+found cuDNN-libs "$subs sub-libraries in $cudnn_dir resolve (graph, ops, adv, engines, heuristic...)"
+# libz: cuDNN 9's engines need it; a minimal image may lack it.
+zlib=$(ldd "$cudnn_dir"/libcudnn_engines_precompiled.so* 2>/dev/null | awk '$1 ~ /^libz\.so/ { print $3; exit }')
+[ -n "$zlib" ] || zlib=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 / { print $NF; exit }')
+[ -n "$zlib" ] || die "libz.so.1 not found: cuDNN 9's engine libraries need zlib"
+found libz "$zlib"
 "$exe" --version >/dev/null || die "$exe --version failed"
 echo "device_build: ok: $exe (run it after: source ${build#"$root"/}/env.sh)"
