@@ -6,14 +6,19 @@
 //
 // Tolerances:
 //   step 1 loss: rtol 1e-5: identical parameters and inputs, fp32 sums in other orders.
-//   mean loss of the last 20 steps: rtol 1e-2. The two runs start equal but fp32
-//     reordering differences (~1e-7 relative per step) grow chaotically through 200 Adam
-//     steps, so the trajectories drift apart while learning equally well. Measured on
-//     the CPU backend alone: perturbing every parameter by one ulp after every step moves
-//     this mean by 1e-4 relative (the loss falls from 3.8 to 1.44), a 100x margin; a
-//     backend bug (wrong gradient, stale weights, broken state carry) changes the loss
-//     curve by far more than 1%.
-//   both runs must learn: last-20 mean loss below half of the first step's.
+//   the last 20 steps, CUDA against CPU: a tolerance calibrated in the test itself. The two
+//     runs start equal, but fp32 sums in other orders (~1e-7 relative per operation) grow
+//     chaotically through 200 Adam steps, so the trajectories drift apart while learning
+//     equally well; how far depends on the model, the learning rate and the data, so no
+//     fixed number is safe. The test measures this setup's own sensitivity: a third run,
+//     on the CPU, nudges every parameter by one ulp after every step (a perturbation of the
+//     size reordering makes), and the RMS of its relative per-step loss difference from
+//     the plain CPU run over the last 20 steps is the noise scale. CUDA passes when its RMS
+//     difference is within 20 times that scale (never below 1e-5): reordering noise
+//     compounds as the nudges do, while a backend bug (wrong gradient, stale weights, a
+//     broken state carry) moves the loss curve by orders of magnitude more. The learning
+//     rate is the default 2e-3, where the drift grows more slowly than at 1e-2.
+//   both runs must learn: last-20 mean loss below 0.7 of the first step's.
 //   eval forward on the trained weights (both backends given the CUDA-trained params):
 //     logits and state atol 1e-5*scale, rtol 1e-4, loss rtol 1e-5, as in test_cuda_parity.
 #include <math.h>
@@ -85,6 +90,14 @@ static void window(const corpus *c, int w, int32_t *x, int32_t *y) {
             x[b * T_ + t] = c->ids[at];
             y[b * T_ + t] = c->ids[at + 1];
         }
+}
+
+// Every parameter one ulp away from where it is, up or down by a fixed hash of its index.
+static void nudge_params(sk_backend *be, float *scratch) {
+    OP_OK(be, be->ops->get_params(be, scratch));
+    for (size_t i = 0; i < be->layout.total; i++)
+        scratch[i] = nextafterf(scratch[i], ((i * 2654435761u) >> 7) & 1 ? INFINITY : -INFINITY);
+    OP_OK(be, be->ops->set_params(be, scratch));
 }
 
 // One training step; returns the mean loss.
@@ -175,32 +188,44 @@ int main(void) {
     sk_error err = {{0}};
     sk_backend_config cfg = {.model = {c.V, E_, H_, L_, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
                              .seed = 1};
-    sk_backend *cpu, *gpu;
+    sk_backend *cpu, *nudged, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
+    CHECK_OK(sk_backend_create_cpu(&cfg, &nudged, &err));
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
-    float *p = malloc(cpu->layout.total * sizeof(float));
-    if (!p) return 1;
+    float *p = malloc(cpu->layout.total * sizeof(float)), *scratch = malloc(cpu->layout.total * sizeof(float));
+    if (!p || !scratch) return 1;
     sk_params_init(p, &cpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 42);
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
+    OP_OK(nudged, nudged->ops->set_params(nudged, p));
     OP_OK(gpu, gpu->ops->set_params(gpu, p));
     const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
-    const float lr = 1e-2f;
-    double first_c = 0.0, first_g = 0.0, tail_c = 0.0, tail_g = 0.0;
+    const float lr = 2e-3f;
+    double first_c = 0.0, first_g = 0.0, tail_c = 0.0, tail_g = 0.0, ss_noise = 0.0, ss_gpu = 0.0;
     for (int s = 0; s < STEPS; s++) {
         double lc = train_step(cpu, &c, s, &hp, lr), lg = train_step(gpu, &c, s, &hp, lr);
+        double ln = train_step(nudged, &c, s, &hp, lr);
+        nudge_params(nudged, scratch);
         if (s == 0) first_c = lc, first_g = lg;
-        if (s >= STEPS - TAIL) tail_c += lc / TAIL, tail_g += lg / TAIL;
-        if (s % 25 == 0 || s == STEPS - 1) printf("step %3d: loss cpu %.6f cuda %.6f\n", s + 1, lc, lg);
+        if (s >= STEPS - TAIL) {
+            tail_c += lc / TAIL, tail_g += lg / TAIL;
+            ss_noise += (ln - lc) * (ln - lc) / (lc * lc);
+            ss_gpu += (lg - lc) * (lg - lc) / (lc * lc);
+        }
+        if (s % 25 == 0 || s == STEPS - 1)
+            printf("step %3d: loss cpu %.6f cuda %.6f nudged cpu %.6f\n", s + 1, lc, lg, ln);
     }
-    printf("last %d steps: mean loss cpu %.6f cuda %.6f (relative difference %.2e)\n", TAIL, tail_c, tail_g,
-           fabs(tail_g - tail_c) / tail_c);
+    const double rms_noise = sqrt(ss_noise / TAIL), rms_gpu = sqrt(ss_gpu / TAIL);
+    const double tol = fmax(20.0 * rms_noise, 1e-5);
+    printf("last %d steps: mean loss cpu %.6f cuda %.6f; RMS relative difference from cpu: cuda %.2e, "
+           "nudged cpu %.2e (tolerance %.2e)\n", TAIL, tail_c, tail_g, rms_gpu, rms_noise, tol);
     CHECK(fabs(first_g - first_c) <= 1e-5 * first_c);
-    CHECK(fabs(tail_g - tail_c) <= 1e-2 * tail_c);
-    CHECK(tail_c < 0.5 * first_c && tail_g < 0.5 * first_g);
+    CHECK(rms_gpu <= tol);
+    CHECK(tail_c < 0.7 * first_c && tail_g < 0.7 * first_g);
     eval_equivalence(cpu, gpu, &c);
     dropout_run(&c, &hp, lr);
-    free(p);
+    free(p), free(scratch);
     sk_backend_free(cpu);
+    sk_backend_free(nudged);
     sk_backend_free(gpu);
     return sk_test_done("test_cuda_train");
 }
