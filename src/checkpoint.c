@@ -1,7 +1,6 @@
 // checkpoint.c: the training-state file and the two-file checkpoint protocol.
 // defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
-//          sk_checkpoint_save, sk_checkpoint_load, sk_reader_open, sk_reader_close, sk_reader_read,
-//          sk_read_f32_le
+//          sk_checkpoint_save, sk_checkpoint_load
 //
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
@@ -35,7 +34,6 @@
 // state it names are both on disk.
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,62 +45,6 @@
 #define STATE_MAGIC "SKSTATE\0"
 #define STATE_VERSION 1u
 #define STATE_HEADER 120
-
-// ---- reader --------------------------------------------------------------------------------
-
-sk_status sk_reader_open(sk_reader *r, const char *path, sk_error *err) {
-    memset(r, 0, sizeof *r);
-    // O_NONBLOCK: opening a FIFO with no writer must not hang; the S_ISREG check below
-    // then refuses it. Reads from a regular file are unaffected by the flag.
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(errno));
-    r->f = fdopen(fd, "rb");
-    if (!r->f) {
-        int e = errno;
-        close(fd);
-        return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(e));
-    }
-    struct stat st;
-    if (fstat(fileno(r->f), &st) != 0) {
-        int e = errno;
-        sk_reader_close(r);
-        return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path, strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        sk_reader_close(r);
-        return sk_fail(err, SK_ERR_IO, "%s: cannot open (%s)", path,
-                       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-    }
-    r->size = (uint64_t)st.st_size;
-    return SK_OK;
-}
-
-void sk_reader_close(sk_reader *r) {
-    if (r->f) fclose(r->f);
-    r->f = NULL;
-}
-
-sk_status sk_reader_read(sk_reader *r, void *dst, size_t n, const char *path, sk_error *err) {
-    if (n > r->size - r->pos) return sk_fail(err, SK_ERR_FORMAT, "%s: truncated", path);
-    if (r->mem) memcpy(dst, r->mem + r->pos, n);
-    else if (n && fread(dst, 1, n, r->f) != n)
-        return sk_fail(err, SK_ERR_IO, "%s: read failed (%s)", path,
-                       ferror(r->f) ? strerror(errno) : "the file shrank while being read");
-    r->pos += n;
-    return SK_OK;
-}
-
-sk_status sk_read_f32_le(sk_reader *r, float *x, size_t n, uint32_t *crc, const char *path, sk_error *err) {
-    sk_status st = sk_reader_read(r, x, 4 * n, path, err);
-    if (st != SK_OK) return st;
-    *crc = sk_crc32(*crc, x, 4 * n);
-    unsigned char *b = (unsigned char *)x; // little-endian bytes -> native floats, in place
-    for (size_t i = 0; i < n; i++, b += 4) {
-        uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-        memcpy(b, &u, 4);
-    }
-    return SK_OK;
-}
 
 // ---- training state ------------------------------------------------------------------------
 
@@ -142,17 +84,6 @@ void sk_train_state_free(sk_train_state *s) {
     memset(s, 0, sizeof *s);
 }
 
-static void put32(unsigned char *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const unsigned char *p) { return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32; }
-
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err) {
     size_t nh = lbh(s->L, s->B, s->H);
     if (nh == SIZE_MAX || !s->m || !s->v || !s->h || !s->c)
@@ -160,21 +91,21 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     unsigned char hd[STATE_HEADER];
     uint64_t bits;
     memcpy(hd, STATE_MAGIC, 8);
-    put32(hd + 8, STATE_VERSION);
-    put32(hd + 12, model_checksum);
-    put64(hd + 16, (uint64_t)s->n_params);
-    put32(hd + 24, (uint32_t)s->L);
-    put32(hd + 28, (uint32_t)s->B);
-    put32(hd + 32, (uint32_t)s->H);
-    put32(hd + 36, (uint32_t)s->T);
-    put64(hd + 40, (uint64_t)s->step);
-    put64(hd + 48, (uint64_t)s->epoch);
-    put64(hd + 56, (uint64_t)s->window);
+    sk_put_le32(hd + 8, STATE_VERSION);
+    sk_put_le32(hd + 12, model_checksum);
+    sk_put_le64(hd + 16, (uint64_t)s->n_params);
+    sk_put_le32(hd + 24, (uint32_t)s->L);
+    sk_put_le32(hd + 28, (uint32_t)s->B);
+    sk_put_le32(hd + 32, (uint32_t)s->H);
+    sk_put_le32(hd + 36, (uint32_t)s->T);
+    sk_put_le64(hd + 40, (uint64_t)s->step);
+    sk_put_le64(hd + 48, (uint64_t)s->epoch);
+    sk_put_le64(hd + 56, (uint64_t)s->window);
     memcpy(&bits, &s->best_val_loss, 8);
-    put64(hd + 64, bits);
-    put64(hd + 72, (uint64_t)s->best_step);
-    put64(hd + 80, s->seed);
-    for (int i = 0; i < 4; i++) put64(hd + 88 + 8 * i, s->rng.s[i]);
+    sk_put_le64(hd + 64, bits);
+    sk_put_le64(hd + 72, (uint64_t)s->best_step);
+    sk_put_le64(hd + 80, s->seed);
+    for (int i = 0; i < 4; i++) sk_put_le64(hd + 88 + 8 * i, s->rng.s[i]);
     uint32_t crc = sk_crc32(0, hd, sizeof hd);
     sk_atomic_file af;
     sk_status st = sk_atomic_open(&af, path, err);
@@ -184,7 +115,7 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     if (st == SK_OK) st = sk_write_f32_le(&af, s->h, nh, &crc, err);
     if (st == SK_OK) st = sk_write_f32_le(&af, s->c, nh, &crc, err);
     unsigned char tail[4];
-    put32(tail, crc);
+    sk_put_le32(tail, crc);
     if (st == SK_OK) st = sk_atomic_write(&af, tail, 4, err);
     if (st == SK_OK) st = sk_atomic_commit(&af, err);
     else sk_atomic_abort(&af);
@@ -202,15 +133,15 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
         return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (file has %llu bytes, a training state has at least %d)",
                        path, (unsigned long long)r->size, STATE_HEADER + 4);
     if ((st = sk_reader_read(r, hd + 8, STATE_HEADER - 8, path, err)) != SK_OK) return st;
-    uint32_t version = get32(hd + 8);
+    uint32_t version = sk_get_le32(hd + 8);
     if (version != STATE_VERSION)
         return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected %u)", path, version,
                        STATE_VERSION);
-    uint64_t n = get64(hd + 16);
-    uint32_t L = get32(hd + 24), B = get32(hd + 28), H = get32(hd + 32);
+    uint64_t n = sk_get_le64(hd + 16);
+    uint32_t L = sk_get_le32(hd + 24), B = sk_get_le32(hd + 28), H = sk_get_le32(hd + 32);
     size_t nh = lbh(L, B, H);
     // Sizes are checked against the file size before anything is allocated.
-    if (nh == SIZE_MAX || get32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
+    if (nh == SIZE_MAX || sk_get_le32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
     uint64_t need = STATE_HEADER + 8 * (n + (uint64_t)nh) + 4;
@@ -223,7 +154,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if ((st = sk_train_state_alloc(out, (size_t)n, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked above
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a training state of %llu bytes", path,
                        (unsigned long long)need);
-    out->T = (int)get32(hd + 36);
+    out->T = (int)sk_get_le32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, sizeof hd);
     if (st == SK_OK) st = sk_read_f32_le(r, out->m, out->n_params, &crc, path, err);
     if (st == SK_OK) st = sk_read_f32_le(r, out->v, out->n_params, &crc, path, err);
@@ -231,19 +162,19 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (st == SK_OK) st = sk_read_f32_le(r, out->c, nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
-    if (get32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);
-    out->step = (int64_t)get64(hd + 40);
-    out->epoch = (int64_t)get64(hd + 48);
-    out->window = (int64_t)get64(hd + 56);
-    uint64_t bits = get64(hd + 64);
+    if (sk_get_le32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);
+    out->step = (int64_t)sk_get_le64(hd + 40);
+    out->epoch = (int64_t)sk_get_le64(hd + 48);
+    out->window = (int64_t)sk_get_le64(hd + 56);
+    uint64_t bits = sk_get_le64(hd + 64);
     memcpy(&out->best_val_loss, &bits, 8);
-    out->best_step = (int64_t)get64(hd + 72);
-    out->seed = get64(hd + 80);
-    for (int i = 0; i < 4; i++) out->rng.s[i] = get64(hd + 88 + 8 * i);
+    out->best_step = (int64_t)sk_get_le64(hd + 72);
+    out->seed = sk_get_le64(hd + 80);
+    for (int i = 0; i < 4; i++) out->rng.s[i] = sk_get_le64(hd + 88 + 8 * i);
     if (out->step < 0 || out->epoch < 0 || out->window < 0 || isnan(out->best_val_loss))
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state (step %lld, epoch %lld, window %lld)", path,
                        (long long)out->step, (long long)out->epoch, (long long)out->window);
-    uint32_t belongs = get32(hd + 12);
+    uint32_t belongs = sk_get_le32(hd + 12);
     if (expect != 0 && belongs != expect)
         return sk_fail(err, SK_ERR_MISMATCH,
                        "%s: training state belongs to a different model file (state for crc32:%08x, model is crc32:%08x)",

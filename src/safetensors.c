@@ -102,27 +102,6 @@ bool sk_valid_basename(const char *s, size_t n) {
     return !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
 }
 
-sk_status sk_write_f32_le(sk_atomic_file *af, const float *x, size_t n, uint32_t *crc, sk_error *err) {
-    unsigned char buf[4096];
-    while (n > 0) {
-        size_t k = n < sizeof buf / 4 ? n : sizeof buf / 4;
-        for (size_t i = 0; i < k; i++) {
-            uint32_t u;
-            memcpy(&u, &x[i], 4);
-            buf[4 * i] = (unsigned char)u, buf[4 * i + 1] = (unsigned char)(u >> 8);
-            buf[4 * i + 2] = (unsigned char)(u >> 16), buf[4 * i + 3] = (unsigned char)(u >> 24);
-        }
-        if (crc) *crc = sk_crc32(*crc, buf, 4 * k);
-        if (af) {
-            sk_status st = sk_atomic_write(af, buf, 4 * k, err);
-            if (st != SK_OK) return st;
-        }
-        x += k;
-        n -= k;
-    }
-    return SK_OK;
-}
-
 // ---- metadata and checksum -----------------------------------------------------------------
 
 typedef struct {
@@ -273,7 +252,7 @@ sk_status sk_model_save(const char *path, const sk_model_config *cfg, const sk_v
         return sk_fail(err, st, "%s: %s", path, tmp);
     }
     unsigned char len8[8];
-    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)p.header_len >> (8 * i));
+    sk_put_le64(len8, (uint64_t)p.header_len);
     sk_atomic_file af;
     st = sk_atomic_open(&af, path, err);
     if (st == SK_OK) st = sk_atomic_write(&af, len8, 8, err);
@@ -543,8 +522,7 @@ static sk_status load(const char *path, sk_reader *r, sk_model_file *out, sk_err
                    (unsigned long long)r->size);
     sk_status st = sk_reader_read(r, len8, 8, path, err);
     if (st != SK_OK) return st;
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | len8[i];
+    uint64_t hlen = sk_get_le64(len8);
     if (hlen > SK_MAX_HEADER)
         return bad(err, path, "not a shakespeare checkpoint (header length %llu is not plausible)",
                    (unsigned long long)hlen);

@@ -1,0 +1,44 @@
+// binio.h: the one binary-I/O layer of the three file formats (model, training state, token
+// cache): a bounded reader over a file or a memory image, little-endian integers and floats,
+// CRC-32 checksums (sk_crc32, checkpoint.h) and atomic writes (fsutil.h).
+// defines: sk_reader, sk_reader_open, sk_reader_close, sk_reader_read, sk_read_f32_le,
+//          sk_write_f32_le, sk_put_le32, sk_put_le64, sk_get_le32, sk_get_le64
+#ifndef SHAKESPEARE_BINIO_H
+#define SHAKESPEARE_BINIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "fsutil.h"
+#include "shakespeare/checkpoint.h" // sk_crc32
+#include "shakespeare/status.h"
+
+// Sequential reader over a regular file or a memory buffer, with the total size known up front
+// (so that every length in a header can be checked against it before anything is allocated).
+typedef struct {
+    FILE *f;            // owned (sk_reader_close); NULL when reading from memory
+    const uint8_t *mem; // borrowed
+    uint64_t size, pos;
+} sk_reader;
+
+// Opens a regular file; SK_ERR_IO naming path when it is missing, unreadable or not a file.
+sk_status sk_reader_open(sk_reader *r, const char *path, sk_error *err);
+void sk_reader_close(sk_reader *r);
+// Reads the next n bytes. SK_ERR_FORMAT when fewer than n are left (truncated), SK_ERR_IO
+// when the file shrank under us or a read failed.
+sk_status sk_reader_read(sk_reader *r, void *dst, size_t n, const char *path, sk_error *err);
+// Reads n little-endian F32 values into x as native floats, continuing *crc over the stored bytes.
+sk_status sk_read_f32_le(sk_reader *r, float *x, size_t n, uint32_t *crc, const char *path, sk_error *err);
+
+// Writes x[0..n) as little-endian F32 (af may be NULL: checksum only), continuing *crc
+// (when not NULL) over the written bytes.
+sk_status sk_write_f32_le(sk_atomic_file *af, const float *x, size_t n, uint32_t *crc, sk_error *err);
+
+// Little-endian integers in byte buffers.
+void sk_put_le32(unsigned char *p, uint32_t v);
+void sk_put_le64(unsigned char *p, uint64_t v);
+uint32_t sk_get_le32(const unsigned char *p);
+uint64_t sk_get_le64(const unsigned char *p);
+
+#endif
