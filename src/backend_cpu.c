@@ -324,7 +324,9 @@ static sk_status cpu_optimizer_step(sk_backend *b, const sk_adam_hparams *h, flo
     for (int i = 0; i < n; i++) sum += j.partial[i];
     double norm = sqrt(sum);
     if (grad_norm) *grad_norm = norm;
-    if (!isfinite(norm)) return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %g", norm);
+    // Named without printf's sign of a NaN, which depends on how the NaN arose.
+    if (!isfinite(norm))
+        return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %s", isnan(norm) ? "nan" : "inf");
     j.clip_scale = sk_clip_scale(norm, h->grad_clip);
     sk_parallel_for(n, adam_span, &j);
     return SK_OK;
