@@ -1,4 +1,4 @@
-"""shakespeare_torch.py: the shakespeare model as a PyTorch module, and a checkpoint loader.
+"""shakespeare_torch.py: the shakespeare model as a PyTorch module, a checkpoint loader and saver.
 
 The C trainer's model is exactly
 
@@ -22,17 +22,27 @@ so a checkpoint loads with load_state_dict(strict=True):
     model, meta = load_checkpoint("out/model.safetensors")   # meta["vocab"]: code points
     logits, state = model(torch.tensor([[meta["vocab"].index(ord("T"))]]))
 
+and a CharLSTM trained in PyTorch saves as a file that shakespeare-sample and
+shakespeare-train --init-from load:
+
+    from shakespeare_torch import save_checkpoint
+    save_checkpoint(model, vocab, "torch.safetensors")   # vocab: sorted code points (or a str)
+
 Run as a script it loads a checkpoint and prints its configuration:
 
     /usr/bin/python3 scripts/shakespeare_torch.py out/model.safetensors
 
-The safetensors reader is the `safetensors` package when it is importable, else the small
-pure-Python reader below (the format: u64 LE header length, JSON header, raw LE data).
+The safetensors reader and writer are the `safetensors` package when it is importable, else the
+small pure-Python ones below (the format: u64 LE header length, JSON header, raw LE data).
+Both writers give files with the same content, hence the same checksum (content_checksum).
 """
 
 import json
+import os
 import struct
 import sys
+import tempfile
+import zlib
 
 import torch
 import torch.nn as nn
@@ -110,6 +120,100 @@ def _read_safetensors_pure(path):
     return tensors, meta
 
 
+def _tensor_le_bytes(t):
+    """The tensor's elements as little-endian bytes, row-major (what safetensors stores)."""
+    code = {v[0]: v[1] for v in _DTYPES.values()}[t.dtype]
+    t = t.detach().cpu().contiguous()
+    try:
+        import numpy as np
+        return t.numpy().astype("<" + code, copy=False).tobytes()
+    except ImportError:
+        flat = t.reshape(-1).tolist()
+        return struct.pack(f"<{len(flat)}{code}", *flat)
+
+
+def _dtype_name(t):
+    for name, (tdtype, _, _) in _DTYPES.items():
+        if t.dtype == tdtype:
+            return name
+    raise ValueError(f"unsupported tensor dtype {t.dtype}")
+
+
+def _write_safetensors_pure(path, tensors, metadata):
+    """Pure-Python safetensors writer, laid out as the safetensors library lays it out: tensors
+    in name order, a compact JSON header padded with spaces to a multiple of 8 bytes."""
+    header = {"__metadata__": dict(metadata)}
+    chunks, offset = [], 0
+    for name in sorted(tensors):
+        data = _tensor_le_bytes(tensors[name])
+        header[name] = {"dtype": _dtype_name(tensors[name]), "shape": list(tensors[name].shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        chunks.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for data in chunks:
+            f.write(data)
+
+
+def write_safetensors(path, tensors, metadata, writer="auto"):
+    """Writes tensors (dict name -> tensor) and metadata (dict of strings) as a safetensors file,
+    atomically (a temporary file in the same directory, then a rename).
+    writer: "safetensors" (the package), "python" (the pure-Python writer) or "auto" (the
+    package when it is importable)."""
+    if writer not in ("auto", "safetensors", "python"):
+        raise ValueError(f"writer must be auto, safetensors or python, got {writer!r}")
+    save_file = None
+    if writer != "python":
+        try:
+            from safetensors.torch import save_file
+        except ImportError:
+            if writer == "safetensors":
+                raise
+    tensors = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        if save_file is not None:
+            save_file(tensors, tmp, metadata=dict(metadata))
+        else:
+            _write_safetensors_pure(tmp, tensors, metadata)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def content_checksum(tensors, metadata):
+    """The model file's checksum (format shakespeare-lstm-2), "crc32:%08x", over the content in
+    the canonical form of include/shakespeare/checkpoint.h: the metadata but "checksum" sorted
+    by key, then the tensors' names, dtypes, shapes and bytes sorted by name; every string and
+    every tensor's bytes preceded by its length (u64 LE)."""
+    def u64(v):
+        return struct.pack("<Q", v)
+
+    def string(b):
+        return u64(len(b)) + b
+
+    items = sorted((k.encode("utf-8"), v.encode("utf-8")) for k, v in metadata.items() if k != "checksum")
+    crc = zlib.crc32(u64(len(items)))
+    for k, v in items:
+        crc = zlib.crc32(string(k) + string(v), crc)
+    names = sorted(tensors, key=lambda n: n.encode("utf-8"))
+    crc = zlib.crc32(u64(len(names)), crc)
+    for name in names:
+        t = tensors[name]
+        data = _tensor_le_bytes(t)
+        head = string(name.encode("utf-8")) + string(_dtype_name(t).encode("ascii")) + u64(t.dim())
+        head += b"".join(u64(d) for d in t.shape) + u64(len(data))
+        crc = zlib.crc32(data, zlib.crc32(head, crc))
+    return f"crc32:{crc:08x}"
+
+
 def read_safetensors(path):
     """(dict name -> tensor, metadata dict of strings) of a safetensors file."""
     try:
@@ -124,18 +228,32 @@ def read_safetensors(path):
     return tensors, meta
 
 
+FORMAT = "shakespeare-lstm-2"   # what save_checkpoint writes (checksum over the content)
+FORMAT_V1 = "shakespeare-lstm-1"  # older files (checksum over the data section as stored)
+REQUIRED_METADATA = ("vocab", "vocab_size", "embed_size", "hidden_size", "num_layers")
+
+
 def load_checkpoint(path, dropout=None):
     """Builds a CharLSTM from a shakespeare checkpoint: (model in eval mode, metadata).
 
     metadata has the raw strings plus, parsed: vocab_size, embed_size, hidden_size,
     num_layers, dropout (ints / float) and vocab (list of code points, index = token id).
     dropout overrides the checkpoint's dropout (e.g. 0.0 for inference).
+    A format-2 checksum is verified (ValueError on a mismatch); a file without "format" and
+    "checksum" (another writer's) loads unverified, as in shakespeare-sample.
     """
     tensors, meta = read_safetensors(path)
     meta = dict(meta)
     fmt = meta.get("format")
-    if fmt != "shakespeare-lstm-1":
+    if fmt not in (None, FORMAT, FORMAT_V1):
         raise ValueError(f"{path}: not a shakespeare checkpoint (format {fmt!r})")
+    for key in REQUIRED_METADATA:
+        if key not in meta:
+            raise ValueError(f"{path}: missing metadata {key!r}")
+    if fmt is not None and "checksum" not in meta:
+        raise ValueError(f"{path}: missing metadata 'checksum', which format {fmt!r} requires")
+    if fmt != FORMAT_V1 and "checksum" in meta and content_checksum(tensors, meta) != meta["checksum"]:
+        raise ValueError(f"{path}: checksum mismatch (file is corrupt)")
     for key in ("vocab_size", "embed_size", "hidden_size", "num_layers"):
         meta[key] = int(meta[key])
     meta["dropout"] = float(meta.get("dropout", "0"))
@@ -147,6 +265,61 @@ def load_checkpoint(path, dropout=None):
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
     model.eval()
     return model, meta
+
+
+def _check_vocab(vocab, size):
+    """vocab as a list of code points: strictly increasing Unicode scalar values, size of them."""
+    cps = [ord(c) for c in vocab] if isinstance(vocab, str) else [int(c) for c in vocab]
+    if len(cps) != size:
+        raise ValueError(f"the vocabulary has {len(cps)} characters, the model's embedding {size}")
+    for i, c in enumerate(cps):
+        if not (0 <= c <= 0x10FFFF) or 0xD800 <= c <= 0xDFFF:
+            raise ValueError(f"vocabulary entry {i} ({c}) is not a Unicode scalar value")
+        if i and c <= cps[i - 1]:
+            raise ValueError(f"vocabulary entry {i} ({c}) is not above the previous one: token ids index "
+                             "the sorted vocabulary")
+    return cps
+
+
+def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer="auto"):
+    """Saves a CharLSTM (or its state_dict) as a model file that shakespeare-sample samples and
+    scores and shakespeare-train --init-from fine-tunes (a new run: no optimizer state).
+
+    vocab: the model's characters in token-id order, as code points or a str; token ids index
+    the sorted vocabulary, as in the C tool (sorted(set(text)) builds it).
+    train_config: optional dict or JSON text kept in the file (informational).
+    dropout: recorded in the metadata; default the model's dropout_p (0 for a bare state_dict).
+    writer: "auto" (the safetensors package when importable), "safetensors" or "python".
+    Returns the metadata written, checksum included."""
+    state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
+    tensors = {k: v.detach().to(device="cpu", dtype=torch.float32) for k, v in state.items()}
+    if "embedding.weight" not in tensors or "lstm.weight_hh_l0" not in tensors:
+        raise ValueError("not a CharLSTM state: embedding.weight or lstm.weight_hh_l0 is missing")
+    V, E = tensors["embedding.weight"].shape
+    H = tensors["lstm.weight_hh_l0"].shape[1]
+    L = 0
+    while f"lstm.weight_hh_l{L}" in tensors:
+        L += 1
+    expected = CharLSTM(V, E, H, L).state_dict()
+    if set(tensors) != set(expected):
+        extra, missing = sorted(set(tensors) - set(expected)), sorted(set(expected) - set(tensors))
+        raise ValueError(f"not a CharLSTM state: unexpected tensors {extra}, missing {missing}")
+    for name, t in expected.items():
+        if tensors[name].shape != t.shape:
+            raise ValueError(f"tensor {name} has shape {tuple(tensors[name].shape)}, expected {tuple(t.shape)}")
+    cps = _check_vocab(vocab, V)
+    if dropout is None:
+        dropout = getattr(model, "dropout_p", 0.0)
+    if not 0.0 <= float(dropout) < 1.0:
+        raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+    meta = {"format": FORMAT, "vocab_size": str(V), "embed_size": str(E), "hidden_size": str(H),
+            "num_layers": str(L), "dropout": repr(float(dropout)),
+            "vocab": "[" + ",".join(str(c) for c in cps) + "]"}
+    if train_config is not None:
+        meta["train_config"] = train_config if isinstance(train_config, str) else json.dumps(train_config)
+    meta["checksum"] = content_checksum(tensors, meta)
+    write_safetensors(path, tensors, meta, writer)
+    return meta
 
 
 def main(argv):

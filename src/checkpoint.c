@@ -288,7 +288,8 @@ sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_tr
     if (has_state) *has_state = 0;
     if (state) memset(state, 0, sizeof *state);
     sk_status st = sk_model_load(model_path, model, err);
-    if (st != SK_OK || !model->state_file) return st;
+    // Without a checksum nothing ties a state file to these weights: it is not read.
+    if (st != SK_OK || !model->state_file || !model->has_checksum) return st;
     if (!state) {
         if (has_state) *has_state = 1;
         return SK_OK;

@@ -8,7 +8,9 @@
 //   data                      the tensors in model.h's order, contiguous, F32 little-endian
 // The loader accepts any member order and any tensor order in the data section, but, like the
 // safetensors library, requires the tensors to tile the data section exactly (no gaps, no
-// overlap, nothing after). "The tensor data bytes" of the checksum are the data section as stored.
+// overlap, nothing after). The checksum (model_checksum.c) depends on the format version: version 2
+// covers the content whatever its layout, version 1 the data section as stored. Which metadata
+// a file needs, and when it may lack a checksum: checkpoint.h.
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -102,35 +104,6 @@ bool sk_valid_basename(const char *s, size_t n) {
     return !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
 }
 
-// ---- metadata and checksum -----------------------------------------------------------------
-
-typedef struct {
-    char *key, *val; // owned, NUL-terminated (may also hold NULs: lengths below)
-    size_t klen, vlen;
-} meta_entry;
-
-static int meta_cmp(const void *a, const void *b) {
-    const meta_entry *x = a, *y = b;
-    size_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(x->key, y->key, n);
-    return c ? c : (x->klen > y->klen) - (x->klen < y->klen);
-}
-
-// CRC of "key=value\n" over the entries except "checksum", in byte order of the keys.
-// Sorts e in place.
-static uint32_t meta_crc(meta_entry *e, size_t n) {
-    qsort(e, n, sizeof *e, meta_cmp);
-    uint32_t crc = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (e[i].klen == 8 && memcmp(e[i].key, "checksum", 8) == 0) continue;
-        crc = sk_crc32(crc, e[i].key, e[i].klen);
-        crc = sk_crc32(crc, "=", 1);
-        crc = sk_crc32(crc, e[i].val, e[i].vlen);
-        crc = sk_crc32(crc, "\n", 1);
-    }
-    return crc;
-}
-
 // ---- save ----------------------------------------------------------------------------------
 
 // Shortest "%.*g" text that reads back (strtof) as exactly x, so Python sees "0.1", not "0.100000001".
@@ -186,7 +159,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     sb_str(&vs, "[");
     for (int i = 0; i < vocab->size; i++) sb_printf(&vs, i ? ",%u" : "%u", (unsigned)vocab->chars[i]);
     sb_str(&vs, "]");
-    meta_entry e[9];
+    sk_meta_entry e[9];
     size_t n = 0;
 #define META(k, v) (e[n].key = (char *)(k), e[n].klen = strlen(k), e[n].val = (char *)(v), e[n].vlen = strlen(v), n++)
     META("format", SK_MODEL_FORMAT);
@@ -199,8 +172,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     if (train_config) META("train_config", train_config);
     if (state_file) META("state_file", state_file);
 #undef META
-    uint32_t crc = meta_crc(e, n);
-    sk_write_f32_le(NULL, params, p->layout.total, &crc, NULL);
+    uint32_t crc = sk_checksum_v2(e, n, &p->layout, params); // sorts e: the header lists keys in order
     p->checksum = crc;
 
     strbuf h = {0};
@@ -301,8 +273,9 @@ static bool parse_dropout(const char *s, size_t n, float *out) {
 }
 
 typedef struct {
-    meta_entry e[SK_MAX_META];
+    sk_meta_entry e[SK_MAX_META];
     size_t n;
+    int version; // of the checksum: 1 or 2 (a file without "format" is read as the current version)
 } meta_list;
 
 static void meta_list_free(meta_list *m) {
@@ -310,20 +283,23 @@ static void meta_list_free(meta_list *m) {
     m->n = 0;
 }
 
-static const meta_entry *meta_find(const meta_list *m, const char *key) {
+static const sk_meta_entry *meta_find(const meta_list *m, const char *key) {
     for (size_t i = 0; i < m->n; i++)
         if (m->e[i].klen == strlen(key) && memcmp(m->e[i].key, key, m->e[i].klen) == 0) return &m->e[i];
     return NULL;
 }
 
+#define SK_REQUIRED_META "vocab, vocab_size, embed_size, hidden_size and num_layers"
+
 static sk_status read_meta(const char *path, const sk_json *doc, size_t meta, meta_list *m, sk_error *err) {
     char q[64];
     if (meta == SK_JSON_NONE || doc->nodes[meta].type != SK_JSON_OBJECT)
-        return bad(err, path, "not a shakespeare checkpoint (no __metadata__)");
+        return bad(err, path, "not a shakespeare checkpoint (no __metadata__; a model file needs the metadata "
+                              SK_REQUIRED_META ")");
     if (doc->nodes[meta].count > SK_MAX_META) return bad(err, path, "too many metadata entries");
     for (size_t k = doc->nodes[meta].first; k != SK_JSON_NONE; k = doc->nodes[doc->nodes[k].next].next) {
         size_t v = doc->nodes[k].next;
-        meta_entry *e = &m->e[m->n];
+        sk_meta_entry *e = &m->e[m->n];
         e->key = sk_json_string(doc, k, &e->klen);
         e->val = doc->nodes[v].type == SK_JSON_STRING ? sk_json_string(doc, v, &e->vlen) : NULL;
         if (e->key) m->n++;
@@ -332,18 +308,25 @@ static sk_status read_meta(const char *path, const sk_json *doc, size_t meta, me
             return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory reading metadata", path);
         if (!e->val) return bad(err, path, "metadata %s is not a string", quoted(q, sizeof q, e->key, e->klen));
         for (size_t i = 0; i + 1 < m->n; i++)
-            if (meta_cmp(&m->e[i], e) == 0)
+            if (sk_meta_cmp(&m->e[i], e) == 0)
                 return bad(err, path, "duplicate metadata key %s", quoted(q, sizeof q, e->key, e->klen));
     }
-    const meta_entry *f = meta_find(m, "format");
-    if (!f) return bad(err, path, "not a shakespeare checkpoint (no format metadata)");
-    if (f->vlen != strlen(SK_MODEL_FORMAT) || memcmp(f->val, SK_MODEL_FORMAT, f->vlen) != 0)
-        return bad(err, path, "not a shakespeare checkpoint (format %s, expected \"%s\")",
-                   quoted(q, sizeof q, f->val, f->vlen), SK_MODEL_FORMAT);
-    static const char *required[] = {"vocab_size", "embed_size", "hidden_size", "num_layers",
-                                     "dropout",    "vocab",      "checksum"};
+    // "format" is shakespeare's stamp, and it promises a checksum; another writer's file may
+    // leave out both (then nothing vouches for the content, and the caller says so).
+    const sk_meta_entry *f = meta_find(m, "format");
+    m->version = 2;
+    if (f && f->vlen == strlen(SK_MODEL_FORMAT_V1) && memcmp(f->val, SK_MODEL_FORMAT_V1, f->vlen) == 0)
+        m->version = 1;
+    else if (f && (f->vlen != strlen(SK_MODEL_FORMAT) || memcmp(f->val, SK_MODEL_FORMAT, f->vlen) != 0))
+        return bad(err, path, "not a shakespeare checkpoint (format %s, expected \"%s\" or \"%s\")",
+                   quoted(q, sizeof q, f->val, f->vlen), SK_MODEL_FORMAT, SK_MODEL_FORMAT_V1);
+    static const char *required[] = {"vocab", "vocab_size", "embed_size", "hidden_size", "num_layers"};
     for (size_t i = 0; i < sizeof required / sizeof *required; i++)
-        if (!meta_find(m, required[i])) return bad(err, path, "missing metadata \"%s\"", required[i]);
+        if (!meta_find(m, required[i]))
+            return bad(err, path, "missing metadata \"%s\" (a model file needs " SK_REQUIRED_META ")", required[i]);
+    if (f && !meta_find(m, "checksum"))
+        return bad(err, path, "missing metadata \"checksum\", which format %s requires (a file from another "
+                              "writer leaves out both)", quoted(q, sizeof q, f->val, f->vlen));
     return SK_OK;
 }
 
@@ -353,13 +336,13 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
     static const char *ints[] = {"vocab_size", "embed_size", "hidden_size", "num_layers"};
     int *dst[] = {&out->cfg.vocab_size, &out->cfg.embed_size, &out->cfg.hidden_size, &out->cfg.num_layers};
     for (int i = 0; i < 4; i++) {
-        const meta_entry *e = meta_find(m, ints[i]);
+        const sk_meta_entry *e = meta_find(m, ints[i]);
         if (!parse_count(e->val, e->vlen, dst[i]))
             return bad(err, path, "bad metadata %s = %s (expected a positive integer)", ints[i],
                        quoted(q, sizeof q, e->val, e->vlen));
     }
-    const meta_entry *e = meta_find(m, "dropout");
-    if (!parse_dropout(e->val, e->vlen, &out->cfg.dropout))
+    const sk_meta_entry *e = meta_find(m, "dropout"); // optional in another writer's file
+    if (e && !parse_dropout(e->val, e->vlen, &out->cfg.dropout))
         return bad(err, path, "bad metadata dropout = %s (expected a number in [0, 1))",
                    quoted(q, sizeof q, e->val, e->vlen));
     sk_status st = sk_model_config_check(&out->cfg, err);
@@ -369,13 +352,13 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
         return bad(err, path, "bad hyperparameters (%s)", tmp);
     }
 
-    e = meta_find(m, "checksum");
-    unsigned long cs = 0;
-    if (e->vlen != 14 || memcmp(e->val, "crc32:", 6) != 0 || strspn(e->val + 6, "0123456789abcdef") != 8)
-        return bad(err, path, "bad metadata checksum = %s (expected \"crc32:\" and 8 hex digits)",
-                   quoted(q, sizeof q, e->val, e->vlen));
-    cs = strtoul(e->val + 6, NULL, 16);
-    out->checksum = (uint32_t)cs;
+    if ((e = meta_find(m, "checksum"))) {
+        if (e->vlen != 14 || memcmp(e->val, "crc32:", 6) != 0 || strspn(e->val + 6, "0123456789abcdef") != 8)
+            return bad(err, path, "bad metadata checksum = %s (expected \"crc32:\" and 8 hex digits)",
+                       quoted(q, sizeof q, e->val, e->vlen));
+        out->checksum = (uint32_t)strtoul(e->val + 6, NULL, 16);
+        out->has_checksum = 1;
+    }
 
     e = meta_find(m, "vocab");
     sk_json vd;
@@ -561,12 +544,14 @@ static sk_status load(const char *path, sk_reader *r, sk_model_file *out, sk_err
     if (st == SK_OK && !(out->params = malloc(lay.total * sizeof *out->params)))
         st = sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for %zu parameters", path, lay.total);
     if (st == SK_OK) {
-        uint32_t crc = meta_crc(meta.e, meta.n);
+        uint32_t crc = meta.version == 1 ? sk_checksum_v1_meta(meta.e, meta.n) : 0;
         for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) { // in file order
             const sk_tensor_info *t = &lay.tensors[spans[i].tensor];
             st = sk_read_f32_le(r, out->params + t->offset, t->numel, &crc, path, err);
         }
-        if (st == SK_OK && crc != out->checksum) st = bad(err, path, "checksum mismatch (file is corrupt)");
+        if (st == SK_OK && meta.version == 2) crc = sk_checksum_v2(meta.e, meta.n, &lay, out->params);
+        if (st == SK_OK && out->has_checksum && crc != out->checksum)
+            st = bad(err, path, "checksum mismatch (file is corrupt)");
     }
     free(spans);
     sk_param_layout_free(&lay);

@@ -264,8 +264,14 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
             t->st.epoch += saved.window > 0;
             notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
         }
-    } else if (o->init_from && !o->eval_only) {
+    } else if (o->init_from && !o->eval_only && ckpt.has_checksum) {
         notice(t, "the checkpoint has no training state: fine-tuning from its weights with a fresh optimizer");
+    }
+    if (o->init_from && !ckpt.has_checksum) {
+        char line[SK_ERROR_MSG_MAX + 160];
+        snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", o->init_from,
+                 o->eval_only ? "" : "; a new run starts from its weights with a fresh optimizer");
+        notice(t, line);
     }
     if (!o->eval_only) {
         if (o->log_path) snprintf(t->metrics_path, sizeof t->metrics_path, "%s", o->log_path);

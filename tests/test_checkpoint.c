@@ -2,7 +2,7 @@
 // Covers: CRC-32 and the JSON parser; bit-exact round trips; the file being standard safetensors
 // (read back by hand, and a hand-built file in Python's tensor order read by the loader);
 // refusal of corrupt, truncated, foreign and inconsistent files (SK_ERR_FORMAT, messages
-// naming the path); state/model pairing; the save protocol, including SIGKILL mid-save.
+// naming the path), in this format and the previous one (tests/data/v1); state/model pairing; the save protocol, including SIGKILL mid-save.
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -251,7 +251,7 @@ static void test_standard_layout(const char *dir) {
     memcpy(hdr, b + 8, hlen);
     hdr[hlen] = '\0';
     CHECK(starts_with(hdr, "{\"__metadata__\":{"));
-    CHECK(strstr(hdr, "\"format\":\"shakespeare-lstm-1\""));
+    CHECK(strstr(hdr, "\"format\":\"shakespeare-lstm-2\""));
     CHECK(strstr(hdr, "\"vocab\":\"[10,233,128512]\""));
     CHECK(strstr(hdr, "\"dropout\":\"0.25\"") && strstr(hdr, "\"num_layers\":\"2\""));
     size_t off = 0;
@@ -281,8 +281,8 @@ static void test_standard_layout(const char *dir) {
     model_free(&m);
 }
 
-// A hand-built safetensors file: metadata meta[0..nmeta) (+ a checksum computed by the
-// documented rule unless the list has one), tensors in alphabetical order as Python's
+// A hand-built safetensors file of format 1 ("shakespeare-lstm-1", whose files still load):
+// metadata meta[0..nmeta) (+ a checksum computed by that format's rule unless the list has one), tensors in alphabetical order as Python's
 // safetensors writes them (data in that order too), optionally one extra tensor.
 typedef struct {
     const char *key, *val;
@@ -401,11 +401,11 @@ static void test_hand_built(const char *dir) {
         EXPECT_FAIL(sk_model_load(path, &f, &err), SK_ERR_FORMAT, path, cases[c].needle);
         CHECK(f.params == NULL && f.vocab.chars == NULL); // nothing leaks out of a failed load
     }
-    // A valid safetensors file that is not ours: no format metadata, or no metadata at all.
+    // A valid safetensors file that is not ours: no model metadata, or no metadata at all.
     kv foreign[] = {{"author", "someone"}};
     n = build_file(buf, sizeof buf, foreign, 1, &m, NULL, NULL);
     sk_test_write_file(path, buf, n);
-    EXPECT_FAIL(sk_model_load(path, &f, &err), SK_ERR_FORMAT, path, "not a shakespeare checkpoint");
+    EXPECT_FAIL(sk_model_load(path, &f, &err), SK_ERR_FORMAT, path, "missing metadata \"vocab\"");
     const char *bare = "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}";
     n = strlen(bare);
     memset(buf, 0, 8);
@@ -415,6 +415,46 @@ static void test_hand_built(const char *dir) {
     sk_test_write_file(path, buf, 8 + n + 4);
     EXPECT_FAIL(sk_model_load(path, &f, &err), SK_ERR_FORMAT, path, "not a shakespeare checkpoint");
     model_free(&m);
+}
+
+// Every single-bit flip (bits 0, 3, 6) of every byte of a good model file (header and data)
+// is refused: CRC-32 catches all single-bit errors, and the header checks catch the rest
+// (a flip in the "checksum" key leaves a file with "format" but no checksum: refused too).
+// So is every truncation. From memory; label names the file in messages.
+static void refuses_flips_and_truncations(const char *label, const unsigned char *good, size_t n) {
+    sk_error err;
+    sk_model_file f;
+    unsigned char *b = malloc(n);
+    int accepted = 0, bad_prefix = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (int bit = 0; bit < 8; bit += 3) {
+            memcpy(b, good, n);
+            b[i] ^= (unsigned char)(1u << bit);
+            sk_status st = sk_model_load_mem(label, b, n, &f, &err);
+            if (st != SK_ERR_FORMAT || !starts_with(err.msg, label)) accepted++;
+            sk_model_file_free(&f);
+        }
+    }
+    for (size_t len = 0; len < n; len++) {
+        sk_status st = sk_model_load_mem(label, good, len, &f, &err);
+        if (st != SK_ERR_FORMAT || !starts_with(err.msg, label)) bad_prefix++;
+        sk_model_file_free(&f);
+    }
+    if (accepted || bad_prefix) fprintf(stderr, "  %s: %d flips and %d truncations not refused\n", label, accepted, bad_prefix);
+    CHECK(accepted == 0 && bad_prefix == 0);
+    CHECK(sk_model_load_mem(label, good, n, &f, &err) == SK_OK); // the intact file loads
+    sk_model_file_free(&f);
+    free(b);
+}
+
+// A file of the previous format, written by the previous release: damage is refused the same way.
+static void test_corruption_format_1(void) {
+    char path[600];
+    sk_test_source_path(path, sizeof path, "tests/data/v1/last.safetensors");
+    size_t n;
+    unsigned char *good = read_all(path, &n);
+    refuses_flips_and_truncations(path, good, n);
+    free(good);
 }
 
 static void test_corruption(const char *dir) {
@@ -437,19 +477,7 @@ static void test_corruption(const char *dir) {
     EXPECT_FAIL(sk_model_load(bad_path, &f, &err), SK_ERR_FORMAT, bad_path, "checksum mismatch (file is corrupt)");
     printf("  flipped data byte: %s\n", err.msg);
 
-    // Every single-bit flip of every byte (header and data) is refused: CRC-32 catches all
-    // single-bit errors, and the header checks catch the rest.
-    int accepted = 0;
-    for (size_t i = 0; i < n; i++) {
-        for (int bit = 0; bit < 8; bit += 3) {
-            memcpy(b, good, n);
-            b[i] ^= (unsigned char)(1u << bit);
-            sk_status st = sk_model_load_mem(bad_path, b, n, &f, &err);
-            if (st != SK_ERR_FORMAT || !starts_with(err.msg, bad_path)) accepted++;
-            sk_model_file_free(&f);
-        }
-    }
-    CHECK(accepted == 0);
+    refuses_flips_and_truncations(bad_path, good, n);
 
     // A changed vocab entry (same length, still increasing): checksum mismatch.
     memcpy(b, good, n);
@@ -459,18 +487,13 @@ static void test_corruption(const char *dir) {
     sk_test_write_file(bad_path, b, n);
     EXPECT_FAIL(sk_model_load(bad_path, &f, &err), SK_ERR_FORMAT, bad_path, "checksum mismatch");
 
-    // Every truncation: from memory for every length, through a file for a sample.
-    int bad_prefix = 0;
+    // Truncations through a file, for a sample of lengths (refuses_flips_and_truncations: all, from memory).
     for (size_t len = 0; len < n; len++) {
-        sk_status st = sk_model_load_mem(bad_path, good, len, &f, &err);
-        if (st != SK_ERR_FORMAT || !starts_with(err.msg, bad_path)) bad_prefix++;
-        sk_model_file_free(&f);
         if (len % 37 == 0 || len == n - 1 || len == 8) {
             sk_test_write_file(bad_path, good, len);
             EXPECT_FAIL(sk_model_load(bad_path, &f, &err), SK_ERR_FORMAT, bad_path, NULL);
         }
     }
-    CHECK(bad_prefix == 0);
     sk_test_write_file(bad_path, good, n - 1);
     EXPECT_FAIL(sk_model_load(bad_path, &f, &err), SK_ERR_FORMAT, bad_path, "truncated (header says");
     printf("  truncated: %s\n", err.msg);
@@ -763,6 +786,7 @@ int main(void) {
     test_standard_layout(dir);
     test_hand_built(dir);
     test_corruption(dir);
+    test_corruption_format_1();
     test_state(dir);
     char sub[600];
     join(sub, sizeof sub, dir, "protocol"); // directories of their own: these count files

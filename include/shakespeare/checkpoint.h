@@ -1,20 +1,33 @@
 // checkpoint.h: the model as one safetensors file, the training state as a companion file.
 // defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
-//          sk_checkpoint_load, sk_model_file, sk_model_file_free, sk_train_state,
+//          sk_checkpoint_load, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE, sk_train_state,
 //          sk_train_state_alloc, sk_train_state_free, sk_crc32
 //
 // Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
 // raw little-endian F32 data), tensor names and shapes exactly PyTorch's (model.h), so
 //   model.load_state_dict(safetensors.torch.load_file(path))
 // works on the module the README documents. Metadata (all strings):
-//   format        "shakespeare-lstm-1"
-//   vocab_size, embed_size, hidden_size, num_layers, dropout
-//   vocab         JSON array of the vocabulary's code points, e.g. "[10,32,33]"
+//   format        "shakespeare-lstm-2" (this build writes it; it reads "shakespeare-lstm-1" too)
+//   vocab_size, embed_size, hidden_size, num_layers   required
+//   dropout       optional for files from other writers (0 when absent)
+//   vocab         required: JSON array of the vocabulary's code points, e.g. "[10,32,33]"
 //   train_config  optional JSON text of the training options (informational)
 //   state_file    optional basename of the companion training-state file
-//   checksum      "crc32:%08x" over every other metadata entry ("key=value\n", keys sorted)
-//                 followed by the tensor data bytes
-// A truncated, corrupt or foreign file is refused with SK_ERR_FORMAT naming the path.
+//   checksum      "crc32:%08x", CRC-32 of the file's content in a canonical form, so that any
+//                 writer that keeps the content (the safetensors library, PyTorch) keeps it:
+//                   u64 m; m times: u64 len, key, u64 len, value   metadata except "checksum",
+//                                                                  keys in byte order
+//                   u64 t; t times: u64 len, name, u64 len, dtype ("F32"), u64 ndim,
+//                                   ndim x u64 dim, u64 nbytes, the tensor's LE bytes
+//                                                                  tensors in name byte order
+//                 (all u64 little-endian). Format "shakespeare-lstm-1" files carry the old
+//                 checksum: "key=value\n" for the sorted metadata, then the data section as
+//                 stored, and are verified that way.
+// A file written by another program may leave out both "format" and "checksum": it loads with
+// has_checksum = 0 (the caller says so, SK_NO_CHECKSUM_NOTE) and its state_file is ignored, since
+// nothing ties a state to unverified weights. A file that has "format" must have its checksum.
+// A truncated, corrupt or foreign file, missing metadata, a missing, extra or misshapen tensor
+// is refused with SK_ERR_FORMAT naming the path and what is wrong.
 //
 // State file: little-endian binary with a magic, a version, the model file's checksum
 // (so a state is never paired with the wrong model) and a CRC-32 trailer.
@@ -43,8 +56,12 @@ typedef struct {
     float *params;       // (total,) owned, canonical layout
     char *train_config;  // owned, may be NULL
     char *state_file;    // owned basename, may be NULL
-    uint32_t checksum;   // the file's checksum
+    uint32_t checksum;   // the file's checksum (0 when it has none)
+    int has_checksum;    // 0: another program's file without a checksum; its content is unverified
 } sk_model_file;
+
+// What the programs say, after the file's path, about a model file with has_checksum == 0.
+#define SK_NO_CHECKSUM_NOTE "carries no checksum (written by another program): its content cannot be verified"
 
 void sk_model_file_free(sk_model_file *f);
 
@@ -81,7 +98,8 @@ sk_status sk_checkpoint_save(const char *dir, const char *name, const sk_model_c
                              const sk_vocab *vocab, const float *params, const char *train_config,
                              const sk_train_state *state, sk_error *err);
 // Loads a model file and, when state is not NULL, its companion state. *has_state tells
-// whether the model names one (a model without a state file is not an error).
+// whether the model names one (a model without a state file is not an error); a model without
+// a checksum never has one.
 sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_train_state *state,
                              int *has_state, sk_error *err);
 

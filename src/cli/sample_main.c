@@ -160,6 +160,8 @@ int main(int argc, char **argv) {
     if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
         cli_die(st == SK_ERR_DEVICE && strcmp(device, "auto") != 0 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
     if (note[0]) fprintf(stderr, "note: %s\n", note);
+    // After every check of the input, so that this notice never precedes an "error:" line.
+    if (!model.has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt_path);
     if ((st = be->ops->set_params(be, model.params)) != SK_OK) {
         sk_backend_fail(&err, st, be, "to take the parameters");
         cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
