@@ -1,6 +1,6 @@
 # lib.sh: helpers shared by the CLI tests (sourced by tests/cli/test_*.sh).
 # defines: WORK, TINY, fail, note, finish, skip, gen_text, expect_error, expect_ok, tensor_data,
-#          same_tensors, state_step, wait_for
+#          same_tensors, state_step, wait_for, TORCH_PY, need_torch, SAFETENSORS_PY, need_safetensors
 # The tests run the real binaries named by SK_TRAIN and SK_SAMPLE (tests/tests.cmake sets them,
 # with SK_SOURCE_DIR), each in its own temporary directory, and exit 0 (pass), 1 (fail) or 77 (skip).
 set -u
@@ -117,4 +117,17 @@ wait_for() {
         [ "$(date +%s)" -ge "$deadline" ] && return 1
         sleep 0.02
     done
+}
+
+# The Pythons of the PyTorch tests: Debian's python3 with python3-torch, and the virtual
+# environment scripts/setup.sh makes for the safetensors package from PyPI (which also sees
+# Debian's torch and numpy). need_X skips the test (exit 77) with a message when X is missing.
+TORCH_PY=/usr/bin/python3
+SAFETENSORS_PY=$SK_SOURCE_DIR/.venv/bin/python3
+need_torch() {
+    [ -x "$TORCH_PY" ] && "$TORCH_PY" -c 'import torch' 2> /dev/null || skip "$TORCH_PY cannot import torch"
+}
+need_safetensors() {
+    [ -x "$SAFETENSORS_PY" ] && "$SAFETENSORS_PY" -c 'import safetensors.numpy, torch' 2> /dev/null ||
+        skip "the safetensors package is not installed in $SK_SOURCE_DIR/.venv (scripts/setup.sh installs it from PyPI)"
 }
