@@ -142,7 +142,7 @@ def _dtype_name(t):
 def _write_safetensors_pure(path, tensors, metadata):
     """Pure-Python safetensors writer, laid out as the safetensors library lays it out: tensors
     in name order, a compact JSON header padded with spaces to a multiple of 8 bytes."""
-    header = {"__metadata__": dict(metadata)}
+    header = {} if metadata is None else {"__metadata__": dict(metadata)}
     chunks, offset = [], 0
     for name in sorted(tensors):
         data = _tensor_le_bytes(tensors[name])
@@ -160,7 +160,7 @@ def _write_safetensors_pure(path, tensors, metadata):
 
 
 def write_safetensors(path, tensors, metadata, writer="auto"):
-    """Writes tensors (dict name -> tensor) and metadata (dict of strings) as a safetensors file,
+    """Writes tensors (dict name -> tensor) and metadata (dict of strings, or None for none) as a safetensors file,
     atomically (a temporary file in the same directory, then a rename).
     writer: "safetensors" (the package), "python" (the pure-Python writer) or "auto" (the
     package when it is importable)."""
@@ -179,7 +179,7 @@ def write_safetensors(path, tensors, metadata, writer="auto"):
     os.close(fd)
     try:
         if save_file is not None:
-            save_file(tensors, tmp, metadata=dict(metadata))
+            save_file(tensors, tmp, metadata=None if metadata is None else dict(metadata))
         else:
             _write_safetensors_pure(tmp, tensors, metadata)
         os.replace(tmp, path)
@@ -268,8 +268,9 @@ def load_checkpoint(path, dropout=None):
 
 
 def _check_vocab(vocab, size):
-    """vocab as a list of code points: strictly increasing Unicode scalar values, size of them."""
-    cps = [ord(c) for c in vocab] if isinstance(vocab, str) else [int(c) for c in vocab]
+    """vocab (code points, characters or a str) as a list of code points: strictly increasing
+    Unicode scalar values, size of them."""
+    cps = [ord(c) if isinstance(c, str) and len(c) == 1 else int(c) for c in vocab]
     if len(cps) != size:
         raise ValueError(f"the vocabulary has {len(cps)} characters, the model's embedding {size}")
     for i, c in enumerate(cps):
@@ -285,7 +286,7 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
     """Saves a CharLSTM (or its state_dict) as a model file that shakespeare-sample samples and
     scores and shakespeare-train --init-from fine-tunes (a new run: no optimizer state).
 
-    vocab: the model's characters in token-id order, as code points or a str; token ids index
+    vocab: the model's characters in token-id order, as code points, characters or a str; token ids index
     the sorted vocabulary, as in the C tool (sorted(set(text)) builds it).
     train_config: optional dict or JSON text kept in the file (informational).
     dropout: recorded in the metadata; default the model's dropout_p (0 for a bare state_dict).
