@@ -182,6 +182,9 @@ def write_safetensors(path, tensors, metadata, writer="auto"):
             save_file(tensors, tmp, metadata=None if metadata is None else dict(metadata))
         else:
             _write_safetensors_pure(tmp, tensors, metadata)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp made it private; a model file is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

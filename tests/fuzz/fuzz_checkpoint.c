@@ -5,6 +5,11 @@
 //   CC=clang cmake -S . -B build-fuzz -DSHAKESPEARE_CUDA=OFF -DSHAKESPEARE_FUZZ=ON
 //   cmake --build build-fuzz --target fuzz_checkpoint
 //   build-fuzz/fuzz_checkpoint -max_total_time=30 <scratch corpus dir> tests/fuzz/corpus_checkpoint
+// Seeds (corpus_checkpoint/): model files of format 1 (model.safetensors, written by
+// shakespeare-train; python_written.safetensors, tensors in name order) and of format 2 from
+// every writer: model_v2 (shakespeare-train), resaved_by_safetensors (the safetensors package,
+// metadata kept), torch_saved_pure / torch_saved_package (shakespeare_torch.save_checkpoint
+// with either writer), foreign_no_checksum (no format, no checksum); and a training state.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sk_param_layout lay;
         require(sk_param_layout_init(&lay, &f.cfg, &err) == SK_OK);
         require(f.params && f.vocab.size == f.cfg.vocab_size);
+        require(f.has_checksum || f.checksum == 0);
         for (size_t i = 0; i < lay.total; i++) sink += f.params[i]; // the buffer has layout.total floats
         sk_param_layout_free(&lay);
     } else {
