@@ -1,4 +1,6 @@
 // backend.c: device selection and the backend-independent entry points.
+// defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_backend_create, sk_backend_error,
+//          sk_backend_fail, sk_backend_free
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +33,31 @@ sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *i
     return sk_fail(err, SK_ERR_ARG, "--device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
 }
 
+static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent"};
+
+sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(s, rnn_impl_names[i]) == 0) {
+            *out = (sk_rnn_impl)i;
+            return SK_OK;
+        }
+    }
+    return sk_fail(err, SK_ERR_ARG, "--rnn-impl expects auto, cudnn or persistent, got \"%s\"", s);
+}
+
+const char *sk_rnn_impl_name(sk_rnn_impl r) {
+    return (unsigned)r < 3 ? rnn_impl_names[r] : "unknown";
+}
+
+// The CUDA backend with the created backend's notice (if any) handed on.
+static sk_status create_cuda(const sk_backend_config *cfg, sk_backend **out, char *notice, size_t notice_size,
+                             sk_error *err) {
+    sk_status st = sk_backend_create_cuda(cfg, out, err);
+    if (st == SK_OK && notice && notice_size && (*out)->notice[0])
+        snprintf(notice, notice_size, "%s", (*out)->notice);
+    return st;
+}
+
 sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk_backend **out, char *notice,
                             size_t notice_size, sk_error *err) {
     int is_auto, is_cuda, index;
@@ -41,14 +68,14 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
     if (is_cuda) {
         sk_backend_config c = *cfg;
         c.device_index = index;
-        return sk_backend_create_cuda(&c, out, err);
+        return create_cuda(&c, out, notice, notice_size, err);
     }
     if (is_auto) {
         char reason[256];
         if (sk_cuda_available(0, reason, sizeof reason)) {
             sk_backend_config c = *cfg;
             c.device_index = 0;
-            return sk_backend_create_cuda(&c, out, err);
+            return create_cuda(&c, out, notice, notice_size, err);
         }
         if (notice && notice_size) snprintf(notice, notice_size, "running on the CPU: %s", reason);
     }

@@ -369,6 +369,9 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (cfg->batch_size < 1 || cfg->seq_len < 1)
         return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
                        cfg->batch_size, cfg->seq_len);
+    if (cfg->rnn_impl != SK_RNN_AUTO)
+        return sk_fail(err, SK_ERR_ARG, "--rnn-impl %s selects a CUDA LSTM implementation; the CPU backend has one "
+                                        "(use --rnn-impl auto, or a CUDA device)", sk_rnn_impl_name(cfg->rnn_impl));
     sk_backend *b = calloc(1, sizeof *b);
     cpu_impl *c = calloc(1, sizeof *c);
     if (!b || !c) {

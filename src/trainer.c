@@ -213,7 +213,8 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     const int resume = has_state && !o->eval_only;
     const uint64_t seed = resume ? saved.seed : o->seed;
     sk_backend_config bc = {.model = t->o.model, .batch_size = o->batch_size, .seq_len = o->seq_len,
-                            .training = !o->eval_only, .threads = o->threads, .seed = seed};
+                            .training = !o->eval_only, .threads = o->threads, .seed = seed,
+                            .rnn_impl = o->rnn_impl};
     char note[512];
     if ((st = sk_backend_create(&bc, o->device, &t->be, note, sizeof note, err)) != SK_OK) goto fail;
     notice(t, note);
@@ -367,7 +368,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     sk_status st;
     if (!t->sampler) {
         sk_backend_config bc = {.model = t->o.model, .batch_size = 1, .seq_len = t->o.seq_len, .training = 0,
-                                .threads = t->o.threads, .seed = t->st.seed};
+                                .threads = t->o.threads, .seed = t->st.seed, .rnn_impl = t->be->cfg.rnn_impl};
         char dev[32] = "cpu"; // the trainer's own device
         if (strcmp(t->be->ops->name, "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;

@@ -1,7 +1,8 @@
 // backend.h: one interface, two backends (CPU reference, CUDA). The trainer, the sampler
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
-//          sk_backend_error, sk_backend_fail, sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available, sk_device_parse
+//          sk_backend_error, sk_backend_fail, sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available, sk_device_parse,
+//          sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
@@ -23,6 +24,11 @@
 #include "shakespeare/optim.h"
 #include "shakespeare/status.h"
 
+// The CUDA backend's LSTM implementation (src/cuda/lstm_impl.h). auto: the fastest one
+// validated on a GPU that supports the configuration (a notice says when it passes over
+// one); the CPU backend has a single implementation and accepts only auto.
+typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2 } sk_rnn_impl;
+
 typedef struct {
     sk_model_config model;
     int batch_size;   // B
@@ -31,6 +37,7 @@ typedef struct {
     int threads;      // CPU threads for BLAS and pointwise loops (0: library default)
     int device_index; // CUDA device ordinal
     uint64_t seed;    // dropout masks are a pure function of (seed, step, site, index)
+    sk_rnn_impl rnn_impl;
 } sk_backend_config;
 
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;
@@ -71,10 +78,12 @@ struct sk_backend {
     sk_param_layout layout; // owned
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error
+    char notice[256];       // one line for the user from creation (e.g. an implementation fallback), or ""
 };
 
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
-// *notice (may be NULL) then gets a one-line note when it falls back to the CPU.
+// *notice (may be NULL) then gets a one-line note when it falls back to the CPU, or the
+// created backend's own notice (b->notice).
 sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk_backend **out,
                             char *notice, size_t notice_size, sk_error *err);
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
@@ -84,6 +93,9 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
 int sk_cuda_available(int index, char *reason, size_t reason_size);
 // Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);
+// Parses "auto", "cudnn", "persistent" (--rnn-impl); SK_ERR_ARG otherwise.
+sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
+const char *sk_rnn_impl_name(sk_rnn_impl r);
 // The message of b's last failed op, e.g. "cudnnRNNForward failed: CUDNN_STATUS_BAD_PARAM
 // at cudnn_rnn.cu:311"; "no message" when the op left none (never NULL).
 const char *sk_backend_error(const sk_backend *b);

@@ -43,6 +43,7 @@ typedef struct {
     uint64_t seed;
     int threads;
     const char *device;      // auto | cpu | cuda | cuda:N
+    sk_rnn_impl rnn_impl;    // the CUDA backend's LSTM implementation (auto by default)
     const char *train_config_json; // the options as JSON, stored in checkpoints (borrowed)
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
 } sk_train_options;

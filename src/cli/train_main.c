@@ -31,7 +31,7 @@ enum {
     OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
     OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
     OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
-    OPT_DEVICE, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_HELP, OPT_VERSION,
+    OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -52,7 +52,8 @@ static const struct option long_options[] = {
     {"sample-every", required_argument, 0, OPT_SAMPLE_EVERY}, {"sample-length", required_argument, 0, OPT_SAMPLE_LENGTH},
     {"log-every", required_argument, 0, OPT_LOG_EVERY}, {"seed", required_argument, 0, OPT_SEED},
     {"threads", required_argument, 0, OPT_THREADS}, {"device", required_argument, 0, OPT_DEVICE},
-    {"init-from", required_argument, 0, OPT_INIT_FROM}, {"eval-only", no_argument, 0, OPT_EVAL_ONLY},
+    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"init-from", required_argument, 0, OPT_INIT_FROM},
+    {"eval-only", no_argument, 0, OPT_EVAL_ONLY},
     {"log", required_argument, 0, OPT_LOG}, {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
@@ -106,6 +107,8 @@ static void usage(const sk_train_options *d) {
            "  --seed N                 seed for initialization, dropout and samples (default: %llu)\n"
            "  --threads N              CPU threads; 0 = all cores (default: 0)\n"
            "  --device D               auto | cpu | cuda | cuda:N (default: %s)\n"
+           "  --rnn-impl I             the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
+           "                           the model) | cudnn | persistent; the CPU takes only auto (default: auto)\n"
            "  --help, --version\n",
            d->data_path, d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
            (double)d->model.dropout, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
@@ -269,6 +272,7 @@ int main(int argc, char **argv) {
             o.device = v;
             break;
         }
+        case OPT_RNN_IMPL: st = sk_rnn_impl_parse(v, &o.rnn_impl, &err); break;
         case OPT_INIT_FROM: o.init_from = v; break;
         case OPT_EVAL_ONLY: o.eval_only = 1; break;
         case OPT_LOG: o.log_path = v; break;

@@ -1,0 +1,64 @@
+// test_rnn_impl.c: the --rnn-impl choice at the backend interface, on any machine.
+//  1. sk_rnn_impl_parse takes exactly auto, cudnn, persistent (names round-trip through
+//     sk_rnn_impl_name) and refuses anything else with a line naming the value;
+//  2. the CPU backend takes only auto and refuses a named CUDA implementation with a clear
+//     line (directly and through sk_backend_create with --device cpu), rather than
+//     silently ignoring it;
+//  3. without a usable GPU, --device auto falls back to the CPU: with rnn_impl auto that
+//     works (and says why in the notice); with a named implementation it is refused.
+// The CUDA side (cudnn chosen by auto, an explicit choice honoured) is in tests/gpu.
+#include <stdio.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "test_util.h"
+
+int main(void) {
+    sk_error err = {{0}};
+    static const char *const names[] = {"auto", "cudnn", "persistent"};
+    for (int i = 0; i < 3; i++) {
+        sk_rnn_impl r = (sk_rnn_impl)-1;
+        CHECK_OK(sk_rnn_impl_parse(names[i], &r, &err));
+        CHECK((int)r == i);
+        CHECK(strcmp(sk_rnn_impl_name(r), names[i]) == 0);
+    }
+    static const char *const bad[] = {"", "Auto", "cudnn ", "cuDNN", "persistent2", "cpu"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sk_rnn_impl r = SK_RNN_CUDNN;
+        CHECK(sk_rnn_impl_parse(bad[i], &r, &err) == SK_ERR_ARG);
+        CHECK(strstr(err.msg, "--rnn-impl expects auto, cudnn or persistent") != NULL);
+        CHECK(r == SK_RNN_CUDNN); // untouched on failure
+    }
+
+    sk_backend_config cfg = {.model = {7, 4, 8, 2, 0.1f}, .batch_size = 2, .seq_len = 3, .training = 1,
+                             .threads = 1, .seed = 3};
+    sk_backend *be = NULL;
+    for (int i = 1; i < 3; i++) {
+        cfg.rnn_impl = (sk_rnn_impl)i;
+        err.msg[0] = '\0';
+        CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+        printf("cpu, rnn_impl %s: %s\n", names[i], err.msg);
+        char want[96];
+        snprintf(want, sizeof want, "--rnn-impl %s selects a CUDA LSTM implementation", names[i]);
+        CHECK(strstr(err.msg, want) != NULL);
+        char notice[256] = "x";
+        CHECK(sk_backend_create(&cfg, "cpu", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);
+        CHECK(strstr(err.msg, want) != NULL);
+    }
+    cfg.rnn_impl = SK_RNN_AUTO;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
+    CHECK(be->notice[0] == '\0');
+    sk_backend_free(be);
+
+    char reason[256];
+    if (!sk_cuda_available(0, reason, sizeof reason)) {
+        char notice[256] = "";
+        CHECK_OK(sk_backend_create(&cfg, "auto", &be, notice, sizeof notice, &err));
+        CHECK(strcmp(be->ops->name, "cpu") == 0 && strstr(notice, "running on the CPU") != NULL);
+        sk_backend_free(be);
+        cfg.rnn_impl = SK_RNN_CUDNN;
+        CHECK(sk_backend_create(&cfg, "auto", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);
+        CHECK(strstr(err.msg, "--rnn-impl cudnn selects a CUDA LSTM implementation") != NULL);
+    }
+    return sk_test_done("test_rnn_impl");
+}
