@@ -1,14 +1,14 @@
-// backend_cuda.cu: the CUDA backend: embedding (kernel) -> LSTM stack (cuDNN, cudnn_rnn.cu)
-// -> dropout (kernel, rng.h's masks) -> linear (cuBLAS) -> fused softmax cross-entropy
-// (kernel), forward and backward, and AdamW (kernel) over one parameter buffer.
+// backend_cuda.cu: the CUDA backend: embedding (kernel) -> LSTM stack (an implementation
+// behind lstm_impl.h: cuDNN) -> dropout (kernel, hash.h's masks) -> linear (cuBLAS) -> fused
+// softmax cross-entropy (kernel), forward and backward, and AdamW (kernel) over one
+// parameter buffer.
 // defines: sk_backend_create_cuda, sk_cuda_available
 //
-// Semantics are the CPU backend's (backend_cpu.c), with two documented differences:
-//   - the dropout between LSTM layers is cuDNN's (its own generator, seeded once from
-//     cfg.seed), so those masks differ from rng.h's and do not depend on `step`; the
-//     dropout before fc uses rng.h's masks exactly, as the CPU backend does;
-//   - sums run in other orders (GEMMs, cuDNN), so results agree to fp32 rounding, not
-//     bitwise. Every reduction here is still deterministic: same inputs, same bits.
+// Semantics are the CPU backend's (backend_cpu.c): every dropout mask (between LSTM layers
+// and before fc) is hash.h's, keyed by (seed, step, site), so the GPU drops exactly the
+// elements the CPU drops. Sums run in other orders (GEMMs, cuDNN), so results agree to
+// fp32 rounding, not bitwise. Every reduction here is still deterministic: same inputs,
+// same bits.
 // Device buffers (canonical parameter layout for params, grads, m, v; activations for
 // windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
 // cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in b->err
@@ -22,6 +22,7 @@
 #include "cuda_check.h"
 #include "cudnn_rnn.h"
 #include "kernels.h"
+#include "lstm_impl.h"
 
 extern "C" {
 #include "shakespeare/backend.h"
@@ -42,12 +43,11 @@ typedef struct {
     int last_train;   // the last forward was SK_MODE_TRAIN with targets: backward allowed
     int64_t last_step; // its step, which keys the fc dropout mask again in backward
     int cur;          // state slot (0/1) holding the carried state
-    int prev;         // state slot holding the initial state of the last forward
     int stale;        // params changed since the LSTM weight space was packed
     cudaStream_t stream;
     cublasHandle_t blas;
     cudnnHandle_t dnn;
-    sk_cudnn_lstm lstm;
+    sk_lstm *lstm; // the LSTM stack behind its seam
     size_t total, off_emb, off_fcw, off_fcb; // floats
     float *params, *grads, *m, *v;            // (total,) canonical layout
     uint8_t *decay_mask;                       // (total,) 1 on 2-D tensors
@@ -168,7 +168,9 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         free(ones);
         SK_TRY(st);
     }
-    SK_TRY(sk_lstm_init(&ci->lstm, ci->dnn, ci->stream, layout, ci->B, ci->T, ci->training, cfg->seed, err));
+    const sk_lstm_config lc = {ci->dnn, ci->stream, layout, ci->B, ci->T, ci->E, ci->H, ci->L, ci->training, ci->p,
+                               cfg->seed};
+    SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
@@ -186,7 +188,7 @@ static void cuda_destroy(sk_backend *b) {
             (void)cudaSetDevice(ci->device);
             (void)cudaStreamSynchronize(ci->stream);
         }
-        sk_lstm_free(&ci->lstm);
+        sk_lstm_destroy(ci->lstm);
         void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->x,       ci->y,
                         ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
                         ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->scalars,
@@ -279,16 +281,15 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
     CUDA_CHECK(cudaMemcpyAsync(ci->x, x, sizeof(int32_t) * n, cudaMemcpyHostToDevice, ci->stream));
     if (y) CUDA_CHECK(cudaMemcpyAsync(ci->y, y, sizeof(int32_t) * n, cudaMemcpyHostToDevice, ci->stream));
     if (ci->stale) {
-        SK_TRY(sk_lstm_pack(&ci->lstm, ci->params, err));
+        SK_TRY(ci->lstm->ops->import_weights(ci->lstm, ci->params, err));
         ci->stale = 0;
     }
-    SK_TRY(sk_lstm_set_len(&ci->lstm, len, err));
 
     // emb (B, len, E) -> hs (B, len, H), from the carried state into the other slot.
     CUDA_CHECK(sk_cuda_embedding_forward(ci->emb, ci->params + ci->off_emb, ci->x, B, len, E, ci->stream));
     const int from = ci->cur, to = 1 - ci->cur;
-    SK_TRY(sk_lstm_forward(&ci->lstm, train, ci->emb, ci->hs, ci->h[from], ci->c[from], ci->h[to], ci->c[to], err));
-    ci->prev = from;
+    SK_TRY(ci->lstm->ops->forward(ci->lstm, train, step, len, ci->emb, ci->hs, ci->h[from], ci->c[from], ci->h[to],
+                                  ci->c[to], err));
     ci->cur = to;
 
     // Dropout before fc: site L-1, element index (b*len + t)*H + j (rng.h).
@@ -347,7 +348,8 @@ static sk_status cuda_backward(sk_backend *b) {
         const uint64_t key = sk_dropout_key(b->cfg.seed, ci->last_step, ci->L - 1);
         CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, key, ci->p, 1.0f / (1.0f - ci->p), ci->stream));
     }
-    SK_TRY(sk_lstm_backward(&ci->lstm, ci->emb, ci->hs, ci->dh, ci->demb, ci->h[ci->prev], ci->c[ci->prev], G, err));
+    SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
+    SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
     CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
     return SK_OK;
 }

@@ -1,9 +1,11 @@
-// cudnn_rnn.cu: the LSTM stack on cuDNN's RNN v8 API (see cudnn_rnn.h).
-// defines: sk_lstm_init, sk_lstm_free, sk_lstm_set_len, sk_lstm_pack, sk_lstm_forward,
-//          sk_lstm_backward, sk_cuda_probe_kernels
+// cudnn_rnn.cu: consecutive LSTM layers as one cuDNN RNN v8 network (see cudnn_rnn.h).
+// defines: sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len, sk_cudnn_lstm_pack,
+//          sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward, sk_cudnn_lstm_backward_data,
+//          sk_cudnn_lstm_backward_weights, sk_cuda_probe_kernels
 //
 // Configuration: CUDNN_LSTM, two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
-// a learned input matrix, the standard algorithm, fp32 data and fp32 math with
+// a learned input matrix, no dropout (the stack in lstm_cudnn.cu applies the project's
+// keyed dropout between separate networks), the standard algorithm, fp32 data and fp32 math with
 // CUDNN_FMA_MATH (CUDNN_DEFAULT_MATH would let cuDNN use TF32 tensor cores on Ampere and
 // later GPUs, about 3 decimal digits, far from the CPU reference). Data descriptors are
 // BATCH_MAJOR_UNPACKED with every sequence length equal to the window length, which
@@ -81,7 +83,7 @@ sk_status ws_offset(const sk_cudnn_lstm *r, const void *addr, sk_wseg *seg, sk_e
 // Locates every LSTM matrix and bias in the weight space, checks shapes and bounds, and
 // uploads the merged (canonical, weight-space) segment table.
 sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_error *err) {
-    const int H = r->H, L = r->L;
+    const int H = r->H, L = r->L, k0 = r->first_layer;
     const int n = 16 * L;
     sk_wseg *segs = (sk_wseg *)calloc((size_t)n, sizeof *segs);
     if (!segs) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the cuDNN weight table");
@@ -95,7 +97,8 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
         goto done;
     }
     for (int k = 0; k < L && st == SK_OK; k++) {
-        const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k);
+        // cuDNN's layer k of this network is the model's layer k0 + k.
+        const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k0 + k);
         if (k == 0) lstm_begin = o.w_ih;
         lstm_total += (size_t)4 * H * ((size_t)o.in + H + 2);
         for (int lin = 0; lin < 8 && st == SK_OK; lin++) {
@@ -103,13 +106,13 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
             cudnnStatus_t cs = cudnnGetRNNWeightParams(r->dnn, r->rnn, k, r->w_bytes, r->w, lin, mdesc, &maddr,
                                                        bdesc, &baddr);
             if (cs != CUDNN_STATUS_SUCCESS) {
-                st = sk_fail(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s", k,
-                                   lin, cudnnGetErrorString(cs));
+                st = sk_fail(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s",
+                             k0 + k, lin, cudnnGetErrorString(cs));
                 break;
             }
             const int gate = lin % 4, cols = lin < 4 ? o.in : H;
-            st = check_shape(mdesc, maddr, H, cols, k, lin, "matrix", err);
-            if (st == SK_OK) st = check_shape(bdesc, baddr, H, 1, k, lin, "bias", err);
+            st = check_shape(mdesc, maddr, H, cols, k0 + k, lin, "matrix", err);
+            if (st == SK_OK) st = check_shape(bdesc, baddr, H, 1, k0 + k, lin, "bias", err);
             if (st != SK_OK) break;
             // Linear ids 0-3 act on the layer input (W_ih), 4-7 on h_{t-1} (W_hh); gates
             // i, f, g, o within each; bias ids likewise b_ih, b_hh.
@@ -204,12 +207,18 @@ sk_status set_descriptors(sk_cudnn_lstm *r, int len, sk_error *err) {
 
 } // namespace
 
-sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream, const sk_param_layout *layout,
-                       int B, int T, int training, uint64_t seed, sk_error *err) {
+sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
+                             const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
+                             sk_error *err) {
     const sk_model_config *m = &layout->cfg;
+    if (first_layer < 0 || layers < 1 || first_layer + layers > m->num_layers)
+        return sk_fail(err, SK_ERR_ARG, "cuDNN LSTM over layers [%d, %d) of a %d-layer model", first_layer,
+                       first_layer + layers, m->num_layers);
     r->dnn = dnn;
     r->stream = stream;
-    r->B = B, r->T = T, r->E = m->embed_size, r->H = m->hidden_size, r->L = m->num_layers;
+    r->first_layer = first_layer;
+    r->B = B, r->T = T, r->H = m->hidden_size, r->L = layers;
+    r->E = first_layer == 0 ? m->embed_size : m->hidden_size;
     r->training = training;
     CUDNN_CHECK(cudnnCreateRNNDescriptor(&r->rnn));
     CUDNN_CHECK(cudnnCreateDropoutDescriptor(&r->drop));
@@ -217,16 +226,8 @@ sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
     CUDNN_CHECK(cudnnCreateRNNDataDescriptor(&r->ydesc));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&r->hdesc));
 
-    // Inter-layer dropout: cuDNN's own generator (its masks differ from rng.h's; see the
-    // backend's notes). With no dropout, or for inference, a stateless descriptor.
-    if (training && m->dropout > 0.0f && r->L > 1) {
-        CUDNN_CHECK(cudnnDropoutGetStatesSize(dnn, &r->drop_states_bytes));
-        CUDA_CHECK(cudaMalloc(&r->drop_states, r->drop_states_bytes));
-        CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, m->dropout, r->drop_states, r->drop_states_bytes,
-                                              (unsigned long long)seed));
-    } else {
-        CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, 0.0f, NULL, 0, 0));
-    }
+    // No dropout inside the network: a stateless descriptor with probability 0.
+    CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, 0.0f, NULL, 0, 0));
     CUDNN_CHECK(cudnnSetRNNDescriptor_v8(r->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
                                          CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                          CUDNN_FMA_MATH, r->E, r->H, r->H, r->L, r->drop,
@@ -238,10 +239,12 @@ sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
     if (!r->seq_host) return sk_fail(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
     CUDA_CHECK(cudaMalloc((void **)&r->seq_dev, sizeof(int32_t) * (size_t)B));
 
-    // Temporary buffers sized for the largest need over every window length 1..T and both
-    // modes (cuDNN does not promise that its sizes grow with the length; the queries run
-    // on the host, once, at creation), so that no later length (the sampler's 1, a short
-    // last window) can fail; sk_lstm_set_len still re-checks. The descriptors are left
+    // Temporary sizes: the largest need over every window length 1..T and both modes
+    // (cuDNN does not promise that its sizes grow with the length; the queries run on the
+    // host, once, at creation), so that no later length (the sampler's 1, a short last
+    // window) can fail; sk_cudnn_lstm_set_len still re-checks. The reserve space is
+    // allocated here; the workspace (scratch only, shareable by networks that run one
+    // after another) is the caller's, of at least work_cap bytes. The descriptors are left
     // describing len = T.
     r->work_cap = r->reserve_cap = 0;
     for (int len = 1; len <= T; len++) {
@@ -250,7 +253,6 @@ sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
         if (r->work_train > r->work_cap) r->work_cap = r->work_train;
         if (r->reserve_train > r->reserve_cap) r->reserve_cap = r->reserve_train;
     }
-    if (r->work_cap) CUDA_CHECK(cudaMalloc(&r->work, r->work_cap));
     if (r->reserve_cap) CUDA_CHECK(cudaMalloc(&r->reserve, r->reserve_cap));
     CUDA_CHECK(cudaMemcpyAsync(r->seq_dev, r->seq_host, sizeof(int32_t) * (size_t)B, cudaMemcpyHostToDevice,
                                stream));
@@ -265,16 +267,14 @@ sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
     return SK_OK;
 }
 
-void sk_lstm_free(sk_cudnn_lstm *r) {
+void sk_cudnn_lstm_free(sk_cudnn_lstm *r) {
     if (r->rnn) cudnnDestroyRNNDescriptor(r->rnn);
     if (r->drop) cudnnDestroyDropoutDescriptor(r->drop);
     if (r->xdesc) cudnnDestroyRNNDataDescriptor(r->xdesc);
     if (r->ydesc) cudnnDestroyRNNDataDescriptor(r->ydesc);
     if (r->hdesc) cudnnDestroyTensorDescriptor(r->hdesc);
-    cudaFree(r->drop_states);
     cudaFree(r->w);
     cudaFree(r->dw);
-    cudaFree(r->work);
     cudaFree(r->reserve);
     cudaFree(r->seq_dev);
     cudaFree(r->segs);
@@ -282,7 +282,7 @@ void sk_lstm_free(sk_cudnn_lstm *r) {
     memset(r, 0, sizeof *r);
 }
 
-sk_status sk_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err) {
+sk_status sk_cudnn_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err) {
     if (len == r->len) return SK_OK;
     if (len < 1 || len > r->T)
         return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, r->T);
@@ -300,12 +300,16 @@ sk_status sk_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err) {
     return SK_OK;
 }
 
-sk_status sk_lstm_pack(sk_cudnn_lstm *r, const float *params, sk_error *err) {
+sk_status sk_cudnn_lstm_pack(sk_cudnn_lstm *r, const float *params, sk_error *err) {
     return copy_segments(r, (float *)params, r->w, 1, err);
 }
 
-sk_status sk_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
-                          const float *cx, float *hy, float *cy, sk_error *err) {
+sk_status sk_cudnn_lstm_unpack(sk_cudnn_lstm *r, float *params, sk_error *err) {
+    return copy_segments(r, params, r->w, 0, err);
+}
+
+sk_status sk_cudnn_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
+                                const float *cx, float *hy, float *cy, sk_error *err) {
     if (train && !r->training)
         return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
     CUDNN_CHECK(cudnnRNNForward(r->dnn, r->rnn, train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
@@ -315,14 +319,20 @@ sk_status sk_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y,
     return SK_OK;
 }
 
-sk_status sk_lstm_backward(sk_cudnn_lstm *r, const float *x, const float *y, const float *dy, float *dx,
-                           const float *hx, const float *cx, float *grads, sk_error *err) {
+sk_status sk_cudnn_lstm_backward_data(sk_cudnn_lstm *r, const float *y, const float *dy, float *dx,
+                                      const float *hx, const float *cx, sk_error *err) {
     if (!r->training) return sk_fail(err, SK_ERR_ARG, "backward on an inference-only LSTM");
     // dhy = dcy = NULL: zero gradient arrives from beyond the window; dhx = dcx = NULL: the
     // gradient w.r.t. the carried initial state is not needed.
     CUDNN_CHECK(cudnnRNNBackwardData_v8(r->dnn, r->rnn, r->seq_dev, r->ydesc, y, dy, r->xdesc, dx, r->hdesc, hx, NULL,
                                         NULL, r->hdesc, cx, NULL, NULL, r->w_bytes, r->w, r->work_train, r->work,
                                         r->reserve_train, r->reserve));
+    return SK_OK;
+}
+
+sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const float *y, const float *hx,
+                                         float *grads, sk_error *err) {
+    if (!r->training) return sk_fail(err, SK_ERR_ARG, "backward on an inference-only LSTM");
     // cuDNN adds into dw (CUDNN_WGRAD_MODE_ADD): start from zeros.
     CUDA_CHECK(cudaMemsetAsync(r->dw, 0, r->w_bytes, r->stream));
     CUDNN_CHECK(cudnnRNNBackwardWeights_v8(r->dnn, r->rnn, CUDNN_WGRAD_MODE_ADD, r->seq_dev, r->xdesc, x, r->hdesc,

@@ -1,14 +1,17 @@
-// cudnn_rnn.h: the L-layer LSTM on cuDNN's RNN v8 API, fed from the canonical parameter
-// layout of model.h (private to src/cuda/).
-// defines: sk_cudnn_lstm, sk_lstm_init, sk_lstm_free, sk_lstm_set_len, sk_lstm_pack,
-//          sk_lstm_forward, sk_lstm_backward, sk_cuda_probe_kernels
+// cudnn_rnn.h: consecutive layers [first_layer, first_layer + layers) of the model's LSTM
+// stack as one cuDNN RNN v8 network, fed from the canonical parameter layout of model.h
+// (private to src/cuda/; lstm_cudnn.cu builds the LSTM implementation from one or more).
+// defines: sk_cudnn_lstm, sk_wseg, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
+//          sk_cudnn_lstm_pack, sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward,
+//          sk_cudnn_lstm_backward_data, sk_cudnn_lstm_backward_weights, sk_cuda_probe_kernels
 //
 // cuDNN keeps the LSTM weights in its own "weight space". At init every matrix and bias
 // is located with cudnnGetRNNWeightParams (never by assumed offsets), checked against the
 // canonical shapes, and recorded as (canonical offset, weight-space offset, length)
 // segments; one kernel then packs canonical params into the weight space before a
-// forward (sk_lstm_pack) and unpacks cuDNN's weight gradients into the canonical grads
-// after a backward. Data tensors are batch-major (B, len, width), the interface's layout.
+// forward (sk_cudnn_lstm_pack) and unpacks cuDNN's weight gradients into the canonical
+// grads after a backward. Data tensors are batch-major (B, len, width), the interface's
+// layout. The network applies no dropout.
 #ifndef SK_CUDNN_RNN_H
 #define SK_CUDNN_RNN_H
 
@@ -33,18 +36,17 @@ typedef struct {
 typedef struct {
     cudnnHandle_t dnn;   // borrowed
     cudaStream_t stream; // borrowed
-    int B, T, E, H, L;
-    int training; // reserve space and weight-gradient space allocated
+    int first_layer; // the model's layer that is this network's layer 0
+    int B, T, E, H, L; // E: this network's input width; L: its layer count
+    int training;      // reserve space and weight-gradient space allocated
     cudnnRNNDescriptor_t rnn;
-    cudnnDropoutDescriptor_t drop; // between layers; training forwards only
+    cudnnDropoutDescriptor_t drop; // probability 0 (cuDNN wants one)
     cudnnRNNDataDescriptor_t xdesc, ydesc;
     cudnnTensorDescriptor_t hdesc; // (L, B, H), for h and c alike
-    void *drop_states;
-    size_t drop_states_bytes;
     float *w, *dw; // weight space and its gradient, w_bytes each
     size_t w_bytes;
-    void *work;
-    size_t work_cap; // bytes allocated: the largest need over len <= T and both modes
+    void *work;      // borrowed: the caller's workspace of at least work_cap bytes
+    size_t work_cap; // the largest need over len <= T and both modes
     void *reserve;
     size_t reserve_cap;
     // Sizes cuDNN asked for at the current len.
@@ -57,30 +59,37 @@ typedef struct {
     size_t seg_max; // longest segment
 } sk_cudnn_lstm;
 
-// Creates descriptors and buffers for windows of up to T steps of a (B, ., E) input, with
-// inter-layer dropout layout->cfg.dropout (cuDNN's generator, seeded by seed) in training
-// forwards. r must be zeroed; on failure sk_lstm_free(r) releases what was made.
-sk_status sk_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream, const sk_param_layout *layout,
-                       int B, int T, int training, uint64_t seed, sk_error *err);
-void sk_lstm_free(sk_cudnn_lstm *r);
+// Creates descriptors and buffers for windows of up to T steps of a (B, ., E) input
+// through the model's layers [first_layer, first_layer + layers). r->work must be pointed
+// at a workspace of r->work_cap bytes before the first forward. r must be zeroed; on
+// failure sk_cudnn_lstm_free(r) releases what was made.
+sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
+                             const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
+                             sk_error *err);
+void sk_cudnn_lstm_free(sk_cudnn_lstm *r);
 
 // Points the data descriptors at windows of len steps (no-op when unchanged) and checks
-// that the allocated workspace and reserve space suffice.
-sk_status sk_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err);
+// that the workspace and reserve space suffice.
+sk_status sk_cudnn_lstm_set_len(sk_cudnn_lstm *r, int len, sk_error *err);
 
-// Copies the LSTM tensors of params (canonical layout, device) into the weight space.
-sk_status sk_lstm_pack(sk_cudnn_lstm *r, const float *params, sk_error *err);
+// Copies this network's LSTM tensors of params (canonical layout, device) into the weight
+// space (pack), or back out of it (unpack; other tensors of params are left alone).
+sk_status sk_cudnn_lstm_pack(sk_cudnn_lstm *r, const float *params, sk_error *err);
+sk_status sk_cudnn_lstm_unpack(sk_cudnn_lstm *r, float *params, sk_error *err);
 
 // x (B, len, E) -> y (B, len, H); hx, cx -> hy, cy (L, B, H). train keeps what backward
-// needs in the reserve space and applies the inter-layer dropout.
-sk_status sk_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
-                          const float *cx, float *hy, float *cy, sk_error *err);
+// needs in the reserve space.
+sk_status sk_cudnn_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
+                                const float *cx, float *hy, float *cy, sk_error *err);
 
-// After a training forward with the same x, y, hx, cx: dx (B, len, E) from dy (B, len, H),
-// with no gradient flowing in through hy, cy (truncated BPTT), and the LSTM weight
-// gradients written (overwritten) into grads (canonical layout, device).
-sk_status sk_lstm_backward(sk_cudnn_lstm *r, const float *x, const float *y, const float *dy, float *dx,
-                           const float *hx, const float *cx, float *grads, sk_error *err);
+// After a training forward with the same x, y, hx, cx, in this order: dx (B, len, E) from
+// dy (B, len, H), with no gradient flowing in through hy, cy (truncated BPTT); then the
+// weight gradients, written (overwritten) into this network's tensors of grads
+// (canonical layout, device). Between the two, only other networks may use the workspace.
+sk_status sk_cudnn_lstm_backward_data(sk_cudnn_lstm *r, const float *y, const float *dy, float *dx,
+                                      const float *hx, const float *cx, sk_error *err);
+sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const float *y, const float *hx,
+                                         float *grads, sk_error *err);
 
 // cudaSuccess when this build's kernels can run on the current device (a kernel image or
 // PTX for its architecture is present); the error otherwise.

@@ -1,5 +1,5 @@
-// gpu_test_util.h: a helper shared by the GPU tests (test_cuda_parity.c, test_cuda_train.c).
-// defines: OP_OK
+// gpu_test_util.h: helpers shared by the GPU tests (test_cuda_*.c).
+// defines: OP_OK, alloc_f
 #ifndef SK_GPU_TEST_UTIL_H
 #define SK_GPU_TEST_UTIL_H
 
@@ -18,5 +18,15 @@
             exit(1);                                                                                \
         }                                                                                           \
     } while (0)
+
+// malloc of n floats (at least one) or exit: a test cannot go on without its buffers.
+static inline float *alloc_f(size_t n) {
+    float *p = (float *)malloc((n ? n : 1) * sizeof(float));
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
 
 #endif

@@ -1,8 +1,14 @@
 // test_cuda_parity.c: the CUDA backend against the CPU reference backend, from the same
 // parameters and the same nonzero carried state: loss, logits, final h/c, every gradient
 // tensor, the gradient norm and one AdamW step, over windows of varying length in both
-// modes, for a tiny model, a model of config A's shapes, and a one-layer model with
-// dropout (whose only dropout site is the rng.h-keyed one before fc, so masks match).
+// modes, for a tiny model, a model of config A's shapes, a one-layer model with dropout
+// (its only site is the one before fc), and two- and three-layer models with dropout
+// between layers too (H = 24 and 40, not multiples of 32). Every dropout mask on both
+// backends is hash.h's, keyed by (seed, step, site), so the masks are identical and the
+// tolerances below hold unchanged with dropout on: a mask that differed anywhere would
+// zero an element on one side only and miss them by O(scale). The GPU's inter-layer
+// dropout runs the layers as separate cuDNN networks (lstm_cudnn.cu), a path the
+// dropout-free cases do not take.
 // Also: error paths (bad ids, backward without a training forward, non-finite gradients),
 // and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
 // checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
@@ -55,15 +61,6 @@ static double max_abs(const float *x, size_t n) {
 static void compare_scaled(const char *what, const float *got, const float *ref, size_t n, double a, double rtol) {
     double scale = fmax(max_abs(ref, n), 1e-3);
     sk_test_compare(what, got, ref, n, a * scale, rtol);
-}
-
-static float *alloc_f(size_t n) {
-    float *p = malloc((n ? n : 1) * sizeof(float));
-    if (!p) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
 }
 
 static void random_ids(sk_rng *r, int32_t *ids, size_t n, int V) {
@@ -293,6 +290,8 @@ int main(void) {
         {"tiny", 13, 8, 16, 2, 4, 9, 0.0f},
         {"config A shapes", 65, 128, 256, 2, 8, 32, 0.0f},
         {"one layer with dropout", 29, 12, 24, 1, 3, 7, 0.25f},
+        {"two layers with dropout", 29, 12, 24, 2, 3, 7, 0.3f},
+        {"three layers with dropout, B = 1", 31, 10, 40, 3, 1, 6, 0.5f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return sk_test_done("test_cuda_parity");

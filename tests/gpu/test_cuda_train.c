@@ -1,7 +1,7 @@
 // test_cuda_train.c: 200 training steps (truncated BPTT over B streams of a short text,
 // AdamW with clipping) on the CPU and CUDA backends from the same initialization, then
 // eval-mode forward equivalence on the trained parameters; plus a short dropout run on
-// the GPU alone (its inter-layer dropout is cuDNN's, so there is no CPU twin to match).
+// the GPU alone (dropout parity with the CPU is test_cuda_parity.c's).
 // Exits 77 (skipped) without a usable GPU.
 //
 // Tolerances:
@@ -152,7 +152,8 @@ static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) 
     free(p), free(lc), free(lg), free(hc), free(cc), free(hg), free(cg);
 }
 
-// cuDNN's inter-layer dropout: the GPU run must still learn, with finite losses.
+// With dropout between the layers (per-layer cuDNN calls and the keyed dropout kernel):
+// the GPU run must still learn, with finite losses.
 static void dropout_run(const corpus *c, const sk_adam_hparams *hp, float lr) {
     sk_error err = {{0}};
     sk_backend_config cfg = {.model = {c->V, E_, H_, L_, 0.2f}, .batch_size = B_, .seq_len = T_, .training = 1,

@@ -1,0 +1,81 @@
+// lstm_impl.h: the seam between the CUDA backend and its LSTM stack. An implementation
+// (cuDNN in lstm_cudnn.cu; others may follow) fills one small table of operations; the
+// backend drives the L-layer LSTM only through it (private to src/cuda/).
+// defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
+//          sk_lstm_create_cudnn
+//
+// Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
+//   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
+//     y (B, len, H); states h, c are (L, B, H);
+//   - weights enter and leave in the canonical layout of model.h (the LSTM tensors of the
+//     whole parameter buffer); what an implementation keeps internally is its own affair;
+//   - a training forward with dropout p > 0 multiplies the output of layer k < L-1 by the
+//     mask of site k keyed by (cfg.seed, step) (hash.h; index (b*len + t)*H + j), and the
+//     backward applies the same mask to the gradient, so that the CPU and every GPU
+//     implementation drop the same elements and a resumed run is bit-identical;
+//   - backward is truncated BPTT: no gradient enters through hy, cy or leaves through hx, cx.
+#ifndef SK_LSTM_IMPL_H
+#define SK_LSTM_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+extern "C" {
+#include "shakespeare/backend.h"
+#include "shakespeare/model.h"
+#include "shakespeare/status.h"
+}
+
+typedef struct {
+    cudnnHandle_t dnn;             // borrowed (used by the cuDNN implementation)
+    cudaStream_t stream;           // borrowed: every operation is enqueued here
+    const sk_param_layout *layout; // borrowed, read at creation only
+    int B, T, E, H, L;             // T: the longest window
+    int training;                  // 0: inference only (no backward buffers)
+    float dropout;                 // between layers, training forwards only
+    uint64_t seed;                 // keys the dropout masks together with the forward's step
+} sk_lstm_config;
+
+typedef struct sk_lstm sk_lstm;
+
+typedef struct {
+    const char *name; // "cudnn", "persistent"
+    // Canonical parameters (the whole buffer; only the LSTM tensors are read) -> the
+    // implementation's weights. Needed after every change of the parameters.
+    sk_status (*import_weights)(sk_lstm *l, const float *params, sk_error *err);
+    // The implementation's weights -> the LSTM tensors of params (other tensors untouched).
+    sk_status (*export_weights)(sk_lstm *l, float *params, sk_error *err);
+    // x (B, len, E) -> y (B, len, H), from hx, cx to hy, cy (L, B, H); 1 <= len <= T. train
+    // (training builds only) applies dropout keyed by step and keeps what backward needs.
+    sk_status (*forward)(sk_lstm *l, int train, int64_t step, int len, const float *x, float *y, const float *hx,
+                         const float *cx, float *hy, float *cy, sk_error *err);
+    // After a training forward whose x, y, hx, cx are still unchanged: dx (B, len, E) from
+    // dy (B, len, H). Then backward_weights writes (overwrites) the LSTM tensors of grads
+    // (canonical layout). Always in this order, once each per training forward.
+    sk_status (*backward_data)(sk_lstm *l, const float *dy, float *dx, sk_error *err);
+    sk_status (*backward_weights)(sk_lstm *l, float *grads, sk_error *err);
+    void (*destroy)(sk_lstm *l);
+} sk_lstm_ops;
+
+struct sk_lstm {
+    const sk_lstm_ops *ops;
+    sk_lstm_config cfg;
+    void *impl;
+};
+
+// Creates the implementation `which` asks for (auto: the fastest validated one that
+// supports the configuration). *notice (may be NULL) gets one line when auto passes over
+// a preferred implementation, else "". SK_ERR_ARG when an explicitly named one does not
+// support the configuration or is not built.
+sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm **out, char *notice,
+                         size_t notice_size, sk_error *err);
+// Safe on NULL.
+void sk_lstm_destroy(sk_lstm *l);
+
+// The implementations.
+sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
+
+#endif

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# test_gpu_resume.sh (label gpu): on the GPU, through the real binaries,
+#   - a run stopped after N steps and resumed with --init-from to 2N ends with parameters
+#     bit-identical to an uninterrupted 2N run (tensor bytes of last.safetensors; the JSON
+#     header is left out), with --dropout 0 and with --dropout 0.3 between two layers (the
+#     inter-layer masks are hash.h's, keyed by (seed, step): nothing about them needs saving);
+#   - the same command twice gives bit-identical parameters (deterministic cuDNN algorithms
+#     and kernels, no float atomics);
+#   - the comparison can fail: the checkpoint at N differs from the one at 2N (that masks
+#     depend on the seed alone, not on the initialization, is test_cuda_determinism.c's).
+# The runs cross an epoch boundary and evaluate in between. Skipped (77) where no GPU is usable.
+. "$(dirname "$0")/../cli/lib.sh"
+
+gen_text text.txt 60 7 # ~3000 characters: about 20 windows of 4 x 32 per epoch
+if ! "$SK_TRAIN" --data text.txt --out-dir probe --max-iters 1 --device cuda --embed-size 8 --hidden-size 16 \
+    --num-layers 1 --batch-size 2 --seq-length 8 > probe.out 2>&1; then
+    skip "no usable GPU: $(tail -n 1 probe.out)"
+fi
+
+for dropout in 0 0.3; do
+    C=("$SK_TRAIN" --data text.txt --embed-size 16 --hidden-size 72 --num-layers 2 --dropout "$dropout"
+       --batch-size 4 --seq-length 32 --device cuda --max-epochs 0 --warmup-iters 5 --eval-every 10
+       --log-every 5 --lr 0.004)
+    d=d$dropout
+    expect_ok "${C[@]}" --out-dir "$d/a" --max-iters 50 || continue
+    grep -q 'backend=cuda' .ok.out || fail "dropout $dropout: the run did not use the GPU: $(tail -n 1 .ok.out)"
+    expect_ok "${C[@]}" --out-dir "$d/twice" --max-iters 50 || continue
+    same_tensors "$d/a/last.safetensors" "$d/twice/last.safetensors" &&
+        note "dropout $dropout: the same run twice, bit for bit" || fail "dropout $dropout: the same run twice differs"
+    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters 25 || continue
+    mkdir "$d/b25" && cp "$d"/b/last.safetensors "$d"/b/last.*.state "$d/b25/"
+    [ "$(state_step "$d/b/last.safetensors")" = 25 ] || fail "dropout $dropout: the stopped run is not at step 25"
+    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters 50 --init-from "$d/b/last.safetensors" || continue
+    [ "$(state_step "$d/b/last.safetensors")" = 50 ] || fail "dropout $dropout: the resumed run is not at step 50"
+    if same_tensors "$d/a/last.safetensors" "$d/b/last.safetensors"; then
+        note "dropout $dropout: 25 + 25 steps == 50 steps on the GPU, bit for bit"
+    else
+        fail "dropout $dropout: resumed parameters differ from the uninterrupted run's"
+    fi
+    same_tensors "$d/a/best.safetensors" "$d/b/best.safetensors" || fail "dropout $dropout: best.safetensors differs"
+    if same_tensors "$d/b25/last.safetensors" "$d/a/last.safetensors"; then
+        fail "dropout $dropout: the checkpoints at 25 and 50 are identical"
+    fi
+done
+finish
