@@ -1,8 +1,9 @@
 // lstm_impl.h: the seam between the CUDA backend and its LSTM stack. An implementation
-// (cuDNN in lstm_cudnn.cu; others may follow) fills one small table of operations; the
-// backend drives the L-layer LSTM only through it (private to src/cuda/).
+// (cuDNN in lstm_cudnn.cu, the persistent wavefront kernel in lstm_persistent.cu) fills one
+// small table of operations; the backend drives the L-layer LSTM only through it (private
+// to src/cuda/).
 // defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
-//          sk_lstm_create_cudnn
+//          sk_lstm_create_cudnn, sk_lstm_create_persistent, sk_lstm_persistent_fits
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
 //   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
@@ -75,7 +76,10 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
 // Safe on NULL.
 void sk_lstm_destroy(sk_lstm *l);
 
-// The implementations.
+// The implementations. create_persistent refuses (SK_ERR_ARG, with the reason) a shape
+// the kernel does not fit; persistent_fits asks the same question without creating.
 sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
+sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
+sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
 
 #endif

@@ -1,25 +1,42 @@
 // lstm_select.cu: which LSTM implementation the CUDA backend gets (lstm_impl.h).
 // defines: sk_lstm_create, sk_lstm_destroy
 //
-// auto takes the fastest implementation that is validated on a GPU and supports the
-// configuration. Today that is cuDNN: the persistent kernel is not part of this build yet
-// (kernels/PERSISTENT_LSTM_FLOOR.md says where it stands), so naming it is refused with
-// a reason rather than silently run on cuDNN.
+// cudnn and persistent are taken as named (a persistent kernel that does not fit the shape
+// is an error saying why). auto takes the persistent kernel only once it has been
+// validated on a GPU (kPersistentValidated; kernels/PERSISTENT_LSTM_FLOOR.md says what
+// that takes) and only where it fits, with a one-line notice when it falls back to cuDNN.
 #include <stdio.h>
 
 #include "lstm_impl.h"
+
+namespace {
+
+// Until a GPU session has run tests/gpu against it and measured it faster than cuDNN.
+constexpr bool kPersistentValidated = false;
+
+} // namespace
 
 sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm **out, char *notice,
                          size_t notice_size, sk_error *err) {
     *out = NULL;
     if (notice && notice_size) notice[0] = '\0';
     switch (which) {
-    case SK_RNN_AUTO:
     case SK_RNN_CUDNN:
         return sk_lstm_create_cudnn(cfg, out, err);
     case SK_RNN_PERSISTENT:
-        return sk_fail(err, SK_ERR_ARG, "--rnn-impl persistent: the persistent LSTM kernel is not in this build "
-                                        "yet; use cudnn or auto");
+        return sk_lstm_create_persistent(cfg, out, err);
+    case SK_RNN_AUTO:
+        if (kPersistentValidated) {
+            int fits = 0;
+            char why[160];
+            sk_status st = sk_lstm_persistent_fits(cfg, &fits, why, sizeof why, err);
+            if (st != SK_OK) return st;
+            if (fits) return sk_lstm_create_persistent(cfg, out, err);
+            if (notice && notice_size)
+                snprintf(notice, notice_size,
+                         "--rnn-impl auto: using cuDNN, the persistent LSTM kernel does not fit: %s", why);
+        }
+        return sk_lstm_create_cudnn(cfg, out, err);
     }
     return sk_fail(err, SK_ERR_ARG, "unknown LSTM implementation %d", (int)which);
 }

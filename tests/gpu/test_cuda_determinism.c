@@ -10,7 +10,8 @@
 //  3. the checks can fail: the state after N differs from the state after 2N, and with
 //     dropout a different seed gives different parameters (so the masks matter and are
 //     keyed by the seed).
-// Tolerance: none, every comparison is bitwise. Exits 77 (skipped) without a usable GPU.
+// Both LSTM implementations (cudnn, and the persistent kernel whose dot products run in a
+// fixed order too). Tolerance: none, every comparison is bitwise. Exits 77 (skipped) without a usable GPU.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,6 +172,8 @@ int main(void) {
         {"two layers, dropout", 37, 16, 48, 2, 4, 16, 0.25f, SK_RNN_AUTO},
         {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN},
         {"one layer, dropout before fc only", 23, 8, 40, 1, 2, 9, 0.4f, SK_RNN_CUDNN},
+        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_PERSISTENT},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return sk_test_done("test_cuda_determinism");

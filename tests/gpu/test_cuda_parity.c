@@ -1,21 +1,24 @@
 // test_cuda_parity.c: the CUDA backend against the CPU reference backend, from the same
 // parameters and the same nonzero carried state: loss, logits, final h/c, every gradient
 // tensor, the gradient norm and one AdamW step, over windows of varying length in both
-// modes, for a tiny model, a model of config A's shapes, a one-layer model with dropout
-// (its only site is the one before fc), and two- and three-layer models with dropout
+// modes, for each LSTM implementation (--rnn-impl cudnn and persistent, the same cases
+// and tolerances), for a tiny model, a model of config A's shapes, a one-layer model with
+// dropout (its only site is the one before fc), and two- and three-layer models with dropout
 // between layers too (H = 24 and 40, not multiples of 32). Every dropout mask on both
 // backends is hash.h's, keyed by (seed, step, site), so the masks are identical and the
 // tolerances below hold unchanged with dropout on: a mask that differed anywhere would
 // zero an element on one side only and miss them by O(scale). The GPU's inter-layer
 // dropout runs the layers as separate cuDNN networks (lstm_cudnn.cu), a path the
-// dropout-free cases do not take.
+// dropout-free cases do not take. Further shapes: L = 4, T = 1, B = 1, E > H, H not a
+// multiple of 32, and six random shapes (H 1..70, L 1..4, B 1..5, T 1..9; seed fixed).
 // Also: error paths (bad ids, backward without a training forward, non-finite gradients),
 // and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
 // checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
 //
 // Tolerances (|got - ref| <= atol + rtol*|ref|, atol scaled by the tensor's max |ref|):
 //   forward (logits, h, c): atol 1e-5*scale, rtol 1e-4. Both sides are fp32; cuDNN and
-//     cuBLAS sum in other orders (and fuse multiply-adds), so each dot product differs by
+//     cuBLAS (and the persistent kernel, with expf/tanhf where the CPU has its own ~2-ulp
+//     activations) sum in other orders (and fuse multiply-adds), so each dot product differs by
 //     a few ulps of its terms, ~1e-6 of the tensor's scale, growing mildly over T steps.
 //   loss sum: rtol 1e-5 (a sum of B*T rows whose fp32 errors are ~1e-7 each, relative).
 //   gradients: atol 1e-4*scale, rtol 1e-3. Backprop through T steps and L layers chains
@@ -176,12 +179,13 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
     free(p), free(m), free(v), free(h), free(c);
 }
 
-static void run_case(const parity_case *pc) {
+static void run_case(const parity_case *pc, sk_rnn_impl impl) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f\n", pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T,
-           (double)pc->dropout);
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, --rnn-impl %s\n", pc->name, pc->V, pc->E, pc->H, pc->L,
+           pc->B, pc->T, (double)pc->dropout, sk_rnn_impl_name(impl));
     sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
-                             .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234};
+                             .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
+                             .rnn_impl = impl};
     sk_backend *cpu, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
@@ -292,7 +296,24 @@ int main(void) {
         {"one layer with dropout", 29, 12, 24, 1, 3, 7, 0.25f},
         {"two layers with dropout", 29, 12, 24, 2, 3, 7, 0.3f},
         {"three layers with dropout, B = 1", 31, 10, 40, 3, 1, 6, 0.5f},
+        {"four layers with dropout, H = 40", 17, 6, 40, 4, 2, 5, 0.2f},
+        {"T = 1, B = 1, H = 33", 11, 5, 33, 2, 1, 1, 0.0f},
+        {"one layer, T = 1, E > H", 9, 48, 7, 1, 3, 1, 0.0f},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    // Both implementations, the same cases and tolerances (both are fp32 with other
+    // summation orders than the CPU's); then random shapes (fixed seed, printed).
+    static const sk_rnn_impl impls[] = {SK_RNN_CUDNN, SK_RNN_PERSISTENT};
+    for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impls[m]);
+        sk_rng r;
+        sk_rng_seed(&r, 99);
+        for (int i = 0; i < 6; i++) {
+            parity_case pc = {"random shape", 2 + (int)(sk_rng_u64(&r) % 40), 1 + (int)(sk_rng_u64(&r) % 40),
+                              1 + (int)(sk_rng_u64(&r) % 70), 1 + (int)(sk_rng_u64(&r) % 4),
+                              1 + (int)(sk_rng_u64(&r) % 5), 1 + (int)(sk_rng_u64(&r) % 9),
+                              sk_rng_u64(&r) % 2 ? 0.3f : 0.0f};
+            run_case(&pc, impls[m]);
+        }
+    }
     return sk_test_done("test_cuda_parity");
 }

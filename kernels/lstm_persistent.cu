@@ -1,0 +1,287 @@
+// lstm_persistent.cu: the persistent wavefront LSTM, fp32 (see lstm_persistent.h).
+// defines: sk_plstm_plan_make, sk_plstm_forward, sk_plstm_backward
+//
+// Numerics: fp32 throughout, fmaf dot products (lane-strided, then a fixed xor-shuffle
+// tree), expf/tanhf activations; the CPU reference sums in other orders and uses its own
+// activation approximations, so results agree to fp32 rounding (the tolerances of
+// tests/gpu/test_cuda_parity.c), not bitwise. Data written by other blocks during the
+// same launch is read with __ldcg (L2, never a stale L1 line) after the grid sync.
+#include <stdio.h>
+#include <string.h>
+
+#include <cooperative_groups.h>
+
+#include "lstm_persistent.h"
+#include "shakespeare/hash.h"
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+constexpr int kWarps = SK_PLSTM_THREADS / 32;
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// Row offsets (floats) inside the per-layer sequence buffers.
+__device__ __forceinline__ size_t pad_row(const sk_plstm_args &a, int k, int b, int t, int width) {
+    return ((size_t)k * a.B * (a.T + 1) + (size_t)b * (a.len + 1) + t) * width;
+}
+__device__ __forceinline__ size_t seq_row(const sk_plstm_args &a, int k, int b, int t, int width) {
+    return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
+}
+
+// acc[bb][r] = sum_i w[r][i] * vec[bb][voff(r) + i] for bb < nb, r < nrows, i < K: one warp
+// per dot product, each in a fixed order. w rows have stride wstride, vec rows vstride;
+// rows_per_unit rows r = u*rows_per_unit + q read vec at q*qoff.
+__device__ void block_dots(const float *w, int wstride, int nrows, int rows_per_unit, int qoff, int K,
+                           const float *vec, int vstride, int nb, float *acc) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int d = warp; d < nb * nrows; d += kWarps) {
+        const int bb = d / nrows, r = d % nrows;
+        const float *wr = w + (size_t)r * wstride, *vr = vec + (size_t)bb * vstride + (r % rows_per_unit) * qoff;
+        float s = 0.0f;
+        for (int i = lane; i < K; i += 32) s = fmaf(wr[i], vr[i], s);
+        s = warp_sum(s);
+        if (lane == 0) acc[(size_t)bb * nrows + r] = s;
+    }
+}
+
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plstm_args a) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ float smem[];
+    const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_fwd;
+    const int bpl = (H + U - 1) / U;
+    const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
+    const sk_plstm_layer ly = a.layers[k];
+    const int in = ly.in, K = in + H, Kf = max(a.E, H) + H; // Kf: the row stride of every layer
+    float *w = smem;                       // [U][4][Kf]: rows g*H + j0 + u of [W_ih | W_hh]
+    float *vec = w + (size_t)U * 4 * Kf;   // [bc][Kf]: [input | h_{t-1}] per staged batch row
+    float *pre = vec + (size_t)bc * Kf;    // [bc][U*4] gate pre-activations (without bias)
+    float *cst = pre + (size_t)bc * 4 * U; // [B][U] the carried cell state
+    const int tid = threadIdx.x;
+    for (int idx = tid; idx < nu * 4 * K; idx += blockDim.x) {
+        const int u = idx / (4 * K), rem = idx % (4 * K), g = rem / K, i = rem % K;
+        const size_t row = (size_t)g * H + j0 + u;
+        w[((size_t)u * 4 + g) * Kf + i] = i < in ? a.w[ly.w_ih + row * in + i] : a.w[ly.w_hh + row * H + (i - in)];
+    }
+    for (int idx = tid; idx < B * nu; idx += blockDim.x) {
+        const int b = idx / nu, u = idx % nu;
+        cst[b * U + u] = a.cx[((size_t)k * B + b) * H + j0 + u];
+        a.hh[pad_row(a, k, b, 0, H) + j0 + u] = a.hx[((size_t)k * B + b) * H + j0 + u];
+        // The pad row of the next layer's input meets a zero gate gradient in the weight
+        // GEMM: it must be finite, so zero (not whatever an earlier window left).
+        if (k < L - 1) a.xin[pad_row(a, k + 1, b, len, H) + j0 + u] = 0.0f;
+    }
+    const int drop = a.train && a.p > 0.0f && k < L - 1;
+    const uint64_t key = sk_dropout_key(a.seed, a.step, k);
+    __syncthreads();
+    for (int s = 0; s < len + L - 1; s++) {
+        const int t = s - k;
+        if (t >= 0 && t < len) {
+            for (int b0 = 0; b0 < B; b0 += bc) {
+                const int nb = min(bc, B - b0);
+                for (int idx = tid; idx < nb * K; idx += blockDim.x) {
+                    const int bb = idx / K, i = idx % K, b = b0 + bb;
+                    float v;
+                    if (i < in)
+                        v = k == 0 ? a.x[((size_t)b * len + t) * in + i] : __ldcg(a.xin + pad_row(a, k, b, t, H) + i);
+                    else
+                        v = t == 0 ? a.hx[((size_t)k * B + b) * H + (i - in)]
+                                   : __ldcg(a.hh + pad_row(a, k, b, t, H) + (i - in)); // row t = h(t-1)
+                    vec[(size_t)bb * Kf + i] = v;
+                }
+                __syncthreads();
+                block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
+                __syncthreads();
+                for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
+                    const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
+                    float gv[4];
+                    for (int g = 0; g < 4; g++) {
+                        const size_t row = (size_t)g * H + j;
+                        gv[g] = pre[(size_t)bb * nu * 4 + u * 4 + g] + a.w[ly.b_ih + row] + a.w[ly.b_hh + row];
+                    }
+                    const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
+                    const float c = fg * cst[b * U + u] + ig * gg;
+                    const float h = og * tanhf(c);
+                    cst[b * U + u] = c;
+                    a.hh[pad_row(a, k, b, t + 1, H) + j] = h;
+                    if (a.train) {
+                        a.cs[seq_row(a, k, b, t, H) + j] = c;
+                        float *gr = a.gates + seq_row(a, k, b, t, 4 * H);
+                        gr[j] = ig, gr[H + j] = fg, gr[2 * H + j] = gg, gr[3 * H + j] = og;
+                    }
+                    if (k < L - 1) {
+                        float mk = 1.0f;
+                        if (drop)
+                            mk = sk_hash_uniform(key, ((uint64_t)b * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
+                        a.xin[pad_row(a, k + 1, b, t, H) + j] = h * mk;
+                    } else {
+                        a.y[((size_t)b * len + t) * H + j] = h;
+                    }
+                    if (t == len - 1) {
+                        a.hy[((size_t)k * B + b) * H + j] = h;
+                        a.cy[((size_t)k * B + b) * H + j] = c;
+                    }
+                }
+                __syncthreads(); // vec and pre are reused by the next chunk
+            }
+        }
+        grid.sync();
+    }
+}
+
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_plstm_args a) {
+    cg::grid_group grid = cg::this_grid();
+    extern __shared__ float smem[];
+    const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_bwd, H4 = 4 * H;
+    const int bpl = (H + U - 1) / U;
+    const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
+    const int top = k == L - 1;
+    const int R = top ? 1 : 2; // rows per unit: W_hh_k column j, and W_ih_{k+1} column j below the top
+    const sk_plstm_layer ly = a.layers[k];
+    float *w = smem;                      // [U][2][4H]
+    float *vec = w + (size_t)U * 2 * H4;  // [bc][8H]: [dg_k(t+1) | dg_{k+1}(t)]
+    float *acc = vec + (size_t)bc * 2 * H4; // [bc][U*2]
+    float *dcs = acc + (size_t)bc * 2 * U;  // [B][U] the carried cell-state gradient
+    const int tid = threadIdx.x;
+    for (int idx = tid; idx < nu * R * H4; idx += blockDim.x) {
+        const int u = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4;
+        const size_t col = (size_t)j0 + u;
+        w[((size_t)u * 2 + q) * H4 + r] = q == 0 ? a.w[ly.w_hh + (size_t)r * H + col]
+                                                 : a.w[a.layers[k + 1].w_ih + (size_t)r * H + col];
+    }
+    for (int idx = tid; idx < B * nu; idx += blockDim.x) dcs[(idx / nu) * U + idx % nu] = 0.0f;
+    const int drop = a.p > 0.0f && !top;
+    const uint64_t key = sk_dropout_key(a.seed, a.step, k);
+    __syncthreads();
+    for (int s = 0; s < len + L - 1; s++) {
+        const int t = len - 1 - (s - (L - 1 - k));
+        if (t >= 0 && t < len) {
+            for (int b0 = 0; b0 < B; b0 += bc) {
+                const int nb = min(bc, B - b0);
+                for (int idx = tid; idx < nb * R * H4; idx += blockDim.x) {
+                    const int bb = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4, b = b0 + bb;
+                    float v;
+                    if (q == 0) v = t + 1 < len ? __ldcg(a.dg + pad_row(a, k, b, t + 1, H4) + r) : 0.0f;
+                    else v = __ldcg(a.dg + pad_row(a, k + 1, b, t, H4) + r);
+                    vec[(size_t)bb * 2 * H4 + q * H4 + r] = v;
+                }
+                __syncthreads();
+                // acc[bb][u*R + q]: row u*R + q is w[u][q] (stride 2*4H/R over the compacted
+                // index), dotted with vec[bb][q*4H ...].
+                block_dots(w, (2 / R) * H4, nu * R, R, H4, H4, vec, 2 * H4, nb, acc);
+                __syncthreads();
+                for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
+                    const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
+                    const float *ar = acc + (size_t)bb * nu * R + u * R;
+                    float dh = ar[0]; // recurrent part: W_hh^T dg_k(t+1)
+                    if (top) {
+                        dh += a.dy[((size_t)b * len + t) * H + j];
+                    } else {
+                        float mk = 1.0f;
+                        if (drop)
+                            mk = sk_hash_uniform(key, ((uint64_t)b * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
+                        dh += mk * ar[1]; // from layer k+1's input gradient, through the mask
+                    }
+                    const float *gr = a.gates + seq_row(a, k, b, t, H4);
+                    const float ig = gr[j], fg = gr[H + j], gg = gr[2 * H + j], og = gr[3 * H + j];
+                    const float c = a.cs[seq_row(a, k, b, t, H) + j];
+                    const float cprev =
+                        t > 0 ? a.cs[seq_row(a, k, b, t - 1, H) + j] : a.cx[((size_t)k * B + b) * H + j];
+                    const float tc = tanhf(c);
+                    const float dc = dcs[b * U + u] + dh * og * (1.0f - tc * tc);
+                    const float dout = dh * tc;
+                    dcs[b * U + u] = dc * fg;
+                    float *dr = a.dg + pad_row(a, k, b, t, H4);
+                    dr[j] = dc * gg * ig * (1.0f - ig);
+                    dr[H + j] = dc * cprev * fg * (1.0f - fg);
+                    dr[2 * H + j] = dc * ig * (1.0f - gg * gg);
+                    dr[3 * H + j] = dout * og * (1.0f - og);
+                }
+                __syncthreads();
+            }
+        }
+        grid.sync();
+    }
+}
+
+cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
+    if (!a->plan.supported) return cudaErrorInvalidConfiguration;
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    sk_plstm_args copy = *a;
+    void *params[] = {&copy};
+    return cudaLaunchCooperativeKernel(kernel, dim3((unsigned)a->plan.blocks), dim3(SK_PLSTM_THREADS), params, smem,
+                                       stream);
+}
+
+} // namespace
+
+extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L) {
+    memset(plan, 0, sizeof *plan);
+    int sms = 0, optin = 0, coop = 0;
+    cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
+    if (e != cudaSuccess) return e;
+    if (!coop) {
+        snprintf(plan->why_not, sizeof plan->why_not, "the device has no cooperative launch");
+        return cudaSuccess;
+    }
+    const int per_layer = sms / L;
+    if (per_layer < 1) {
+        snprintf(plan->why_not, sizeof plan->why_not, "%d layers need more than the device's %d SMs", L, sms);
+        return cudaSuccess;
+    }
+    const size_t U = (size_t)(H + per_layer - 1) / per_layer;
+    const size_t cap = (size_t)optin / sizeof(float);
+    const size_t Kf = (size_t)(E > H ? E : H) + H, H4 = (size_t)4 * H;
+    const size_t fix_f = U * 4 * Kf + (size_t)B * U, row_f = Kf + 4 * U;
+    const size_t fix_b = U * 2 * H4 + (size_t)B * U, row_b = 2 * H4 + 2 * U;
+    if (fix_f + row_f > cap || fix_b + row_b > cap) {
+        snprintf(plan->why_not, sizeof plan->why_not,
+                 "a slice of %zu units per block needs %zu KiB of shared memory, more than the %d KiB a block gets",
+                 U, ((fix_f + row_f > fix_b + row_b ? fix_f + row_f : fix_b + row_b) * sizeof(float)) >> 10,
+                 optin >> 10);
+        return cudaSuccess;
+    }
+    size_t bf = (cap - fix_f) / row_f, bb = (cap - fix_b) / row_b;
+    if (bf > (size_t)B) bf = (size_t)B;
+    if (bb > (size_t)B) bb = (size_t)B;
+    plan->U = (int)U;
+    plan->blocks = L * (int)((H + U - 1) / U);
+    plan->bc_fwd = (int)bf, plan->bc_bwd = (int)bb;
+    plan->smem_fwd = (fix_f + bf * row_f) * sizeof(float);
+    plan->smem_bwd = (fix_b + bb * row_b) * sizeof(float);
+    // Every block must be resident at once for the grid syncs.
+    const void *kernels[2] = {(const void *)plstm_forward_kernel, (const void *)plstm_backward_kernel};
+    const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
+    for (int i = 0; i < 2; i++) {
+        int per_sm = 0;
+        e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem[i]);
+        if (e == cudaSuccess)
+            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels[i], SK_PLSTM_THREADS, smem[i]);
+        if (e != cudaSuccess) return e;
+        if ((long)per_sm * sms < plan->blocks) {
+            snprintf(plan->why_not, sizeof plan->why_not,
+                     "%d blocks of %zu KiB cannot all be resident (%d per SM, %d SMs)", plan->blocks, smem[i] >> 10,
+                     per_sm, sms);
+            return cudaSuccess;
+        }
+    }
+    plan->supported = 1;
+    return cudaSuccess;
+}
+
+extern "C" cudaError_t sk_plstm_forward(const sk_plstm_args *a, cudaStream_t stream) {
+    return launch((const void *)plstm_forward_kernel, a, a->plan.smem_fwd, stream);
+}
+
+extern "C" cudaError_t sk_plstm_backward(const sk_plstm_args *a, cudaStream_t stream) {
+    return launch((const void *)plstm_backward_kernel, a, a->plan.smem_bwd, stream);
+}

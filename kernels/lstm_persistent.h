@@ -1,0 +1,87 @@
+// lstm_persistent.h: the persistent wavefront LSTM kernels (lstm_persistent.cu), fp32.
+// defines: sk_plstm_layer, sk_plstm_args, sk_plstm_plan, sk_plstm_plan_make, sk_plstm_forward,
+//          sk_plstm_backward, SK_PLSTM_THREADS
+//
+// One cooperative grid holds the whole L-layer stack: block n owns hidden units
+// [j0, j0 + U) of layer k = n / ceil(H/U) and keeps their weight rows (forward: the 4 gate
+// rows of [W_ih | W_hh]; backward: the 4H-long columns j of W_hh_k and W_ih_{k+1}) in
+// shared memory for the whole window. Layers advance as a wavefront: at chain step s
+// layer k handles time t = s - k (backward: t = len-1 - (s - (L-1-k))), so one grid-wide
+// synchronization per chain step orders everything: len + L - 1 syncs per direction.
+// Dot products run in a fixed order (lane-strided partial sums, then a fixed shuffle
+// tree): results are bitwise reproducible run to run. Dropout between layers uses
+// hash.h's masks (site k keyed by (seed, step), index (b*len + t)*H + j), the CPU's.
+//
+// Buffers (device, floats). Per-layer sequences use a row stride of len+1 so that one
+// GEMM per weight gradient pairs every gate gradient with its input row (the backward
+// weight GEMMs run in cuBLAS, outside these kernels; see src/cuda/lstm_persistent.cu):
+//   hh    (L, B, T+1, H): row (b, 0) = hx, row (b, t+1) = h_k(t)
+//   xin   (L, B, T+1, H): row (b, t) = input of layer k >= 1 at t (dropped h_{k-1}(t)); slab 0 unused
+//   cs    (L, B, T, H):   c_k(t)            (training forwards)
+//   gates (L, B, T, 4H):  i, f, g, o after their activations, gate-major (g*H + j)
+//   dg    (L, B, T+1, 4H): gate pre-activation gradients; row (b, len) must be zero
+// (slab k starts at k * B*(T+1)*width, resp. k * B*T*width; rows inside a slab are
+// b*(len+1) + t, resp. b*len + t.)
+#ifndef SK_LSTM_PERSISTENT_H
+#define SK_LSTM_PERSISTENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SK_PLSTM_THREADS 256
+
+typedef struct {
+    size_t w_ih, w_hh, b_ih, b_hh; // float offsets into sk_plstm_args.w
+    int in;                        // input width: E for layer 0, else H
+} sk_plstm_layer;
+
+// How the grid is cut, from the shape and the device (sk_plstm_plan_make).
+typedef struct {
+    int supported;     // 0: why_not says why
+    char why_not[160];
+    int U;             // hidden units per block
+    int blocks;        // L * ceil(H / U), all co-resident
+    int bc_fwd, bc_bwd; // batch rows staged in shared memory at once
+    size_t smem_fwd, smem_bwd; // dynamic shared memory bytes per block
+} sk_plstm_plan;
+
+typedef struct {
+    int B, T, len, E, H, L;
+    sk_plstm_plan plan;
+    const float *w;               // the LSTM weights (canonical tensors)
+    const sk_plstm_layer *layers; // (L,) device
+    const float *x;               // (B, len, E)
+    float *y;                     // (B, len, H): the top layer's output
+    const float *hx, *cx;         // (L, B, H) initial state
+    float *hy, *cy;               // (L, B, H) final state; must not alias hx, cx
+    float *hh, *xin, *cs, *gates, *dg; // see above
+    const float *dy;              // (B, len, H), backward only
+    int train;                    // store cs and gates; apply dropout
+    float p, keep_scale;          // dropout between layers (training only; p = 0: none)
+    uint64_t seed;
+    int64_t step;
+} sk_plstm_args;
+
+// Cuts the grid for device `device`; plan->supported = 0 with a reason when the shape does
+// not fit (weights of a layer slice plus one staged batch row over the shared memory of a
+// block, more blocks than can be co-resident, no cooperative launch). Host only.
+cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L);
+
+// Forward over len steps (cooperative launch of plan.blocks blocks).
+cudaError_t sk_plstm_forward(const sk_plstm_args *a, cudaStream_t stream);
+// Backward data over the window of the last training forward: dg for every layer (row
+// (b, len) of each slab must be zero beforehand). dx of layer 0 and the weight gradients
+// are GEMMs over dg, left to the caller.
+cudaError_t sk_plstm_backward(const sk_plstm_args *a, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,251 @@
+// lstm_persistent.cu: the persistent-kernel implementation of the LSTM seam (lstm_impl.h),
+// fp32: the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
+// and backward to the gate gradients of every layer), cuBLAS for what has no time
+// dependency (dx of layer 0 and every weight gradient: one GEMM each over the window).
+// defines: sk_lstm_create_persistent, sk_lstm_persistent_fits
+//
+// Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
+// into the implementation's own buffer, which the kernels read at launch; export copies
+// them back. Not chosen by --rnn-impl auto until a GPU session has validated it
+// (lstm_select.cu).
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "lstm_impl.h"
+#include "lstm_persistent.h"
+
+namespace {
+
+typedef struct {
+    sk_plstm_args a; // shape, plan and buffers; pointers of the current call filled per call
+    cublasHandle_t blas;
+    size_t begin, count; // the LSTM range of the canonical buffer (floats)
+    float *w;            // (count,) own copy
+    sk_plstm_layer *layers_dev;
+    sk_lstm_layer_offsets *layers; // (L,) canonical offsets
+    float *xpad, *dxpad;           // (B, T+1, E): layer 0's input and its gradient, row stride len+1
+    float *ones;                   // (B*(T+1),)
+    int phase;                     // 0 none, 1 training forward, 2 backward data
+} persist;
+
+persist *impl_of(sk_lstm *l) { return (persist *)l->impl; }
+
+size_t pad_slab(const sk_lstm_config *c, int width) { return (size_t)c->B * (c->T + 1) * width; }
+
+sk_status p_import(sk_lstm *l, const float *params, sk_error *err) {
+    persist *p = impl_of(l);
+    CUDA_CHECK(cudaMemcpyAsync(p->w, params + p->begin, p->count * sizeof(float), cudaMemcpyDeviceToDevice,
+                               l->cfg.stream));
+    return SK_OK;
+}
+
+sk_status p_export(sk_lstm *l, float *params, sk_error *err) {
+    persist *p = impl_of(l);
+    CUDA_CHECK(cudaMemcpyAsync(params + p->begin, p->w, p->count * sizeof(float), cudaMemcpyDeviceToDevice,
+                               l->cfg.stream));
+    return SK_OK;
+}
+
+sk_status p_forward(sk_lstm *l, int train, int64_t step, int len, const float *x, float *y, const float *hx,
+                    const float *cx, float *hy, float *cy, sk_error *err) {
+    persist *p = impl_of(l);
+    const sk_lstm_config *c = &l->cfg;
+    if (train && !c->training) return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
+    if (len < 1 || len > c->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, c->T);
+    p->phase = 0;
+    sk_plstm_args *a = &p->a;
+    a->len = len, a->x = x, a->y = y, a->hx = hx, a->cx = cx, a->hy = hy, a->cy = cy, a->dy = NULL;
+    a->train = train;
+    a->p = train && c->L > 1 ? c->dropout : 0.0f;
+    a->keep_scale = 1.0f / (1.0f - c->dropout); // as the CPU backend
+    a->step = step;
+    CUDA_CHECK(sk_plstm_forward(a, c->stream));
+    if (train) p->phase = 1;
+    return SK_OK;
+}
+
+sk_status p_backward_data(sk_lstm *l, const float *dy, float *dx, sk_error *err) {
+    persist *p = impl_of(l);
+    const sk_lstm_config *c = &l->cfg;
+    sk_plstm_args *a = &p->a;
+    if (p->phase != 1) return sk_fail(err, SK_ERR_ARG, "LSTM backward without a training forward before it");
+    const int len = a->len, E = c->E, H4 = 4 * c->H, M = c->B * (len + 1);
+    // Row (b, len) of every gate-gradient slab must be zero (the weight GEMMs sum over it).
+    CUDA_CHECK(cudaMemsetAsync(a->dg, 0, (size_t)c->L * pad_slab(c, H4) * sizeof(float), c->stream));
+    a->dy = dy;
+    CUDA_CHECK(sk_plstm_backward(a, c->stream));
+    // dx (B, len+1, E) = dg_0 (B(len+1), 4H) W_ih_0 (4H, E) (row-major; cuBLAS sees the
+    // transposes), then the len real rows of each stream into the caller's (B, len, E).
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(p->blas, CUBLAS_OP_N, CUBLAS_OP_N, E, M, H4, &one, p->w + (p->layers[0].w_ih - p->begin),
+                             E, a->dg, H4, &zero, p->dxpad, E));
+    CUDA_CHECK(cudaMemcpy2DAsync(dx, (size_t)len * E * sizeof(float), p->dxpad, (size_t)(len + 1) * E * sizeof(float),
+                                 (size_t)len * E * sizeof(float), (size_t)c->B, cudaMemcpyDeviceToDevice, c->stream));
+    p->phase = 2;
+    return SK_OK;
+}
+
+sk_status p_backward_weights(sk_lstm *l, float *grads, sk_error *err) {
+    persist *p = impl_of(l);
+    const sk_lstm_config *c = &l->cfg;
+    sk_plstm_args *a = &p->a;
+    if (p->phase != 2) return sk_fail(err, SK_ERR_ARG, "LSTM weight gradients before the data gradients");
+    const int len = a->len, E = c->E, H = c->H, H4 = 4 * H, M = c->B * (len + 1);
+    // Layer 0's input with the same row stride as the gate gradients; pad rows zero.
+    const size_t row = (size_t)E * sizeof(float);
+    CUDA_CHECK(cudaMemcpy2DAsync(p->xpad, (len + 1) * row, a->x, len * row, len * row, (size_t)c->B,
+                                 cudaMemcpyDeviceToDevice, c->stream));
+    CUDA_CHECK(cudaMemset2DAsync(p->xpad + (size_t)len * E, (len + 1) * row, 0, row, (size_t)c->B, c->stream));
+    const float one = 1.0f, zero = 0.0f;
+    for (int k = 0; k < c->L; k++) {
+        const sk_lstm_layer_offsets *o = &p->layers[k];
+        const float *dg = a->dg + (size_t)k * pad_slab(c, H4);
+        const float *xin = k == 0 ? p->xpad : a->xin + (size_t)k * pad_slab(c, H);
+        const float *hprev = a->hh + (size_t)k * pad_slab(c, H); // row (b, t) = h(t-1), row (b, 0) = hx
+        // dW_ih (4H, in) = dg^T (4H, M) X (M, in); dW_hh (4H, H) = dg^T hprev; in cuBLAS's
+        // column-major view: (in, 4H) = X^T-view (in, M) x dg-view^T (M, 4H).
+        CUBLAS_CHECK(cublasSgemm(p->blas, CUBLAS_OP_N, CUBLAS_OP_T, o->in, H4, M, &one, xin, o->in, dg, H4, &zero,
+                                 grads + o->w_ih, o->in));
+        CUBLAS_CHECK(cublasSgemm(p->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, H4, M, &one, hprev, H, dg, H4, &zero,
+                                 grads + o->w_hh, H));
+        // Both biases get the column sums of dg.
+        CUBLAS_CHECK(cublasSgemv(p->blas, CUBLAS_OP_N, H4, M, &one, dg, H4, p->ones, 1, &zero, grads + o->b_ih, 1));
+        CUDA_CHECK(cudaMemcpyAsync(grads + o->b_hh, grads + o->b_ih, (size_t)H4 * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, c->stream));
+    }
+    p->phase = 0;
+    return SK_OK;
+}
+
+void p_destroy(sk_lstm *l) {
+    if (!l) return;
+    persist *p = impl_of(l);
+    if (p) {
+        void *bufs[] = {p->w, p->layers_dev, p->xpad, p->dxpad, p->ones, p->a.hh, p->a.xin, p->a.cs, p->a.gates,
+                        p->a.dg};
+        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
+        if (p->blas) cublasDestroy(p->blas);
+        (void)cudaGetLastError();
+        free(p->layers);
+        free(p);
+    }
+    free(l);
+}
+
+const sk_lstm_ops persistent_ops = {
+    "persistent", p_import, p_export, p_forward, p_backward_data, p_backward_weights, p_destroy,
+};
+
+sk_status alloc_zeroed(float **ptr, size_t n, cudaStream_t stream, sk_error *err) {
+    CUDA_CHECK(cudaMalloc((void **)ptr, (n ? n : 1) * sizeof(float)));
+    CUDA_CHECK(cudaMemsetAsync(*ptr, 0, (n ? n : 1) * sizeof(float), stream));
+    return SK_OK;
+}
+
+sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
+    persist *p = impl_of(l);
+    const sk_lstm_config *c = &l->cfg;
+    const int L = c->L, H = c->H;
+    p->layers = (sk_lstm_layer_offsets *)calloc((size_t)L, sizeof *p->layers);
+    sk_plstm_layer *host = (sk_plstm_layer *)calloc((size_t)L, sizeof *host);
+    if (!p->layers || !host) {
+        free(host);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for the persistent LSTM's layer table");
+    }
+    for (int k = 0; k < L; k++) p->layers[k] = sk_lstm_layer(c->layout, k);
+    p->begin = p->layers[0].w_ih;
+    p->count = p->layers[L - 1].b_hh + (size_t)4 * H - p->begin;
+    for (int k = 0; k < L; k++) {
+        const sk_lstm_layer_offsets *o = &p->layers[k];
+        host[k] = {o->w_ih - p->begin, o->w_hh - p->begin, o->b_ih - p->begin, o->b_hh - p->begin, o->in};
+    }
+    sk_status st = SK_OK;
+    cudaError_t ce = cudaMalloc((void **)&p->layers_dev, sizeof(sk_plstm_layer) * (size_t)L);
+    if (ce == cudaSuccess)
+        ce = cudaMemcpyAsync(p->layers_dev, host, sizeof(sk_plstm_layer) * (size_t)L, cudaMemcpyHostToDevice,
+                             c->stream);
+    if (ce == cudaSuccess) ce = cudaStreamSynchronize(c->stream); // before host is freed
+    free(host);
+    if (ce != cudaSuccess)
+        st = sk_fail(err, SK_ERR_DEVICE, "uploading the persistent LSTM's layer table failed: %s",
+                     cudaGetErrorName(ce));
+    SK_TRY(st);
+    CUBLAS_CHECK(cublasCreate(&p->blas));
+    CUBLAS_CHECK(cublasSetStream(p->blas, c->stream));
+    CUBLAS_CHECK(cublasSetMathMode(p->blas, CUBLAS_DEFAULT_MATH)); // plain fp32, no TF32
+
+    sk_plstm_args *a = &p->a;
+    a->B = c->B, a->T = c->T, a->E = c->E, a->H = H, a->L = L;
+    a->plan = *plan;
+    a->layers = p->layers_dev;
+    a->seed = c->seed;
+    SK_TRY(alloc_zeroed(&p->w, p->count, c->stream, err));
+    a->w = p->w;
+    SK_TRY(alloc_zeroed(&a->hh, (size_t)L * pad_slab(c, H), c->stream, err));
+    SK_TRY(alloc_zeroed(&a->xin, (size_t)L * pad_slab(c, H), c->stream, err));
+    if (c->training) {
+        const size_t seq = (size_t)L * c->B * c->T * H;
+        SK_TRY(alloc_zeroed(&a->cs, seq, c->stream, err));
+        SK_TRY(alloc_zeroed(&a->gates, 4 * seq, c->stream, err));
+        SK_TRY(alloc_zeroed(&a->dg, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
+        SK_TRY(alloc_zeroed(&p->xpad, pad_slab(c, c->E), c->stream, err));
+        SK_TRY(alloc_zeroed(&p->dxpad, pad_slab(c, c->E), c->stream, err));
+        const size_t m = (size_t)c->B * (c->T + 1);
+        float *ones = (float *)malloc(m * sizeof(float));
+        if (!ones) return sk_fail(err, SK_ERR_NOMEM, "out of memory for a ones vector");
+        for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
+        ce = cudaMalloc((void **)&p->ones, m * sizeof(float));
+        if (ce == cudaSuccess)
+            ce = cudaMemcpyAsync(p->ones, ones, m * sizeof(float), cudaMemcpyHostToDevice, c->stream);
+        if (ce == cudaSuccess) ce = cudaStreamSynchronize(c->stream);
+        free(ones);
+        if (ce != cudaSuccess)
+            return sk_fail(err, SK_ERR_DEVICE, "uploading a ones vector failed: %s", cudaGetErrorName(ce));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    return SK_OK;
+}
+
+} // namespace
+
+static sk_status make_plan(const sk_lstm_config *cfg, sk_plstm_plan *plan, sk_error *err) {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(sk_plstm_plan_make(plan, device, cfg->B, cfg->E, cfg->H, cfg->L));
+    return SK_OK;
+}
+
+sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    sk_plstm_plan plan;
+    SK_TRY(make_plan(cfg, &plan, err));
+    *fits = plan.supported;
+    if (why && why_size) snprintf(why, why_size, "%s", plan.why_not);
+    return SK_OK;
+}
+
+sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
+    *out = NULL;
+    sk_plstm_plan plan;
+    SK_TRY(make_plan(cfg, &plan, err));
+    if (!plan.supported)
+        return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);
+    sk_lstm *l = (sk_lstm *)calloc(1, sizeof *l);
+    persist *p = (persist *)calloc(1, sizeof *p);
+    if (!l || !p) {
+        free(l);
+        free(p);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the persistent LSTM");
+    }
+    l->ops = &persistent_ops;
+    l->cfg = *cfg;
+    l->impl = p;
+    sk_status st = persist_init(l, &plan, err);
+    if (st != SK_OK) {
+        p_destroy(l);
+        return st;
+    }
+    *out = l;
+    return SK_OK;
+}
