@@ -1,6 +1,6 @@
 // checkpoint.c: the training-state file and the two-file checkpoint protocol.
 // defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
-//          sk_checkpoint_save, sk_checkpoint_load
+//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove
 //
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
@@ -233,6 +233,20 @@ static void remove_other_states(const char *dir, const char *name, const char *k
     }
     closedir(d);
     sk_fsync_dir(dir, NULL);
+}
+
+sk_status sk_checkpoint_remove(const char *dir, const char *name, sk_error *err) {
+    if (!name || !sk_valid_basename(name, strlen(name)) || strlen(name) > 200)
+        return sk_fail(err, SK_ERR_ARG, "checkpoint name \"%s\" must be a plain file name", name ? name : "(null)");
+    char model_name[256];
+    snprintf(model_name, sizeof model_name, "%s.safetensors", name);
+    char *path = sk_path_join(dir, model_name);
+    if (!path) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    sk_status st = SK_OK;
+    if (unlink(path) != 0 && errno != ENOENT) st = sk_fail(err, SK_ERR_IO, "%s: cannot remove (%s)", path, strerror(errno));
+    free(path);
+    if (st == SK_OK) remove_other_states(dir, name, NULL); // fsyncs the directory
+    return st;
 }
 
 sk_status sk_checkpoint_save(const char *dir, const char *name, const sk_model_config *cfg, const sk_vocab *vocab,

@@ -14,6 +14,7 @@ const char *sk_status_str(sk_status s) {
     case SK_ERR_NUMERIC: return "non-finite value";
     case SK_ERR_DEVICE: return "device unavailable";
     case SK_ERR_INTERRUPTED: return "interrupted";
+    case SK_ERR_BUSY: return "in use";
     }
     return "unknown status";
 }

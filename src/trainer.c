@@ -1,17 +1,16 @@
 // trainer.c: the training loop (see trainer.h). Owns the corpus, the batchers, the
-// training backend, an optional batch-1 backend for samples, and the metrics log.
+// training backend, an optional batch-1 backend for samples, and the output directory
+// (outdir.h: its lock and the metrics log).
 #include "shakespeare/trainer.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "outdir.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/utf8.h"
 
@@ -31,11 +30,10 @@ struct sk_trainer {
     sk_train_state st;   // step, epoch, window, best, rng, and host copies of m, v, h, c
     float *params;       // (total,) host copy for checkpoints and the sampler
     int32_t *x, *y;      // (B, T) current window
-    FILE *metrics;
+    sk_outdir od;        // the out-dir's lock and the metrics log (not used by --eval-only)
     double step_times[STEP_TIMES_MAX];
     size_t n_step_times;
     int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
-    char metrics_path[4096];
 };
 
 static double now_s(void) {
@@ -65,49 +63,12 @@ static void notice(sk_trainer *t, const char *line) {
     if (t->cb.on_notice && line[0]) t->cb.on_notice(t->cb.ctx, line);
 }
 
-// mkdir -p; an existing directory is fine, anything else in the way is an error.
-static sk_status make_dirs(const char *path, sk_error *err) {
-    char buf[4096];
-    if (!path[0] || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return sk_fail(err, SK_ERR_ARG, "--out-dir must be a non-empty path shorter than 4096 bytes");
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char keep = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sk_fail(err, SK_ERR_IO, "cannot create output directory %s: %s", buf, strerror(errno));
-            *p = keep;
-            if (keep == '\0') break;
-        }
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return sk_fail(err, SK_ERR_IO, "output directory %s is not a directory", path);
-    if (access(path, W_OK | X_OK) != 0)
-        return sk_fail(err, SK_ERR_IO, "output directory %s is not writable: %s", path, strerror(errno));
-    return SK_OK;
-}
-
-// Temporary files that a killed checkpoint write left behind (fsutil.c names them
-// ".<file>.tmp.XXXXXX"); the checkpoints themselves never match.
-static void remove_stale_temps(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    char path[4200];
-    for (struct dirent *e; (e = readdir(d));) {
-        const char *n = e->d_name;
-        if ((strncmp(n, ".last.", 6) == 0 || strncmp(n, ".best.", 6) == 0) && strstr(n, ".tmp.")) {
-            snprintf(path, sizeof path, "%s/%s", dir, n);
-            unlink(path);
-        }
-    }
-    closedir(d);
-}
-
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
     if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
     if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "--eval-only needs --init-from CHECKPOINT");
+    if (o->overwrite && o->init_from)
+        return sk_fail(err, SK_ERR_ARG, "--overwrite starts a fresh run; it does not go with --init-from, which continues one");
     if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
         return sk_fail(err, SK_ERR_ARG, "--max-iters 0 and --max-epochs 0 would train forever; set one of them");
     return SK_OK;
@@ -188,10 +149,17 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     t->o = *o;
     if (cb) t->cb = *cb;
     t->last_eval_step = -1;
+    t->od = (sk_outdir)SK_OUTDIR_INIT;
     sk_model_file ckpt = {0};
     sk_train_state saved = {0};
     int has_state = 0;
 
+    // One run per out-dir: the lock first, so that nothing below reads a checkpoint that
+    // another run is writing; a fresh run never silently replaces a finished one.
+    if (!o->eval_only) {
+        if ((st = sk_outdir_open(&t->od, o->out_dir, err)) != SK_OK) goto fail;
+        if (!o->init_from && (st = sk_outdir_claim_fresh(&t->od, o->overwrite, err)) != SK_OK) goto fail;
+    }
     if ((st = sk_corpus_load(&t->corpus, o->data_path, err)) != SK_OK) goto fail;
     if (o->init_from) {
         if ((st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err)) != SK_OK) goto fail;
@@ -204,10 +172,6 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     }
     if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) goto fail;
     if ((st = setup_splits(t, err)) != SK_OK) goto fail;
-    if (!o->eval_only) {
-        if ((st = make_dirs(o->out_dir, err)) != SK_OK) goto fail;
-        remove_stale_temps(o->out_dir);
-    }
 
     // A resumed run keeps its seed: dropout masks are keyed by (seed, step).
     const int resume = has_state && !o->eval_only;
@@ -275,13 +239,10 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         notice(t, line);
     }
     if (!o->eval_only) {
-        if (o->log_path) snprintf(t->metrics_path, sizeof t->metrics_path, "%s", o->log_path);
-        else snprintf(t->metrics_path, sizeof t->metrics_path, "%s/metrics.jsonl", o->out_dir);
-        t->metrics = fopen(t->metrics_path, has_state ? "a" : "w");
-        if (!t->metrics) {
-            st = sk_fail(err, SK_ERR_IO, "cannot write the metrics log %s: %s", t->metrics_path, strerror(errno));
-            goto fail;
-        }
+        char *log = o->log_path ? strdup(o->log_path) : sk_path_join(o->out_dir, "metrics.jsonl");
+        st = log ? sk_outdir_open_log(&t->od, log, has_state, err) : sk_fail(err, SK_ERR_NOMEM, "out of memory");
+        free(log);
+        if (st != SK_OK) goto fail;
     }
     sk_model_file_free(&ckpt);
     sk_train_state_free(&saved);
@@ -296,7 +257,7 @@ fail:
 
 void sk_trainer_free(sk_trainer *t) {
     if (!t) return;
-    if (t->metrics) fclose(t->metrics);
+    sk_outdir_close(&t->od);
     sk_backend_free(t->be);
     sk_backend_free(t->sampler);
     sk_train_state_free(&t->st);
@@ -339,6 +300,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its state for %s", name);
     st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->corpus.vocab, t->params,
                                       t->o.train_config_json, &t->st, err);
+    if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
     if (st == SK_OK && t->cb.on_checkpoint) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.safetensors", t->o.out_dir, name);
@@ -417,8 +379,8 @@ static sk_status run_eval(sk_trainer *t, sk_error *err) {
     t->last_eval_step = t->st.step;
     int best = val < t->st.best_val_loss;
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
-    fprintf(t->metrics, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val);
-    fflush(t->metrics);
+    if ((st = sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)) != SK_OK)
+        return st;
     if (t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
     return best ? save_checkpoint(t, "best", err) : SK_OK;
 }
@@ -478,11 +440,11 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
             sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, total, loss, lr, gnorm,
                              (double)(s - report_step) * B * T / step_time, tn - t0};
             step_time = 0.0, report_step = s;
-            fprintf(t->metrics,
-                    "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,\"tokens_per_s\":%.1f}\n",
-                    (long long)s, (double)p.epoch + (double)p.window / (double)windows, (double)loss, (double)lr,
-                    p.tokens_per_s);
-            fflush(t->metrics);
+            st = sk_outdir_log(&t->od, err,
+                               "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,\"tokens_per_s\":%.1f}\n",
+                               (long long)s, (double)p.epoch + (double)p.window / (double)windows, (double)loss,
+                               (double)lr, p.tokens_per_s);
+            if (st != SK_OK) return st;
             if (t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
         }
         if (o->eval_every > 0 && s % o->eval_every == 0 && t->has_val && (st = run_eval(t, err)) != SK_OK) return st;

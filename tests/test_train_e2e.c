@@ -1,6 +1,7 @@
 // test_train_e2e.c: the trainer end to end on a small repetitive text (written here):
 //  1. training drives the loss far below ln(V) (the loss of a uniform guess);
-//  2. the same seed and thread count give a bit-identical run;
+//  2. the same seed and thread count give a bit-identical run (the second one overwrites the
+//     run of part 1, which a fresh run without overwrite refuses);
 //  3. a run stopped after N steps and resumed to 2N ends with parameters bit-identical
 //     to an uninterrupted 2N-step run (dropout on, so the dropout keys must resume too).
 #include <math.h>
@@ -83,7 +84,11 @@ int main(void) {
     size_t nb, nc;
     float *pb = load_params(b, &nb), *pc = load_params(c, &nc);
     CHECK(nb == nc && memcmp(pb, pc, nb * sizeof(float)) == 0);
-    options(&o, a, 120, 0.2f);
+    options(&o, a, 120, 0.2f); // a holds the run of part 1: a fresh run replaces it only when told to
+    sk_trainer *t;
+    sk_error err;
+    CHECK(sk_trainer_init(&t, &o, NULL, &err) == SK_ERR_ARG && strstr(err.msg, "already holds a run"));
+    o.overwrite = 1;
     train(&o);
     size_t na;
     float *pa = load_params(a, &na);

@@ -1,6 +1,7 @@
 // checkpoint.h: the model as one safetensors file, the training state as a companion file.
 // defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
-//          sk_checkpoint_load, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE, sk_train_state,
+//          sk_checkpoint_load, sk_checkpoint_remove, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE,
+//          sk_train_state,
 //          sk_train_state_alloc, sk_train_state_free, sk_crc32
 //
 // Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
@@ -102,5 +103,8 @@ sk_status sk_checkpoint_save(const char *dir, const char *name, const sk_model_c
 // a checksum never has one.
 sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_train_state *state,
                              int *has_state, sk_error *err);
+// Removes <dir>/<name>.safetensors, then every state file of <name> beside it (so no model is
+// left naming a missing state). A checkpoint that is not there is not an error.
+sk_status sk_checkpoint_remove(const char *dir, const char *name, sk_error *err);
 
 #endif

@@ -17,6 +17,7 @@ typedef enum {
     SK_ERR_NUMERIC,     // NaN or Inf in a loss or gradient
     SK_ERR_DEVICE,      // no usable GPU, or a backend that is not built in
     SK_ERR_INTERRUPTED, // stopped by a signal (SIGINT/SIGTERM)
+    SK_ERR_BUSY,        // held by another run (an output directory's or a log's lock)
 } sk_status;
 
 #define SK_ERROR_MSG_MAX 512

@@ -39,6 +39,7 @@ typedef struct {
     const char *out_dir;
     const char *log_path;    // JSON Lines metrics (NULL: OUT_DIR/metrics.jsonl)
     const char *init_from;   // checkpoint to resume from (NULL: fresh start)
+    int overwrite;           // a fresh run may replace the run in out_dir (at its first checkpoint)
     int eval_only;
     uint64_t seed;
     int threads;
@@ -71,6 +72,9 @@ typedef struct {
 
 typedef struct sk_trainer sk_trainer;
 
+// Unless eval_only, locks out_dir for the trainer's life (SK_ERR_BUSY when another run holds
+// it or the metrics log) and refuses (SK_ERR_ARG) a fresh run into an out_dir that holds a
+// checkpoint, unless overwrite (src/outdir.h has the rules).
 sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err);
 
 typedef struct {
@@ -85,7 +89,9 @@ typedef struct {
 
 // Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after
 // saving when stopped by the flag, SK_ERR_NUMERIC (with the step in the message) on a
-// non-finite loss or gradient, leaving the last good checkpoint untouched.
+// non-finite loss or gradient, SK_ERR_IO naming the file and the system's reason when a
+// checkpoint or metrics write fails (no space, quota, file size limit, I/O error), each
+// leaving the last good checkpoint untouched.
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *summary, sk_error *err);
 
 // Mean loss per character over the whole validation split (or test split when

@@ -1,7 +1,8 @@
 // train_main.c: shakespeare-train, the command-line trainer.
 // Parses options strictly (cli_args.h), runs the trainer (trainer.h) and prints progress:
-// one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input,
-// 1 other failure (divergence, device), 130/143 after SIGINT/SIGTERM (checkpoint saved).
+// one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input (and an
+// out-dir in use or holding a run), 1 other failure (divergence, device, a failed checkpoint or
+// log write), 130/143 after SIGINT/SIGTERM (checkpoint saved).
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
@@ -31,7 +32,7 @@ enum {
     OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
     OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
     OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
-    OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_HELP, OPT_VERSION,
+    OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -53,8 +54,8 @@ static const struct option long_options[] = {
     {"log-every", required_argument, 0, OPT_LOG_EVERY}, {"seed", required_argument, 0, OPT_SEED},
     {"threads", required_argument, 0, OPT_THREADS}, {"device", required_argument, 0, OPT_DEVICE},
     {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"init-from", required_argument, 0, OPT_INIT_FROM},
-    {"eval-only", no_argument, 0, OPT_EVAL_ONLY},
-    {"log", required_argument, 0, OPT_LOG}, {"help", no_argument, 0, OPT_HELP},
+    {"eval-only", no_argument, 0, OPT_EVAL_ONLY}, {"log", required_argument, 0, OPT_LOG},
+    {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
@@ -94,6 +95,7 @@ static void usage(const sk_train_options *d) {
            "  --max-iters N            stop after N optimizer steps in total; 0 = no limit (default: %lld)\n"
            "Evaluation, checkpoints, logs:\n"
            "  --out-dir DIR            checkpoints (last.*, best.*) and metrics.jsonl (default: %s)\n"
+           "                           one run at a time; a fresh run refuses one that holds a checkpoint\n"
            "  --eval-every N           validation every N steps and at the end; 0 = only at the end (default: %lld)\n"
            "  --checkpoint-every N     write last.* every N steps and at the end; 0 = only at the end (default: %lld)\n"
            "  --sample-every N         print a sample every N steps; 0 = never (default: %lld)\n"
@@ -102,6 +104,8 @@ static void usage(const sk_train_options *d) {
            "  --log FILE               JSON Lines metrics log (default: OUT_DIR/metrics.jsonl)\n"
            "  --init-from CKPT         resume from a checkpoint (model, optimizer, data position, RNG)\n"
            "                           (default: none, a fresh start)\n"
+           "  --overwrite              a fresh run may replace the run in --out-dir: its files go when the new\n"
+           "                           run writes its first checkpoint, not before (default: off)\n"
            "  --eval-only              with --init-from: print the validation loss and exit (default: off)\n"
            "Runtime:\n"
            "  --seed N                 seed for initialization, dropout and samples (default: %llu)\n"
@@ -276,6 +280,7 @@ int main(int argc, char **argv) {
         case OPT_INIT_FROM: o.init_from = v; break;
         case OPT_EVAL_ONLY: o.eval_only = 1; break;
         case OPT_LOG: o.log_path = v; break;
+        case OPT_OVERWRITE: o.overwrite = 1; break;
         case OPT_HELP: {
             sk_train_options d;
             sk_train_options_default(&d);
@@ -302,6 +307,9 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    // A write past the file size limit (ulimit -f) then fails with EFBIG, which ends the run
+    // with a message and the previous checkpoint intact, instead of killing the process.
+    signal(SIGXFSZ, SIG_IGN);
 
     printer pr = {isatty(STDOUT_FILENO), 0};
     sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint};
@@ -331,7 +339,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "%s\n", err.msg);
         return g_stop == SIGTERM ? CLI_EXIT_SIGTERM : CLI_EXIT_SIGINT;
     }
-    if (st != SK_OK) cli_die(st == SK_ERR_IO ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
+    // Bad input was refused before the run started; what fails now (a checkpoint or log write
+    // without space, a device, divergence) is not the user's input.
+    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
     printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
            "wall_s=%.1f backend=%s\n",
            (long long)sum.steps, sum.best_val_loss, (long long)sum.best_step, sum.final_train_loss,

@@ -116,12 +116,12 @@ fi
 
 echo "== test split"
 grep -q '^test_loss' console.txt && fail "a test loss was printed without a test split" || note "no test split, no test loss"
-expect_ok "${RUN[@]}" --out-dir t --max-iters 10 --train-frac 0.7 --val-frac 0.15 || finish
+expect_ok "${RUN[@]}" --out-dir split --max-iters 10 --train-frac 0.7 --val-frac 0.15 || finish
 tl=$(awk '/^test_loss/ {print $2}' .ok.out)
 [ -n "$tl" ] && awk -v x="$tl" 'BEGIN { exit !(x > 0 && x < 10) }' && note "test_loss $tl printed with a test split" ||
     fail "no sane test_loss line: $(tail -n 3 .ok.out)"
 expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --train-frac 0.7 --val-frac 0.15 --eval-only \
-    --init-from t/last.safetensors || finish
+    --init-from split/last.safetensors || finish
 grep -q '^val_loss' .ok.out && grep -q '^test_loss' .ok.out && note "--eval-only prints validation and test loss" ||
     fail "--eval-only output: $(cat .ok.out)"
 finish

@@ -1,0 +1,70 @@
+// outdir.h: one run per output directory. The directory's lock, the refusal of a fresh run
+// over a finished one, --overwrite's deferred replacement, and the locked metrics log.
+// defines: sk_outdir, SK_OUTDIR_INIT, sk_outdir_open, sk_outdir_claim_fresh, sk_outdir_open_log,
+//          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_close
+//
+// The rules:
+//  - A run holds flock(LOCK_EX) on <dir>/.lock for its whole life; the file holds its pid.
+//    A second run is refused at once (SK_ERR_BUSY naming the directory and the holder's pid,
+//    found in /proc/locks). The kernel drops the lock when the process dies, so a killed run
+//    leaves no stale lock; the holder removes the file when it lets go, and a taker checks,
+//    after flock, that the path still names the file it locked, so the removal never lets
+//    two runs in.
+//  - The metrics log, when it is a regular file, is locked the same way (flock on the log
+//    itself), wherever it lies: two runs never write one log.
+//  - A fresh run refuses a directory that holds a checkpoint (last.safetensors or
+//    best.safetensors) unless told to overwrite. Overwriting touches nothing at start-up: the
+//    new run logs to a temporary file beside the log, and only its first checkpoint removes
+//    the old run's other checkpoint and renames the new log over the old one. A run that dies
+//    before its first checkpoint leaves the old run as it was.
+#ifndef SHAKESPEARE_OUTDIR_H
+#define SHAKESPEARE_OUTDIR_H
+
+#include "fsutil.h"
+#include "shakespeare/status.h"
+
+typedef struct {
+    char *dir;            // owned; NULL until sk_outdir_open
+    char *lock_path;      // <dir>/.lock, owned
+    int lock_fd;          // holds the directory's lock; -1 when not held
+    int created_dir;      // this run created dir (removed again by close when still empty)
+    int replace_pending;  // overwriting: the old run's files go at the first checkpoint
+    char *log_path;       // owned; NULL until sk_outdir_open_log
+    int log_fd;           // the run's metrics log, written through sk_outdir_log; -1 when none
+    int old_log_fd;       // overwriting: holds the lock of the old log until it is replaced; -1 when none
+    sk_atomic_file new_log; // overwriting: the new log's temporary file until the first checkpoint
+    int new_log_pending;  // new_log is open and not yet renamed into place
+} sk_outdir;
+
+#define SK_OUTDIR_INIT {.lock_fd = -1, .log_fd = -1, .old_log_fd = -1, .new_log = {.fd = -1}}
+
+// Creates dir (mkdir -p) and takes its lock; removes temporary files that killed checkpoint
+// writes left behind. SK_ERR_BUSY naming dir and the holder's pid when another run holds it,
+// SK_ERR_IO when dir cannot be created or written. od must be SK_OUTDIR_INIT.
+sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err);
+
+// For a fresh run (no --init-from): SK_ERR_ARG when the directory holds a checkpoint and
+// overwrite is 0, with a message naming the directory, the step and validation loss of what
+// is there and the two ways on; with overwrite, marks the old run for replacement at the
+// first checkpoint.
+sk_status sk_outdir_claim_fresh(sk_outdir *od, int overwrite, sk_error *err);
+
+// Opens and locks the metrics log at path: appended to when append is set (a resumed run),
+// started anew otherwise (in a temporary file while an overwrite is pending). SK_ERR_BUSY when
+// another run holds it, SK_ERR_IO when it cannot be opened.
+sk_status sk_outdir_open_log(sk_outdir *od, const char *path, int append, sk_error *err);
+
+// Appends one formatted record to the log in one write. SK_ERR_IO naming the log and the
+// system's reason (no space, quota, file size limit, I/O error) when the write fails; the
+// log is then cut back to its whole records.
+sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+// Tells that the checkpoint <dir>/<name>.safetensors was just written. The first time, while
+// an overwrite is pending, removes the old run's other checkpoints and puts the new log in place.
+sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err);
+
+// Closes the log, drops a pending overwrite (the old files stay), removes an unfinished new
+// log, removes the lock file and releases the lock. Safe on SK_OUTDIR_INIT and twice.
+void sk_outdir_close(sk_outdir *od);
+
+#endif
