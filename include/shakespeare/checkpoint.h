@@ -1,8 +1,7 @@
 // checkpoint.h: the model as one safetensors file, the training state as a companion file.
 // defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
 //          sk_checkpoint_load, sk_checkpoint_remove, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE,
-//          sk_train_state,
-//          sk_train_state_alloc, sk_train_state_free, sk_crc32
+//          sk_train_state, sk_train_state_alloc, sk_train_state_free, sk_crc32
 //
 // Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
 // raw little-endian F32 data), tensor names and shapes exactly PyTorch's (model.h), so

@@ -1,6 +1,7 @@
 # lib.sh: helpers shared by the CLI tests (sourced by tests/cli/test_*.sh).
-# defines: WORK, TINY, fail, note, finish, skip, gen_text, expect_error, expect_ok, tensor_data,
-#          same_tensors, state_step, wait_for, TORCH_PY, need_torch, SAFETENSORS_PY, need_safetensors
+# defines: WORK, TINY, fail, note, finish, skip, gen_text, expect_error, expect_exit, expect_ok,
+#          tensor_data, same_tensors, state_step, wait_for, dir_digest, TORCH_PY, need_torch, SAFETENSORS_PY,
+#          need_safetensors
 # The tests run the real binaries named by SK_TRAIN and SK_SAMPLE (tests/tests.cmake sets them,
 # with SK_SOURCE_DIR), each in its own temporary directory, and exit 0 (pass), 1 (fail) or 77 (skip).
 set -u
@@ -47,16 +48,21 @@ gen_text() {
 # expect_error REGEX CMD...: CMD must fail as bad input: exit code 2 (not a crash: no signal, no
 # core file), exactly one line on stderr starting "error: " and matching the extended REGEX,
 # and nothing on stdout (no partial result). Runs under a 20 s timeout (a hang fails).
+expect_error() { expect_exit 2 "$@"; }
+
+# expect_exit CODE REGEX CMD...: as expect_error, for exit code CODE (1: a failure that is not
+# bad input, which may come after progress lines on stdout; the stdout check is for code 2 only).
+# Runs under a 60 s timeout.
 LAST_STDERR=
-expect_error() {
-    local re=$1; shift
+expect_exit() {
+    local code=$1 re=$2; shift 2
     local out="$WORK/.expect.out" errf="$WORK/.expect.err" rc
     rm -f "$WORK"/core "$WORK"/core.*
-    timeout 20 "$@" > "$out" 2> "$errf"; rc=$?
+    timeout "$([ "$code" = 2 ] && echo 20 || echo 60)" "$@" > "$out" 2> "$errf"; rc=$?
     LAST_STDERR=$(cat "$errf")
     local what="$*"
-    if [ "$rc" -ne 2 ]; then
-        fail "exit code $rc (want 2) from: $what"; sed 's/^/    stderr: /' "$errf" >&2; return 1
+    if [ "$rc" -ne "$code" ]; then
+        fail "exit code $rc (want $code) from: $what"; sed 's/^/    stderr: /' "$errf" >&2; return 1
     fi
     local lines; lines=$(wc -l < "$errf")
     if [ "$lines" -ne 1 ]; then
@@ -68,7 +74,7 @@ expect_error() {
     if ! grep -Eq -- "$re" "$errf"; then
         fail "stderr does not match /$re/ from: $what: $LAST_STDERR"; return 1
     fi
-    if [ -s "$out" ]; then
+    if [ "$code" = 2 ] && [ -s "$out" ]; then
         fail "stdout is not empty from: $what: $(head -c 200 "$out")"; return 1
     fi
     if ls "$WORK"/core "$WORK"/core.* > /dev/null 2>&1; then fail "core dump from: $what"; return 1; fi
@@ -130,4 +136,10 @@ need_torch() {
 need_safetensors() {
     [ -x "$SAFETENSORS_PY" ] && "$SAFETENSORS_PY" -c 'import safetensors.numpy, torch' 2> /dev/null ||
         skip "the safetensors package is not installed in $SK_SOURCE_DIR/.venv (scripts/setup.sh installs it from PyPI)"
+}
+
+# dir_digest DIR: one line per file below DIR, hidden ones included: its SHA-256 and its path
+# relative to DIR, sorted; equal digests mean the same names with byte-identical contents.
+dir_digest() {
+    (cd "$1" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum)
 }
