@@ -1,6 +1,8 @@
 // binio.c: bounded reader, little-endian integers and floats (see binio.h).
 #include "binio.h"
 
+#include "shakespeare/rng.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -93,4 +95,51 @@ sk_status sk_write_f32_le(sk_atomic_file *af, const float *x, size_t n, uint32_t
         n -= k;
     }
     return SK_OK;
+}
+
+void sk_sum64_init(sk_sum64 *s) { memset(s, 0, sizeof *s); }
+
+// Whole 32-byte blocks of p; the loop vectorizes (eight independent lanes).
+static void sum_blocks(sk_sum64 *s, const unsigned char *p, size_t blocks) {
+    uint64_t a[8], b[8];
+    memcpy(a, s->a, sizeof a);
+    memcpy(b, s->b, sizeof b);
+    for (size_t i = 0; i < blocks; i++, p += 32) {
+        uint32_t w[8];
+        memcpy(w, p, sizeof w);
+        for (int k = 0; k < 8; k++) {
+            a[k] += (uint64_t)sk_get_le32((const unsigned char *)&w[k]);
+            b[k] += a[k];
+        }
+    }
+    memcpy(s->a, a, sizeof a);
+    memcpy(s->b, b, sizeof b);
+}
+
+void sk_sum64_update(sk_sum64 *s, const void *data, size_t n) {
+    const unsigned char *p = data;
+    s->n += n;
+    if (s->tail_n) {
+        size_t k = 32 - s->tail_n < n ? 32 - s->tail_n : n;
+        memcpy(s->tail + s->tail_n, p, k);
+        s->tail_n += k, p += k, n -= k;
+        if (s->tail_n < 32) return;
+        sum_blocks(s, s->tail, 1);
+        s->tail_n = 0;
+    }
+    sum_blocks(s, p, n / 32);
+    p += n / 32 * 32;
+    s->tail_n = n % 32;
+    memcpy(s->tail, p, s->tail_n);
+}
+
+uint64_t sk_sum64_final(const sk_sum64 *s) {
+    sk_sum64 t = *s;
+    if (t.tail_n) { // zero-padded last block; the length below tells the padding apart
+        memset(t.tail + t.tail_n, 0, 32 - t.tail_n);
+        sum_blocks(&t, t.tail, 1);
+    }
+    uint64_t h = sk_mix64(t.n ^ 0x736b73756d363401ull);
+    for (int k = 0; k < 8; k++) h = sk_mix64(h ^ t.a[k]) + t.b[k], h = sk_mix64(h);
+    return h;
 }

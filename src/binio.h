@@ -2,7 +2,8 @@
 // cache): a bounded reader over a file or a memory image, little-endian integers and floats,
 // CRC-32 checksums (sk_crc32, checkpoint.h) and atomic writes (fsutil.h).
 // defines: sk_reader, sk_reader_open, sk_reader_close, sk_reader_read, sk_read_f32_le,
-//          sk_write_f32_le, sk_put_le32, sk_put_le64, sk_get_le32, sk_get_le64
+//          sk_write_f32_le, sk_put_le32, sk_put_le64, sk_get_le32, sk_get_le64, sk_sum64,
+//          sk_sum64_init, sk_sum64_update, sk_sum64_final
 #ifndef SHAKESPEARE_BINIO_H
 #define SHAKESPEARE_BINIO_H
 
@@ -40,5 +41,20 @@ void sk_put_le32(unsigned char *p, uint32_t v);
 void sk_put_le64(unsigned char *p, uint64_t v);
 uint32_t sk_get_le32(const unsigned char *p);
 uint64_t sk_get_le64(const unsigned char *p);
+
+// sk_sum64: a fast 64-bit content checksum for large data (token caches and their sources),
+// where CRC-32's byte-at-a-time table costs more than the I/O: eight lanes of Fletcher-style
+// sums (a += word, b += a) over 32-bit little-endian words, mixed with the length at the end.
+// Any single changed, inserted, removed or swapped word changes it; not cryptographic.
+typedef struct {
+    uint64_t a[8], b[8];
+    unsigned char tail[32]; // bytes of an unfinished 32-byte block
+    size_t tail_n;
+    uint64_t n; // bytes so far
+} sk_sum64;
+
+void sk_sum64_init(sk_sum64 *s);
+void sk_sum64_update(sk_sum64 *s, const void *data, size_t n);
+uint64_t sk_sum64_final(const sk_sum64 *s);
 
 #endif

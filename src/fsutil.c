@@ -176,3 +176,22 @@ void sk_atomic_abort(sk_atomic_file *af) {
     af->buf = NULL;
     af->buf_len = 0;
 }
+
+sk_status sk_mkdir_p(const char *path, sk_error *err) {
+    char buf[4096];
+    if (!path[0] || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return sk_fail(err, SK_ERR_ARG, "a directory path must be non-empty and shorter than 4096 bytes");
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char keep = *p;
+            *p = '\0';
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return sk_fail(err, SK_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
+            *p = keep;
+            if (keep == '\0') break;
+        }
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return sk_fail(err, SK_ERR_IO, "%s is not a directory", path);
+    return SK_OK;
+}

@@ -1,6 +1,6 @@
 // fsutil.h: atomic file replacement and path helpers.
 // defines: sk_atomic_file, sk_atomic_open, sk_atomic_write, sk_atomic_commit, sk_atomic_abort,
-//          sk_fsync_dir, sk_path_dir, sk_path_join
+//          sk_fsync_dir, sk_path_dir, sk_path_join, sk_mkdir_p
 //
 // An atomic write goes to "<dir>/.<base>.tmp.XXXXXX" (created with O_EXCL, mode 0666 less the
 // umask), is fsync'ed, renamed over <dir>/<base>, and the directory is fsync'ed: readers and
@@ -41,5 +41,9 @@ sk_status sk_fsync_dir(const char *dir, sk_error *err);
 char *sk_path_dir(const char *path);
 // "dir/name" as a new string (no doubled '/'); NULL when out of memory.
 char *sk_path_join(const char *dir, const char *name);
+
+// mkdir -p: creates path and its missing parents; an existing directory is fine. SK_ERR_IO
+// naming the component that cannot be created, or path when it is not a directory.
+sk_status sk_mkdir_p(const char *path, sk_error *err);
 
 #endif

@@ -159,7 +159,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     sb_str(&vs, "[");
     for (int i = 0; i < vocab->size; i++) sb_printf(&vs, i ? ",%u" : "%u", (unsigned)vocab->chars[i]);
     sb_str(&vs, "]");
-    sk_meta_entry e[9];
+    sk_meta_entry e[10];
     size_t n = 0;
 #define META(k, v) (e[n].key = (char *)(k), e[n].klen = strlen(k), e[n].val = (char *)(v), e[n].vlen = strlen(v), n++)
     META("format", SK_MODEL_FORMAT);
@@ -171,6 +171,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     META("vocab", vs.oom ? "" : vs.s);
     if (train_config) META("train_config", train_config);
     if (state_file) META("state_file", state_file);
+    if (vocab->bytes) META("vocab_mode", "bytes"); // absent: code points (files before byte vocabularies)
 #undef META
     uint32_t crc = sk_checksum_v2(e, n, &p->layout, params); // sorts e: the header lists keys in order
     p->checksum = crc;
@@ -398,6 +399,14 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
     free(cps);
     if (st != SK_OK) return st;
 
+    if ((e = meta_find(m, "vocab_mode"))) {
+        if (e->vlen == 5 && memcmp(e->val, "bytes", 5) == 0) out->vocab.bytes = 1;
+        else if (!(e->vlen == 4 && memcmp(e->val, "utf8", 4) == 0))
+            return bad(err, path, "bad metadata vocab_mode = %s (expected \"utf8\" or \"bytes\")",
+                       quoted(q, sizeof q, e->val, e->vlen));
+        if (out->vocab.bytes && out->vocab.chars[out->vocab.size - 1] > 255)
+            return bad(err, path, "bad metadata vocab: a byte vocabulary with an entry above 255");
+    }
     if ((e = meta_find(m, "state_file"))) {
         if (!sk_valid_basename(e->val, e->vlen))
             return bad(err, path, "bad metadata state_file = %s (expected a file name without '/')",

@@ -75,23 +75,33 @@ done:
     return st;
 }
 
-sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err) {
+sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *remap, double *nll_sum, size_t *count,
+                          sk_error *err) {
     if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "scoring needs a batch-1 backend");
+    const size_t n = ids->n;
     if (n < 2) return sk_fail(err, SK_ERR_ARG, "a text to score needs at least 2 characters, got %zu", n);
     const size_t T = (size_t)b->cfg.seq_len;
+    int32_t *x = malloc(sizeof(int32_t) * (T + 1)); // a window's inputs; its targets are x + 1
+    if (!x) return sk_fail(err, SK_ERR_NOMEM, "out of memory while scoring");
     double total = 0.0;
-    sk_status reset = b->ops->set_state(b, NULL, NULL);
-    if (reset != SK_OK)
-        return sk_backend_fail(err, reset, b, "while scoring");
-    for (size_t at = 0; at + 1 < n; at += T) {
+    sk_status st = b->ops->set_state(b, NULL, NULL);
+    for (size_t at = 0; st == SK_OK && at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
+        sk_tokens_read(ids, at, len + 1, x);
+        if (remap)
+            for (size_t i = 0; i <= len; i++) x[i] = remap[x[i]];
         double s;
-        sk_status st = b->ops->forward(b, ids + at, ids + at + 1, (int)len, SK_MODE_EVAL, 0, &s);
-        if (st != SK_OK)
-            return sk_backend_fail(err, st, b, "while scoring");
+        st = b->ops->forward(b, x, x + 1, (int)len, SK_MODE_EVAL, 0, &s);
         total += s;
     }
+    free(x);
+    if (st != SK_OK) return sk_backend_fail(err, st, b, "while scoring");
     *nll_sum = total;
     *count = n - 1;
     return SK_OK;
+}
+
+sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err) {
+    sk_tokens t = sk_tokens_of(ids, n);
+    return sk_score_tokens(b, &t, NULL, nll_sum, count, err);
 }

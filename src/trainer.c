@@ -1,6 +1,6 @@
-// trainer.c: the training loop (see trainer.h). Owns the corpus, the batchers, the
-// training backend, an optional batch-1 backend for samples, and the output directory
-// (outdir.h: its lock and the metrics log).
+// trainer.c: the training loop (see trainer.h). Owns the token cache (memory-mapped ids), the
+// batchers, the training backend, an optional batch-1 backend for samples, and the output
+// directory (outdir.h: its lock and the metrics log).
 #include "shakespeare/trainer.h"
 
 #include <math.h>
@@ -13,13 +13,15 @@
 #include "outdir.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/utf8.h"
+#include "fsutil.h"
+#include "json.h"
 
 #define STEP_TIMES_MAX 4096 // tokens/s median over the most recent steps
 
 struct sk_trainer {
     sk_train_options o;
     sk_train_callbacks cb;
-    sk_corpus corpus;
+    sk_token_cache cache; // the data's ids, memory-mapped: memory does not grow with the corpus
     size_t n_train, n_val, n_test;
     sk_batcher train;
     sk_batcher val;      // eval window length min(T, S_val)
@@ -109,13 +111,27 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
     return SK_OK;
 }
 
+// The --eval-tokens a checkpoint's training options name (0, the whole split, when absent).
+static int64_t eval_tokens_of(const char *train_config) {
+    sk_json doc = {0};
+    uint64_t v = 0;
+    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
+        size_t k = sk_json_get(&doc, 0, "eval_tokens");
+        if (k == SK_JSON_NONE || !sk_json_u64(&doc, k, &v) || v > INT64_MAX) v = 0;
+    }
+    sk_json_free(&doc);
+    return (int64_t)v;
+}
+
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     const sk_train_options *o = &t->o;
-    sk_status st = sk_split_sizes(t->corpus.n, o->train_frac, o->val_frac, &t->n_train, &t->n_val, &t->n_test, err);
-    if (st != SK_OK) return st;
-    const int32_t *ids = t->corpus.ids;
+    t->n_train = t->cache.n_train, t->n_val = t->cache.n_val, t->n_test = t->cache.n_test;
+    const sk_tokens *all = &t->cache.ids;
+    const uint8_t *base = all->data;
+    sk_status st;
     if (!o->eval_only) {
-        st = sk_batcher_init(&t->train, ids, t->n_train, o->batch_size, o->seq_len, "training split", err);
+        sk_tokens tr = {base, all->width, t->n_train};
+        st = sk_batcher_init_tokens(&t->train, &tr, o->batch_size, o->seq_len, "training split", err);
         if (st != SK_OK) return st;
     }
     // Evaluation walks whole splits; a split shorter than one window uses shorter windows.
@@ -132,8 +148,11 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
                            "--batch-size or change the split fractions",
                            ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
         int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
-        st = sk_batcher_init(ev[i].b, ids + ev[i].off, ev[i].n, o->batch_size, T, ev[i].name, err);
+        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n};
+        st = sk_batcher_init_tokens(ev[i].b, &split, o->batch_size, T, ev[i].name, err);
         if (st != SK_OK) return st;
+        if (o->eval_tokens > 0) // ceil(N / B) positions of every stream
+            sk_batcher_limit(ev[i].b, (size_t)((o->eval_tokens + o->batch_size - 1) / o->batch_size));
         *ev[i].has = 1;
     }
     if (o->eval_only && !t->has_val) return sk_fail(err, SK_ERR_ARG, "--eval-only needs a validation split (--val-frac > 0)");
@@ -160,15 +179,30 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         if ((st = sk_outdir_open(&t->od, o->out_dir, err)) != SK_OK) goto fail;
         if (!o->init_from && (st = sk_outdir_claim_fresh(&t->od, o->overwrite, err)) != SK_OK) goto fail;
     }
-    if ((st = sk_corpus_load(&t->corpus, o->data_path, err)) != SK_OK) goto fail;
+    sk_vocab_mode mode = o->vocab_mode;
     if (o->init_from) {
         if ((st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err)) != SK_OK) goto fail;
-        if ((st = check_vocab(&t->corpus.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
+        sk_vocab_mode ck_mode = ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
+        if ((o->model_set & SK_SET_VOCAB) && mode != ck_mode) {
+            st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
+                         sk_vocab_mode_name(mode), o->init_from, sk_vocab_mode_name(ck_mode));
+            goto fail;
+        }
+        mode = ck_mode;
         if ((st = check_shape(o, &ckpt.cfg, err)) != SK_OK) goto fail;
+    }
+    char *cache_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+    sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
+    st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac, o->val_frac, &hooks, err)
+                   : sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    free(cache_dir);
+    if (st != SK_OK) goto fail;
+    if (o->init_from) {
+        if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
         t->o.model = ckpt.cfg;
         if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
     } else {
-        t->o.model.vocab_size = t->corpus.vocab.size;
+        t->o.model.vocab_size = t->cache.vocab.size;
     }
     if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) goto fail;
     if ((st = setup_splits(t, err)) != SK_OK) goto fail;
@@ -212,6 +246,10 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         // position in the epoch only when the batching (B and T) is unchanged.
         t->st.step = saved.step, t->st.epoch = saved.epoch;
         t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
+        if (eval_tokens_of(ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
+            t->st.best_val_loss = INFINITY, t->st.best_step = -1;
+            notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
+        }
         t->st.rng = saved.rng;
         if ((st = t->be->ops->set_optimizer_state(t->be, saved.m, saved.v)) != SK_OK) {
             sk_backend_fail(err, st, t->be, "to take the optimizer state");
@@ -261,7 +299,7 @@ void sk_trainer_free(sk_trainer *t) {
     sk_backend_free(t->be);
     sk_backend_free(t->sampler);
     sk_train_state_free(&t->st);
-    sk_corpus_free(&t->corpus);
+    sk_token_cache_close(&t->cache);
     free(t->params);
     free(t->x);
     free(t->y);
@@ -298,7 +336,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     if (st == SK_OK) st = be->ops->get_optimizer_state(be, t->st.m, t->st.v);
     if (st == SK_OK) st = be->ops->get_state(be, t->st.h, t->st.c);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its state for %s", name);
-    st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->corpus.vocab, t->params,
+    st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params,
                                       t->o.train_config_json, &t->st, err);
     if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
     if (st == SK_OK && t->cb.on_checkpoint) {
@@ -318,7 +356,7 @@ typedef struct {
 static int append_char(int32_t id, void *ctx) {
     text_sink *s = ctx;
     char u[4];
-    int k = sk_utf8_encode(s->vocab->chars[id], u);
+    int k = s->vocab->bytes ? (u[0] = (char)s->vocab->chars[id], 1) : sk_utf8_encode(s->vocab->chars[id], u);
     if (s->n + (size_t)k + 1 > s->cap) return 1;
     memcpy(s->buf + s->n, u, (size_t)k);
     s->n += (size_t)k;
@@ -339,11 +377,11 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
         return sk_backend_fail(err, st, t->be, "to hand over the parameters for a sample");
     if ((st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
         return sk_backend_fail(err, st, t->sampler, "to take the parameters for a sample");
-    int newline = sk_vocab_index(&t->corpus.vocab, '\n');
+    int newline = sk_vocab_index(&t->cache.vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {1.0f, 0, 0};
     size_t cap = (size_t)t->o.sample_length * 4 + 1;
-    text_sink sink = {malloc(cap), 0, cap, &t->corpus.vocab};
+    text_sink sink = {malloc(cap), 0, cap, &t->cache.vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sink.buf[0] = '\0';
     st = sk_generate(t->sampler, &prime, 1, (size_t)t->o.sample_length, &so, &t->st.rng, append_char, &sink, err);

@@ -17,9 +17,45 @@ static int sequence_length(uint8_t lead) {
     return 0;
 }
 
+int sk_utf8_decode_one(const uint8_t *p, size_t avail, uint32_t *cp, const char **why) {
+    static const uint32_t min_for_length[5] = {0, 0, 0x80, 0x800, 0x10000};
+    uint8_t lead = p[0];
+    if (lead < 0x80) {
+        *cp = lead;
+        return 1;
+    }
+    int len = sequence_length(lead);
+    if (len == 0) {
+        *why = lead < 0xC0 ? "unexpected continuation byte" : "invalid lead byte";
+        return -1;
+    }
+    uint32_t v = lead & (0x7Fu >> len); // payload bits of the lead byte
+    int k;
+    for (k = 1; k < len && (size_t)k < avail; k++) {
+        uint8_t c = p[k];
+        if ((c & 0xC0) != 0x80) break;
+        v = (v << 6) | (c & 0x3Fu);
+    }
+    if (k < len) {
+        if ((size_t)k >= avail) {
+            *why = "truncated sequence";
+            return 0;
+        }
+        *why = "missing continuation byte";
+        return -1;
+    }
+    if (v < min_for_length[len]) *why = "overlong encoding";
+    else if (v >= 0xD800 && v <= 0xDFFF) *why = "surrogate code point";
+    else if (v > 0x10FFFF) *why = "code point above U+10FFFF";
+    else {
+        *cp = v;
+        return len;
+    }
+    return -1;
+}
+
 sk_status sk_utf8_decode(const uint8_t *bytes, size_t n, const char *what, uint32_t **out, size_t *out_n,
                          sk_error *err) {
-    static const uint32_t min_for_length[5] = {0, 0, 0x80, 0x800, 0x10000};
     if (!what) what = "text";
     if (!out || !out_n || (n > 0 && !bytes))
         return sk_fail(err, SK_ERR_ARG, "%s: sk_utf8_decode: NULL argument", what);
@@ -39,38 +75,12 @@ sk_status sk_utf8_decode(const uint8_t *bytes, size_t n, const char *what, uint3
             i++;
             continue;
         }
-        int len = sequence_length(lead);
-        if (len == 0) {
-            reason = lead < 0xC0 ? "unexpected continuation byte" : "invalid lead byte";
-            break;
-        }
-        uint32_t cp = lead & (0x7Fu >> len); // payload bits of the lead byte
-        int k;
-        for (k = 1; k < len && i + (size_t)k < n; k++) {
-            uint8_t c = bytes[i + (size_t)k];
-            if ((c & 0xC0) != 0x80) break;
-            cp = (cp << 6) | (c & 0x3Fu);
-        }
-        if (k < len) {
-            reason = i + (size_t)k >= n ? "truncated sequence" : "missing continuation byte";
-            break;
-        }
-        if (cp < min_for_length[len]) {
-            reason = "overlong encoding";
-            break;
-        }
-        if (cp >= 0xD800 && cp <= 0xDFFF) {
-            reason = "surrogate code point";
-            break;
-        }
-        if (cp > 0x10FFFF) {
-            reason = "code point above U+10FFFF";
-            break;
-        }
-        cps[count++] = cp;
+        int len = sk_utf8_decode_one(bytes + i, n - i, &cps[count], &reason);
+        if (len <= 0) break;
+        count++;
         i += (size_t)len;
     }
-    if (reason) {
+    if (i < n) {
         free(cps);
         return sk_fail(err, SK_ERR_FORMAT, "%s: invalid UTF-8 at byte %zu (%s)", what, i, reason);
     }

@@ -15,6 +15,7 @@ sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *e
     if (!v) return sk_fail(err, SK_ERR_ARG, "sk_vocab_build: NULL vocabulary");
     v->chars = NULL;
     v->size = 0;
+    v->bytes = 0;
     if (n == 0) return sk_fail(err, SK_ERR_ARG, "cannot build a vocabulary from an empty text");
     if (!cps) return sk_fail(err, SK_ERR_ARG, "sk_vocab_build: NULL code points");
 
@@ -57,6 +58,7 @@ sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size,
     if (!v) return sk_fail(err, SK_ERR_ARG, "sk_vocab_from_codepoints: NULL vocabulary");
     v->chars = NULL;
     v->size = 0;
+    v->bytes = 0;
     if (size <= 0 || !chars) return sk_fail(err, SK_ERR_FORMAT, "vocabulary size must be positive, got %d", size);
     for (int i = 0; i < size; i++) {
         if (!is_scalar_value(chars[i]))
@@ -92,6 +94,9 @@ sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int3
     if (!v || (n > 0 && (!cps || !ids))) return sk_fail(err, SK_ERR_ARG, "%s: sk_vocab_encode: NULL argument", what);
     for (size_t i = 0; i < n; i++) {
         int id = sk_vocab_index(v, cps[i]);
+        if (id < 0 && v->bytes)
+            return sk_fail(err, SK_ERR_MISMATCH, "%s has byte 0x%02X at position %zu that is not in the vocabulary",
+                           what, (unsigned)cps[i], i);
         if (id < 0) {
             char desc[48];
             sk_vocab_describe_char(cps[i], desc, sizeof desc);
@@ -108,7 +113,7 @@ sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int3
 
 bool sk_vocab_equal(const sk_vocab *a, const sk_vocab *b) {
     if (!a || !b) return false;
-    if (a->size != b->size) return false;
+    if (a->size != b->size || a->bytes != b->bytes) return false;
     if (a->size == 0) return true;
     return memcmp(a->chars, b->chars, (size_t)a->size * sizeof *a->chars) == 0;
 }
@@ -151,4 +156,5 @@ void sk_vocab_free(sk_vocab *v) {
     free(v->chars);
     v->chars = NULL;
     v->size = 0;
+    v->bytes = 0;
 }

@@ -20,7 +20,7 @@ static void test_geometry(void) {
     int32_t *ids = iota(110);
     sk_batcher b;
     CHECK_OK(sk_batcher_init(&b, ids, 103, 4, 5, "training split", &err));
-    CHECK(b.S == 25 && b.B == 4 && b.T == 5 && b.n == 103 && b.ids == ids);
+    CHECK(b.S == 25 && b.B == 4 && b.T == 5 && b.n == 103 && b.ids.data == ids);
     CHECK(sk_batcher_windows(&b, 0) == 5);
     CHECK(sk_batcher_windows(&b, 1) == 5);
 

@@ -1,5 +1,6 @@
 // batcher.h: B parallel streams over a split, read in windows of T characters.
-// defines: sk_batcher_init, sk_batcher_windows, sk_batcher_window
+// defines: sk_tokens, sk_tokens_of, sk_tokens_read, sk_batcher_init, sk_batcher_init_tokens,
+//          sk_batcher_limit, sk_batcher_windows, sk_batcher_window
 //
 // A split of n tokens is cut into B streams of S = (n - 1) / B positions each; stream b
 // covers inputs ids[b*S + p] and targets ids[b*S + p + 1] for p in [0, S). The last
@@ -16,18 +17,37 @@
 
 #include "shakespeare/status.h"
 
+// Token ids stored 1, 2 or 4 bytes wide (native byte order), e.g. a memory-mapped token cache.
 typedef struct {
-    const int32_t *ids; // borrowed: the split's tokens
+    const void *data; // borrowed, (n,) ids of `width` bytes
+    int width;        // 1 (uint8), 2 (uint16) or 4 (int32)
+    size_t n;
+} sk_tokens;
+
+// A view of int32 ids.
+sk_tokens sk_tokens_of(const int32_t *ids, size_t n);
+// out[0..len) = ids [start, start + len) as int32 (the caller keeps start + len <= n).
+void sk_tokens_read(const sk_tokens *t, size_t start, size_t len, int32_t *out);
+
+typedef struct {
+    sk_tokens ids;      // borrowed: the split's tokens
     size_t n;           // tokens in the split
     int B;              // streams
     int T;              // window length
     size_t S;           // positions per stream, (n - 1) / B
+    size_t P;           // positions walked per stream, <= S (S unless sk_batcher_limit)
 } sk_batcher;
 
 // Error (SK_ERR_ARG, naming what) when the split is too short for one full window:
 // S < T, i.e. n < B*T + 1. what names the split in messages ("validation split").
 sk_status sk_batcher_init(sk_batcher *b, const int32_t *ids, size_t n, int B, int T, const char *what,
                           sk_error *err);
+// The same over ids of any width (ids->n is the split's length).
+sk_status sk_batcher_init_tokens(sk_batcher *b, const sk_tokens *ids, int B, int T, const char *what,
+                                 sk_error *err);
+// Walks only the first min(P, S) positions of every stream (P = 0: all S). For evaluation
+// on a prefix of a long split: the streams are the same, only shorter.
+void sk_batcher_limit(sk_batcher *b, size_t P);
 
 // Number of windows: full ones only (include_tail = 0) or all of them (include_tail = 1).
 size_t sk_batcher_windows(const sk_batcher *b, int include_tail);

@@ -11,6 +11,7 @@
 //   vocab_size, embed_size, hidden_size, num_layers   required
 //   dropout       optional for files from other writers (0 when absent)
 //   vocab         required: JSON array of the vocabulary's code points, e.g. "[10,32,33]"
+//   vocab_mode    optional "bytes": the vocabulary holds byte values (absent or "utf8": code points)
 //   train_config  optional JSON text of the training options (informational)
 //   state_file    optional basename of the companion training-state file
 //   checksum      "crc32:%08x", CRC-32 of the file's content in a canonical form, so that any

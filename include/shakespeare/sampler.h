@@ -1,5 +1,5 @@
 // sampler.h: text generation and scoring with a batch-1 backend.
-// defines: sk_sample_opts, sk_sample_token, sk_generate, sk_score
+// defines: sk_sample_opts, sk_sample_token, sk_generate, sk_score, sk_score_tokens
 #ifndef SHAKESPEARE_SAMPLER_H
 #define SHAKESPEARE_SAMPLER_H
 
@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "shakespeare/backend.h"
+#include "shakespeare/batcher.h"
 #include "shakespeare/rng.h"
 #include "shakespeare/status.h"
 
@@ -32,5 +33,9 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
 // batch 1, in windows of the backend's T (the state carried across windows).
 // *nll_sum gets the sum in nats and *count = n - 1. Needs n >= 2.
 sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err);
+// The same over ids of any width (e.g. a memory-mapped token cache), each replaced by
+// remap[id] when remap is not NULL; memory O(T), whatever the length.
+sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *remap, double *nll_sum, size_t *count,
+                          sk_error *err);
 
 #endif

@@ -15,11 +15,14 @@
 #include "shakespeare/model.h"
 #include "shakespeare/optim.h"
 #include "shakespeare/status.h"
+#include "shakespeare/token_cache.h"
 
-enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8 };
+enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16 };
 
 typedef struct {
-    const char *data_path;   // UTF-8 text
+    const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)
+    sk_vocab_mode vocab_mode;// code points or byte values; a resumed run takes the checkpoint's
+    const char *cache_dir;   // token caches (NULL: "shakespeare-cache" beside out_dir)
     double train_frac, val_frac;
     sk_model_config model;   // vocab_size is taken from the data
     int model_set;           // SK_SET_* bits: shape options the user gave (checked against --init-from)
@@ -32,6 +35,7 @@ typedef struct {
     int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
     int max_epochs;          // 0 = no limit
     int64_t eval_every;      // steps between evaluations (0: only at the end)
+    int64_t eval_tokens;     // evaluate the first ceil(N / B) positions of every stream (0: all)
     int64_t checkpoint_every;// steps between last.* checkpoints (0: only at the end)
     int64_t sample_every;    // steps between printed samples (0: never)
     int sample_length;
@@ -68,6 +72,7 @@ typedef struct {
     void (*on_eval)(void *ctx, int64_t step, double val_loss, int is_best);
     void (*on_sample)(void *ctx, int64_t step, const char *utf8_text);
     void (*on_checkpoint)(void *ctx, const char *path);
+    void (*on_tokenize)(void *ctx, uint64_t done, uint64_t total, double elapsed_s); // building a token cache
 } sk_train_callbacks;
 
 typedef struct sk_trainer sk_trainer;
@@ -94,8 +99,9 @@ typedef struct {
 // leaving the last good checkpoint untouched.
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *summary, sk_error *err);
 
-// Mean loss per character over the whole validation split (or test split when
-// which == 1), from a zero state, without touching the training state.
+// Mean loss per character over the validation split (or test split when which == 1), from a
+// zero state, without touching the training state: the whole split, or with eval_tokens the
+// first ceil(eval_tokens / B) positions of each of its B streams.
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err);
 
 void sk_trainer_free(sk_trainer *t);

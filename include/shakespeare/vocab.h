@@ -1,4 +1,4 @@
-// vocab.h: the character vocabulary, the sorted set of code points of a text.
+// vocab.h: the character vocabulary, the sorted set of code points (or of byte values) of a text.
 // defines: sk_vocab_build, sk_vocab_from_codepoints, sk_vocab_index, sk_vocab_encode,
 //          sk_vocab_equal, sk_vocab_describe_char, sk_vocab_free
 #ifndef SHAKESPEARE_VOCAB_H
@@ -13,6 +13,7 @@
 typedef struct {
     uint32_t *chars; // (size,) code points, strictly increasing; chars[id] is token id's character
     int size;        // V
+    int bytes;       // 1: the symbols are byte values 0..255 (--vocab bytes), not code points
 } sk_vocab;
 
 // The sorted set of distinct code points of cps[0..n). Error on n == 0.
@@ -28,6 +29,7 @@ int sk_vocab_index(const sk_vocab *v, uint32_t cp);
 // ids[i] = index of cps[i]. A character outside the vocabulary is SK_ERR_MISMATCH with a
 // message naming the character, its code point and its position (0-based, in characters):
 //   "<what> has character 'Z' (U+005A) at position 17 that is not in the vocabulary"
+// (a byte vocabulary: "<what> has byte 0xFF at position 17 that is not in the vocabulary")
 sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int32_t *ids,
                           const char *what, sk_error *err);
 

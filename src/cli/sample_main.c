@@ -11,12 +11,13 @@
 #include "shakespeare/checkpoint.h"
 #include "shakespeare/corpus.h"
 #include "shakespeare/sampler.h"
+#include "shakespeare/token_cache.h"
 #include "shakespeare/utf8.h"
 
 #define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
 
 enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_ARGMAX, OPT_SEED, OPT_DEVICE,
-       OPT_SCORE, OPT_THREADS, OPT_HELP, OPT_VERSION };
+       OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
@@ -24,13 +25,15 @@ static const struct option long_options[] = {
     {"temperature", required_argument, 0, OPT_TEMP}, {"top-k", required_argument, 0, OPT_TOPK},
     {"argmax", no_argument, 0, OPT_ARGMAX}, {"seed", required_argument, 0, OPT_SEED},
     {"device", required_argument, 0, OPT_DEVICE}, {"score", required_argument, 0, OPT_SCORE},
-    {"threads", required_argument, 0, OPT_THREADS}, {"help", no_argument, 0, OPT_HELP},
+    {"threads", required_argument, 0, OPT_THREADS}, {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
+    {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
 static void usage(void) {
     printf("Usage: shakespeare-sample --checkpoint FILE [OPTIONS]\n"
-           "Generates text from a trained model, or scores a text file.\n\n"
+           "Generates text from a trained model, or scores a text file; a model trained with\n"
+           "--vocab bytes reads and writes raw bytes.\n\n"
            "  --checkpoint FILE     model file (.safetensors) written by shakespeare-train (required)\n"
            "  --prime TEXT          text to condition on; generation continues it (default: a newline,\n"
            "                        or the vocabulary's first character when the model has no newline)\n"
@@ -47,6 +50,8 @@ static void usage(void) {
            "                        nats and bits per character: every character after the first is\n"
            "                        predicted from all those before it, starting from a zero state, batch 1\n"
            "                        (default: off, sample instead)\n"
+           "  --cache-dir DIR       where the token cache of the --score file lives (default:\n"
+           "                        shakespeare-cache beside the checkpoint's directory)\n"
            "  --help, --version\n");
 }
 
@@ -57,22 +62,56 @@ typedef struct {
 static int emit_char(int32_t id, void *ctx) {
     const emitter *e = ctx;
     char u[4];
-    int n = sk_utf8_encode(e->vocab->chars[id], u);
+    int n = e->vocab->bytes ? (u[0] = (char)e->vocab->chars[id], 1) : sk_utf8_encode(e->vocab->chars[id], u);
     fwrite(u, 1, (size_t)n, stdout);
     fflush(stdout);
     return 0;
 }
 
-// Reads a UTF-8 text (file or literal) and maps it onto the vocabulary; exits on bad input.
+// Maps a text (file or literal) onto the vocabulary: UTF-8 code points, or bytes for a byte
+// vocabulary; exits on bad input.
 static int32_t *encode_text(const uint8_t *bytes, size_t nbytes, const char *what, const sk_vocab *v, size_t *n) {
     sk_error err;
     uint32_t *cps;
-    if (sk_utf8_decode(bytes, nbytes, what, &cps, n, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    if (v->bytes) {
+        if (!(cps = malloc(sizeof *cps * (nbytes ? nbytes : 1)))) cli_die(CLI_EXIT_FAILURE, "out of memory");
+        for (size_t i = 0; i < nbytes; i++) cps[i] = bytes[i];
+        *n = nbytes;
+    } else if (sk_utf8_decode(bytes, nbytes, what, &cps, n, &err) != SK_OK) {
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
     int32_t *ids = malloc(sizeof(int32_t) * (*n ? *n : 1));
     if (!ids) cli_die(CLI_EXIT_FAILURE, "out of memory");
     if (sk_vocab_encode(v, cps, *n, ids, what, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
     free(cps);
     return ids;
+}
+
+static void print_note(void *ctx, const char *line) {
+    (void)ctx;
+    fprintf(stderr, "note: %s\n", line);
+}
+
+// The model's id of every symbol of the cache's vocabulary; a symbol the model lacks is an
+// error naming it and its first position.
+static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, const char *what) {
+    int32_t *remap = malloc(sizeof(int32_t) * (size_t)c->vocab.size);
+    if (!remap) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    int missing = 0;
+    for (int i = 0; i < c->vocab.size; i++) missing |= (remap[i] = sk_vocab_index(model, c->vocab.chars[i])) < 0;
+    for (size_t i = 0; missing && i < c->ids.n; i++) {
+        int32_t id;
+        sk_tokens_read(&c->ids, i, 1, &id);
+        if (remap[id] >= 0) continue;
+        uint32_t cp = c->vocab.chars[id];
+        int32_t none;
+        sk_error err;
+        sk_vocab_encode(model, &cp, 1, &none, what, &err); // the message for the symbol...
+        char *at = strstr(err.msg, " at position 0 ");   // ...at its real position
+        if (at) cli_die(CLI_EXIT_USAGE, "%.*s at position %zu %s", (int)(at - err.msg), err.msg, i, at + 15);
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    return remap;
 }
 
 static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
@@ -84,6 +123,7 @@ static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
 
 int main(int argc, char **argv) {
     const char *ckpt_path = NULL, *prime = NULL, *prime_file = NULL, *score_path = NULL, *device = "auto";
+    const char *cache_dir = NULL;
     sk_sample_opts so = {1.0f, 0, 0};
     int length = 500, threads = 0;
     uint64_t seed = 1;
@@ -110,6 +150,7 @@ int main(int argc, char **argv) {
         }
         case OPT_SCORE: score_path = optarg; break;
         case OPT_THREADS: st = cli_parse_int("--threads", optarg, 0, 1024, &threads, &err); break;
+        case OPT_CACHE_DIR: cache_dir = optarg; break;
         case OPT_HELP: usage(); return 0;
         case OPT_VERSION: printf("shakespeare-sample %s\n", SK_VERSION); return 0;
         default: cli_bad_option(c, argv);
@@ -130,13 +171,18 @@ int main(int argc, char **argv) {
 
     // Inputs are validated before any backend starts.
     size_t n = 0;
-    int32_t *ids;
+    int32_t *ids = NULL, *remap = NULL;
+    sk_token_cache cache = {0};
     if (score_path) {
-        size_t nbytes;
-        uint8_t *bytes = read_or_die(score_path, 0, &nbytes);
-        ids = encode_text(bytes, nbytes, score_path, &model.vocab, &n);
-        free(bytes);
-        if (n < 2) cli_die(CLI_EXIT_USAGE, "%s: a text to score needs at least 2 characters", score_path);
+        char *dir = cache_dir ? strdup(cache_dir) : sk_token_cache_default_dir_of_file(ckpt_path);
+        if (!dir) cli_die(CLI_EXIT_FAILURE, "out of memory");
+        sk_cache_hooks hooks = {NULL, print_note, NULL};
+        st = sk_token_cache_open(&cache, score_path, model.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8, dir, 1.0, 0.0,
+                                 &hooks, &err);
+        free(dir);
+        if (st != SK_OK) cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
+        if (cache.ids.n < 2) cli_die(CLI_EXIT_USAGE, "%s: a text to score needs at least 2 characters", score_path);
+        remap = score_remap(&cache, &model.vocab, score_path);
     } else if (prime || prime_file) {
         size_t nbytes;
         uint8_t *bytes = prime_file ? read_or_die(prime_file, 0, &nbytes) : (uint8_t *)strdup(prime);
@@ -170,7 +216,8 @@ int main(int argc, char **argv) {
     if (score_path) {
         double nll;
         size_t count;
-        if ((st = sk_score(be, ids, n, &nll, &count, &err)) != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        if ((st = sk_score_tokens(be, &cache.ids, remap, &nll, &count, &err)) != SK_OK)
+            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         double mean = nll / (double)count;
         printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,
                mean / log(2.0), count);
@@ -184,6 +231,8 @@ int main(int argc, char **argv) {
         fputc('\n', stdout);
     }
     free(ids);
+    free(remap);
+    sk_token_cache_close(&cache);
     sk_backend_free(be);
     sk_model_file_free(&model);
     return 0;

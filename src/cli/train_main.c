@@ -32,7 +32,8 @@ enum {
     OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
     OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
     OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
-    OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_HELP, OPT_VERSION,
+    OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_VOCAB, OPT_CACHE_DIR,
+    OPT_EVAL_TOKENS, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -55,7 +56,9 @@ static const struct option long_options[] = {
     {"threads", required_argument, 0, OPT_THREADS}, {"device", required_argument, 0, OPT_DEVICE},
     {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"init-from", required_argument, 0, OPT_INIT_FROM},
     {"eval-only", no_argument, 0, OPT_EVAL_ONLY}, {"log", required_argument, 0, OPT_LOG},
-    {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"help", no_argument, 0, OPT_HELP},
+    {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"vocab", required_argument, 0, OPT_VOCAB},
+    {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"eval-tokens", required_argument, 0, OPT_EVAL_TOKENS},
+    {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
@@ -63,7 +66,11 @@ static void usage(const sk_train_options *d) {
     printf("Usage: shakespeare-train [OPTIONS]\n"
            "Trains a character-level LSTM language model (embedding -> LSTM stack -> linear -> softmax).\n\n"
            "Data:\n"
-           "  --data FILE              UTF-8 training text (default: %s)\n"
+           "  --data FILE              training text, UTF-8 unless --vocab bytes (default: %s)\n"
+           "  --vocab utf8|bytes       symbols: Unicode code points, or byte values (any file trains);\n"
+           "                           a resumed run keeps the checkpoint's (default: utf8)\n"
+           "  --cache-dir DIR          where the data's token cache lives, tokenized once and\n"
+           "                           memory-mapped by later runs (default: shakespeare-cache beside --out-dir)\n"
            "  --train-frac F           leading fraction used for training (default: %g)\n"
            "  --val-frac F             next fraction used for validation; the rest is test (default: %g)\n"
            "Model:\n"
@@ -97,6 +104,8 @@ static void usage(const sk_train_options *d) {
            "  --out-dir DIR            checkpoints (last.*, best.*) and metrics.jsonl (default: %s);\n"
            "                           one run at a time, and a fresh run refuses a DIR holding a checkpoint\n"
            "  --eval-every N           validation every N steps and at the end; 0 = only at the end (default: %lld)\n"
+           "  --eval-tokens N          validate on the first ceil(N/B) positions of each of the B streams of\n"
+           "                           the validation (and test) split; 0 = the whole split (default: %lld)\n"
            "  --checkpoint-every N     write last.* every N steps and at the end; 0 = only at the end (default: %lld)\n"
            "  --sample-every N         print a sample every N steps; 0 = never (default: %lld)\n"
            "  --sample-length N        characters per printed sample (default: %d)\n"
@@ -119,7 +128,7 @@ static void usage(const sk_train_options *d) {
            (double)d->lr.lr, (long long)d->lr.warmup_iters, (double)d->lr.min_lr, (double)d->lr.decay,
            d->lr.decay_after, (double)d->adam.beta1, (double)d->adam.beta2, (double)d->adam.eps,
            (double)d->adam.weight_decay, (double)d->adam.grad_clip, d->max_epochs, (long long)d->max_iters,
-           d->out_dir, (long long)d->eval_every, (long long)d->checkpoint_every, (long long)d->sample_every,
+           d->out_dir, (long long)d->eval_every, (long long)d->eval_tokens, (long long)d->checkpoint_every, (long long)d->sample_every,
            d->sample_length, (long long)d->log_every, (unsigned long long)d->seed, d->device);
 }
 
@@ -161,6 +170,30 @@ static void cb_progress(void *ctx, const sk_progress *p) {
     fflush(stdout);
 }
 
+// Tokenizing a large corpus: a live line on a terminal (after half a second), else a line
+// every 5 s; the last call (done == total) prints the rate when it took a second or more.
+static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed) {
+    printer *pr = ctx;
+    static double last_plain = 0.0;
+    const double mb = 1e6;
+    double rate = elapsed > 0 ? (double)done / mb / elapsed : 0.0;
+    char eta[32];
+    format_eta(rate > 0 ? (double)(total - done) / mb / rate : -1.0, eta, sizeof eta);
+    if (done == total) {
+        end_live(pr);
+        if (elapsed >= 1.0)
+            printf("tokenized %.1f MB in %.2f s (%.0f MB/s over both passes, %.0f MB/s of source)\n",
+                   (double)total / 2 / mb, elapsed, rate, rate / 2);
+    } else if (pr->tty && elapsed >= 0.5) {
+        printf("\r\033[Ktokenizing: %.0f/%.0f MB  %.0f MB/s  eta %s", (double)done / mb, (double)total / mb, rate, eta);
+        pr->live = 1;
+    } else if (!pr->tty && elapsed - last_plain >= 5.0) {
+        last_plain = elapsed;
+        printf("tokenizing %.0f/%.0f MB %.0f MB/s eta %s\n", (double)done / mb, (double)total / mb, rate, eta);
+    }
+    fflush(stdout);
+}
+
 static void cb_eval(void *ctx, int64_t step, double val, int best) {
     end_live(ctx);
     printf("iter %lld val_loss %.4f%s\n", (long long)step, val, best ? " (best)" : "");
@@ -197,11 +230,13 @@ static void options_json(const sk_train_options *o, const char *init, char *buf,
     snprintf(buf, n,
              "{\"data\":\"%s\",\"train_frac\":%g,\"val_frac\":%g,\"batch_size\":%d,\"seq_length\":%d,"
              "\"lr\":%g,\"lr_schedule\":\"%s\",\"warmup_iters\":%lld,\"min_lr\":%g,\"beta1\":%g,\"beta2\":%g,"
-             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"init\":\"%s\",\"seed\":%llu}",
+             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"init\":\"%s\",\"seed\":%llu,"
+             "\"eval_tokens\":%lld}",
              data, o->train_frac, o->val_frac, o->batch_size, o->seq_len, (double)o->lr.lr,
              sk_lr_kind_name(o->lr.kind), (long long)o->lr.warmup_iters, (double)o->lr.min_lr,
              (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, (double)o->adam.weight_decay,
-             (double)o->adam.grad_clip, (double)o->model.dropout, init, (unsigned long long)o->seed);
+             (double)o->adam.grad_clip, (double)o->model.dropout, init, (unsigned long long)o->seed,
+             (long long)o->eval_tokens);
 }
 
 static const char *opt_name(int id) {
@@ -281,6 +316,9 @@ int main(int argc, char **argv) {
         case OPT_EVAL_ONLY: o.eval_only = 1; break;
         case OPT_LOG: o.log_path = v; break;
         case OPT_OVERWRITE: o.overwrite = 1; break;
+        case OPT_VOCAB: st = sk_vocab_mode_parse(v, &o.vocab_mode, &err); o.model_set |= SK_SET_VOCAB; break;
+        case OPT_CACHE_DIR: o.cache_dir = v; break;
+        case OPT_EVAL_TOKENS: st = cli_parse_i64(name, v, 0, INT64_MAX / 2, &o.eval_tokens, &err); break;
         case OPT_HELP: {
             sk_train_options d;
             sk_train_options_default(&d);
@@ -312,7 +350,7 @@ int main(int argc, char **argv) {
     signal(SIGXFSZ, SIG_IGN);
 
     printer pr = {isatty(STDOUT_FILENO), 0};
-    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint};
+    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize};
     sk_trainer *t;
     st = sk_trainer_init(&t, &o, &cb, &err);
     if (st != SK_OK) {

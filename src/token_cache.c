@@ -1,0 +1,436 @@
+// token_cache.c: building, validating and memory-mapping token caches (see token_cache.h).
+#define _XOPEN_SOURCE 700 // realpath
+#include "shakespeare/token_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "binio.h"
+#include "shakespeare/corpus.h"
+#include "shakespeare/utf8.h"
+
+#define MAGIC "SKTOKENS"
+#define HEADER 96
+#define CHUNK ((size_t)1 << 20) // bytes read per call while tokenizing
+#define N_CODEPOINTS 0x110000u
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *sk_vocab_mode_name(sk_vocab_mode m) { return m == SK_VOCAB_BYTES ? "bytes" : "utf8"; }
+
+sk_status sk_vocab_mode_parse(const char *s, sk_vocab_mode *out, sk_error *err) {
+    if (strcmp(s, "utf8") == 0) *out = SK_VOCAB_UTF8;
+    else if (strcmp(s, "bytes") == 0) *out = SK_VOCAB_BYTES;
+    else return sk_fail(err, SK_ERR_ARG, "--vocab expects utf8 or bytes, got \"%s\"", s);
+    return SK_OK;
+}
+
+char *sk_token_cache_path(const char *source, sk_vocab_mode mode, const char *cache_dir) {
+    char *abs = realpath(source, NULL);
+    if (!abs) return NULL;
+    uint64_t h = 0xcbf29ce484222325ull; // FNV-1a of the absolute path
+    for (const char *p = abs; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    const char *slash = strrchr(abs, '/');
+    const char *base = slash ? slash + 1 : abs;
+    size_t n = strlen(cache_dir) + strlen(base) + 48;
+    char *path = malloc(n);
+    if (path) {
+        int sep = cache_dir[0] && cache_dir[strlen(cache_dir) - 1] != '/';
+        snprintf(path, n, "%s%s%s.%016llx.%s.tokens", cache_dir, sep ? "/" : "", base, (unsigned long long)h,
+                 sk_vocab_mode_name(mode));
+    }
+    free(abs);
+    return path;
+}
+
+char *sk_token_cache_default_dir(const char *dir) {
+    char *d = strdup(dir);
+    if (!d) return NULL;
+    for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--) d[n - 1] = '\0';
+    char *parent = sk_path_dir(d);
+    char *out = parent ? sk_path_join(parent, "shakespeare-cache") : NULL;
+    free(parent);
+    free(d);
+    return out;
+}
+
+char *sk_token_cache_default_dir_of_file(const char *file) {
+    char *dir = sk_path_dir(file);
+    char *out = dir ? sk_token_cache_default_dir(dir) : NULL;
+    free(dir);
+    return out;
+}
+
+// ---- the source ----------------------------------------------------------------------------
+
+typedef struct {
+    uint64_t size;
+    int64_t sec, nsec; // modification time
+} source_id;
+
+static source_id id_of(const struct stat *st) {
+    return (source_id){(uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
+}
+
+// Opens the source for reading with today's corpus messages; *fd owned by the caller.
+static sk_status open_source(const char *path, int *fd, source_id *id, sk_error *err) {
+    if (!*path) return sk_fail(err, SK_ERR_IO, "cannot open a file with an empty path");
+    // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is rejected below.
+    *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (*fd < 0) return sk_fail(err, SK_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    struct stat st;
+    const char *why = NULL;
+    if (fstat(*fd, &st) != 0) why = strerror(errno);
+    else if (S_ISDIR(st.st_mode)) why = "is a directory, not a text file";
+    else if (!S_ISREG(st.st_mode)) why = "is not a regular file";
+    else if (st.st_size == 0) why = "is empty";
+    if (why) {
+        close(*fd);
+        *fd = -1;
+        return sk_fail(err, SK_ERR_IO, "%s %s", path, why);
+    }
+    int flags = fcntl(*fd, F_GETFL);
+    if (flags >= 0) (void)fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);
+    *id = id_of(&st);
+    return SK_OK;
+}
+
+// ---- building ------------------------------------------------------------------------------
+
+typedef struct {
+    const char *path; // the source, for messages
+    int fd;
+    sk_vocab_mode mode;
+    const sk_cache_hooks *hooks;
+    uint64_t done, total; // bytes processed over both passes, for progress
+    double t0, last_report;
+    uint8_t *buf;         // (CHUNK + 4,) read buffer: carried bytes of a split sequence, then a chunk
+} builder;
+
+static void report(builder *b, int final) {
+    if (!b->hooks || !b->hooks->progress) return;
+    double t = now_s();
+    if (!final && t - b->last_report < 0.1) return;
+    b->last_report = t;
+    b->hooks->progress(b->hooks->ctx, b->done, b->total, t - b->t0);
+}
+
+// Pass 1 (ids == NULL): the set of symbols (seen), their count and the content checksum.
+// Pass 2: every symbol's id (map) appended to af in `width` bytes. A decoding error in pass 2,
+// or a count that differs from pass 1's, means the file changed between the passes.
+static sk_status pass(builder *b, int second, uint64_t *seen, const int32_t *map, int width, sk_atomic_file *af,
+                      sk_sum64 *ids_sum, uint64_t *count, uint64_t *checksum, sk_error *err) {
+    if (lseek(b->fd, 0, SEEK_SET) != 0) return sk_fail(err, SK_ERR_IO, "cannot read %s: %s", b->path, strerror(errno));
+    sk_sum64 sum;
+    sk_sum64_init(&sum);
+    uint8_t out[1 << 14]; // ids waiting to be written
+    size_t out_n = 0, carry = 0;
+    uint64_t n = 0, offset = 0; // symbols so far; source offset of buf[0]
+    for (;;) {
+        ssize_t got = read(b->fd, b->buf + carry, CHUNK);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return sk_fail(err, SK_ERR_IO, "cannot read %s: %s", b->path, strerror(errno));
+        }
+        sk_sum64_update(&sum, b->buf + carry, (size_t)got);
+        const int final = got == 0;
+        const size_t len = carry + (size_t)got;
+        size_t i = 0;
+        while (i < len) {
+            uint32_t cp = b->buf[i];
+            int k = 1;
+            if (b->mode == SK_VOCAB_UTF8 && cp >= 0x80) {
+                const char *why = NULL;
+                k = sk_utf8_decode_one(b->buf + i, len - i, &cp, &why);
+                if (k == 0 && !final) break; // a sequence split by the chunk: carried over
+                if (k <= 0) {
+                    if (second) goto changed;
+                    return sk_fail(err, SK_ERR_FORMAT, "%s: invalid UTF-8 at byte %llu (%s); --vocab bytes trains on any file",
+                                   b->path, (unsigned long long)(offset + i), why);
+                }
+            }
+            i += (size_t)k;
+            n++;
+            if (!second) {
+                seen[cp >> 6] |= (uint64_t)1 << (cp & 63);
+                continue;
+            }
+            int32_t id = map[cp];
+            if (id < 0) goto changed;
+            if (width == 1) out[out_n] = (uint8_t)id;
+            else if (width == 2) { uint16_t v = (uint16_t)id; memcpy(out + out_n, &v, 2); }
+            else memcpy(out + out_n, &id, 4);
+            out_n += (size_t)width;
+            if (out_n + 4 > sizeof out) {
+                sk_sum64_update(ids_sum, out, out_n);
+                sk_status st = sk_atomic_write(af, out, out_n, err);
+                if (st != SK_OK) return st;
+                out_n = 0;
+            }
+        }
+        b->done += (size_t)got;
+        report(b, 0);
+        if (final) break;
+        carry = len - i;
+        memmove(b->buf, b->buf + i, carry);
+        offset += i;
+    }
+    if (out_n) {
+        sk_sum64_update(ids_sum, out, out_n);
+        sk_status st = sk_atomic_write(af, out, out_n, err);
+        if (st != SK_OK) return st;
+    }
+    if (second && n != *count) goto changed;
+    if (!second) report(b, 1); // between the passes, always
+    *count = n;
+    *checksum = sk_sum64_final(&sum);
+    return SK_OK;
+changed:
+    return sk_fail(err, SK_ERR_IO, "%s changed while it was being tokenized; run again once it is complete", b->path);
+}
+
+static uint64_t data_offset(uint32_t V) { return ((uint64_t)HEADER + 4 * (uint64_t)V + 63) / 64 * 64; }
+
+static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode, double train_frac,
+                       double val_frac, const sk_cache_hooks *hooks, double *seconds, sk_error *err) {
+    builder b = {source, -1, mode, hooks, 0, 0, now_s(), 0, NULL};
+    source_id id0, id1;
+    sk_status st = open_source(source, &b.fd, &id0, err);
+    if (st != SK_OK) return st;
+    b.total = 2 * id0.size;
+    uint64_t *seen = calloc(N_CODEPOINTS / 64, sizeof *seen);
+    int32_t *map = malloc(N_CODEPOINTS * sizeof *map);
+    uint32_t *vocab = NULL;
+    b.buf = malloc(CHUNK + 4);
+    sk_atomic_file af = {.fd = -1};
+    uint64_t n = 0, sum1 = 0, sum2 = 0;
+    sk_sum64 ids;
+    sk_sum64_init(&ids);
+    if (!seen || !map || !b.buf) st = sk_fail(err, SK_ERR_NOMEM, "out of memory tokenizing %s", source);
+    if (st == SK_OK) st = pass(&b, 0, seen, NULL, 0, NULL, NULL, &n, &sum1, err);
+    uint32_t V = 0;
+    if (st == SK_OK) {
+        for (uint32_t w = 0; w < N_CODEPOINTS / 64; w++) V += (uint32_t)__builtin_popcountll(seen[w]);
+        if (!(vocab = malloc(V * sizeof *vocab))) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    }
+    const int width = V <= 256 ? 1 : V <= 65536 ? 2 : 4;
+    unsigned char hd[HEADER] = {0};
+    if (st == SK_OK) {
+        uint32_t k = 0;
+        for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++) {
+            map[cp] = (seen[cp >> 6] >> (cp & 63)) & 1 ? (int32_t)k : -1;
+            if (map[cp] >= 0) vocab[k++] = cp;
+        }
+        size_t tr, va, te;
+        if ((st = sk_split_sizes((size_t)n, train_frac, val_frac, &tr, &va, &te, err)) != SK_OK) goto done;
+        memcpy(hd, MAGIC, 8);
+        sk_put_le32(hd + 8, SK_TOKEN_CACHE_VERSION);
+        sk_put_le32(hd + 12, (uint32_t)mode);
+        sk_put_le32(hd + 16, (uint32_t)width);
+        sk_put_le32(hd + 20, V);
+        sk_put_le64(hd + 24, n);
+        sk_put_le64(hd + 32, id0.size);
+        sk_put_le64(hd + 40, (uint64_t)id0.sec);
+        sk_put_le64(hd + 48, (uint64_t)id0.nsec);
+        sk_put_le64(hd + 56, sum1);
+        sk_put_le64(hd + 64, tr), sk_put_le64(hd + 72, va), sk_put_le64(hd + 80, te);
+        unsigned char *vb = malloc(4 * (size_t)V + 64);
+        if (!vb) {
+            st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (uint32_t i = 0; i < V; i++) sk_put_le32(vb + 4 * i, vocab[i]);
+        uint32_t crc = sk_crc32(sk_crc32(0, hd, HEADER), vb, 4 * (size_t)V);
+        sk_put_le32(hd + 88, crc);
+        size_t pad = (size_t)(data_offset(V) - HEADER - 4 * (uint64_t)V);
+        memset(vb + 4 * (size_t)V, 0, pad);
+        st = sk_atomic_open(&af, cpath, err);
+        if (st == SK_OK) st = sk_atomic_write(&af, hd, HEADER, err);
+        if (st == SK_OK) st = sk_atomic_write(&af, vb, 4 * (size_t)V + pad, err);
+        free(vb);
+    }
+    if (st == SK_OK) st = pass(&b, 1, NULL, map, width, &af, &ids, &n, &sum2, err);
+    struct stat sb;
+    if (st == SK_OK) {
+        if (fstat(b.fd, &sb) != 0) st = sk_fail(err, SK_ERR_IO, "cannot stat %s: %s", source, strerror(errno));
+        else if (id1 = id_of(&sb), id1.size != id0.size || id1.sec != id0.sec || id1.nsec != id0.nsec || sum1 != sum2)
+            st = sk_fail(err, SK_ERR_IO, "%s changed while it was being tokenized; run again once it is complete",
+                         source);
+    }
+    if (st == SK_OK) {
+        unsigned char tail[8];
+        sk_put_le64(tail, sk_sum64_final(&ids));
+        st = sk_atomic_write(&af, tail, 8, err);
+    }
+    if (st == SK_OK) st = sk_atomic_commit(&af, err);
+    b.done = b.total;
+    if (st == SK_OK) report(&b, 1);
+done:
+    sk_atomic_abort(&af); // nothing left after a commit
+    *seconds = now_s() - b.t0;
+    close(b.fd);
+    free(seen);
+    free(map);
+    free(vocab);
+    free(b.buf);
+    return st;
+}
+
+// ---- validating and mapping ----------------------------------------------------------------
+
+// Maps and checks the cache at cpath against the source as it is now (id). SK_ERR_FORMAT with
+// the reason in why when it is missing, stale or corrupt (to be rebuilt); other statuses are
+// failures of their own (out of memory).
+static sk_status try_open(sk_token_cache *c, const char *cpath, const source_id *id, sk_vocab_mode mode,
+                          char *why, size_t why_n, sk_error *err) {
+    int fd = open(cpath, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_n, "%s", errno == ENOENT ? "" : strerror(errno));
+        return SK_ERR_FORMAT;
+    }
+    struct stat sb;
+    unsigned char hd[HEADER];
+    sk_status st = SK_ERR_FORMAT;
+    uint8_t *map = NULL;
+    size_t len = 0;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(why, why_n, "not a regular file");
+        goto out;
+    }
+    len = (size_t)sb.st_size;
+    if (len < HEADER + 8 || pread(fd, hd, HEADER, 0) != HEADER) {
+        snprintf(why, why_n, "truncated (%zu bytes)", len);
+        goto out;
+    }
+    if (memcmp(hd, MAGIC, 8) != 0) {
+        snprintf(why, why_n, "not a token cache (bad magic)");
+        goto out;
+    }
+    uint32_t version = sk_get_le32(hd + 8), fmode = sk_get_le32(hd + 12), width = sk_get_le32(hd + 16);
+    uint32_t V = sk_get_le32(hd + 20);
+    uint64_t n = sk_get_le64(hd + 24);
+    if (version != SK_TOKEN_CACHE_VERSION) {
+        snprintf(why, why_n, "format version %u, this program writes %u", version, SK_TOKEN_CACHE_VERSION);
+        goto out;
+    }
+    if (fmode != (uint32_t)mode || V == 0 || V > N_CODEPOINTS || (mode == SK_VOCAB_BYTES && V > 256) ||
+        width != (V <= 256 ? 1u : V <= 65536 ? 2u : 4u) || n > (UINT64_MAX >> 3)) {
+        snprintf(why, why_n, "corrupt header (mode %u, width %u, V %u, n %llu)", fmode, width, V,
+                 (unsigned long long)n);
+        goto out;
+    }
+    uint64_t off = data_offset(V), want = off + n * width + 8;
+    if ((uint64_t)len != want) {
+        snprintf(why, why_n, "%s (%zu bytes, the header says %llu)", (uint64_t)len < want ? "truncated" : "corrupt",
+                 len, (unsigned long long)want);
+        goto out;
+    }
+    map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        map = NULL;
+        snprintf(why, why_n, "cannot be mapped (%s)", strerror(errno));
+        goto out;
+    }
+    unsigned char zeroed[HEADER];
+    memcpy(zeroed, hd, HEADER);
+    memset(zeroed + 88, 0, 4);
+    if (sk_crc32(sk_crc32(0, zeroed, HEADER), map + HEADER, 4 * (size_t)V) != sk_get_le32(hd + 88)) {
+        snprintf(why, why_n, "corrupt header (checksum mismatch)");
+        goto out;
+    }
+    if (sk_get_le64(hd + 32) != id->size) {
+        snprintf(why, why_n, "the source changed (%llu bytes, now %llu)", (unsigned long long)sk_get_le64(hd + 32),
+                 (unsigned long long)id->size);
+        goto out;
+    }
+    if ((int64_t)sk_get_le64(hd + 40) != id->sec || (int64_t)sk_get_le64(hd + 48) != id->nsec) {
+        snprintf(why, why_n, "the source changed (modified since the cache was built)");
+        goto out;
+    }
+    sk_sum64 s;
+    sk_sum64_init(&s);
+    sk_sum64_update(&s, map + off, (size_t)(n * width));
+    if (sk_sum64_final(&s) != sk_get_le64(map + off + n * width)) {
+        snprintf(why, why_n, "corrupt token ids (checksum mismatch)");
+        goto out;
+    }
+    uint32_t *chars = malloc(V * sizeof *chars);
+    if (!chars) {
+        st = sk_fail(err, SK_ERR_NOMEM, "out of memory for a vocabulary of %u symbols", V);
+        goto out;
+    }
+    for (uint32_t i = 0; i < V; i++) chars[i] = sk_get_le32(map + HEADER + 4 * (size_t)i);
+    st = sk_vocab_from_codepoints(&c->vocab, chars, (int)V, NULL);
+    free(chars);
+    if (st != SK_OK) {
+        snprintf(why, why_n, "corrupt vocabulary");
+        st = SK_ERR_FORMAT;
+        goto out;
+    }
+    c->vocab.bytes = mode == SK_VOCAB_BYTES;
+    c->ids = (sk_tokens){map + off, (int)width, (size_t)n};
+    c->map = map;
+    c->map_len = len;
+    map = NULL;
+    st = SK_OK;
+out:
+    if (map) munmap(map, len);
+    close(fd);
+    return st;
+}
+
+sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mode mode, const char *cache_dir,
+                              double train_frac, double val_frac, const sk_cache_hooks *hooks, sk_error *err) {
+    memset(c, 0, sizeof *c);
+    double t0 = now_s();
+    int fd;
+    source_id id;
+    sk_status st = open_source(source, &fd, &id, err);
+    if (st != SK_OK) return st;
+    close(fd);
+    if ((st = sk_mkdir_p(cache_dir, err)) != SK_OK) return st;
+    if (!(c->path = sk_token_cache_path(source, mode, cache_dir)))
+        return sk_fail(err, SK_ERR_IO, "cannot resolve the path of %s: %s", source, strerror(errno));
+    char why[256];
+    st = try_open(c, c->path, &id, mode, why, sizeof why, err);
+    if (st == SK_ERR_FORMAT) {
+        if (why[0] && hooks && hooks->notice) {
+            char line[SK_ERROR_MSG_MAX];
+            snprintf(line, sizeof line, "token cache %s: %s; rebuilding it", c->path, why);
+            hooks->notice(hooks->ctx, line);
+        }
+        c->built = 1;
+        st = build(source, c->path, mode, train_frac, val_frac, hooks, &c->build_s, err);
+        if (st == SK_OK && (st = open_source(source, &fd, &id, err)) == SK_OK) close(fd);
+        if (st == SK_OK) t0 = now_s();
+        if (st == SK_OK && (st = try_open(c, c->path, &id, mode, why, sizeof why, err)) == SK_ERR_FORMAT)
+            st = sk_fail(err, SK_ERR_IO, "token cache %s: %s right after it was built", c->path, why);
+    }
+    if (st == SK_OK) st = sk_split_sizes(c->ids.n, train_frac, val_frac, &c->n_train, &c->n_val, &c->n_test, err);
+    if (st != SK_OK) {
+        sk_token_cache_close(c);
+        return st;
+    }
+    c->open_s = now_s() - t0;
+    return SK_OK;
+}
+
+void sk_token_cache_close(sk_token_cache *c) {
+    if (!c) return;
+    if (c->map) munmap(c->map, c->map_len);
+    sk_vocab_free(&c->vocab);
+    free(c->path);
+    memset(c, 0, sizeof *c);
+}
