@@ -107,8 +107,11 @@ static void sum_blocks(sk_sum64 *s, const unsigned char *p, size_t blocks) {
     for (size_t i = 0; i < blocks; i++, p += 32) {
         uint32_t w[8];
         memcpy(w, p, sizeof w);
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+        for (int k = 0; k < 8; k++) w[k] = sk_get_le32(p + 4 * k);
+#endif
         for (int k = 0; k < 8; k++) {
-            a[k] += (uint64_t)sk_get_le32((const unsigned char *)&w[k]);
+            a[k] += w[k];
             b[k] += a[k];
         }
     }

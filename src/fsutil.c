@@ -145,7 +145,7 @@ sk_status sk_fsync_dir(const char *dir, sk_error *err) {
 sk_status sk_atomic_commit(sk_atomic_file *af, sk_error *err) {
     if (af->fd < 0) return sk_fail(err, SK_ERR_IO, "%s: commit of a closed file", af->path ? af->path : "?");
     sk_status st = flush(af, err);
-    if (st == SK_OK && fsync(af->fd) != 0)
+    if (st == SK_OK && !af->no_sync && fsync(af->fd) != 0)
         st = sk_fail(err, SK_ERR_IO, "%s: fsync failed (%s)", af->path, strerror(errno));
     int rc = close(af->fd);
     af->fd = -1;
@@ -158,8 +158,8 @@ sk_status sk_atomic_commit(sk_atomic_file *af, sk_error *err) {
     }
     free(af->tmp_path); // renamed: nothing left to remove
     af->tmp_path = NULL;
-    char *dir = sk_path_dir(af->path);
-    st = dir ? sk_fsync_dir(dir, err) : sk_fail(err, SK_ERR_NOMEM, "%s: out of memory", af->path);
+    char *dir = af->no_sync ? NULL : sk_path_dir(af->path);
+    st = af->no_sync ? SK_OK : dir ? sk_fsync_dir(dir, err) : sk_fail(err, SK_ERR_NOMEM, "%s: out of memory", af->path);
     free(dir);
     sk_atomic_abort(af);
     return st;

@@ -20,6 +20,8 @@ typedef struct {
     int fd;             // -1 when closed
     unsigned char *buf; // (SK_ATOMIC_BUF,) write buffer, owned
     size_t buf_len;
+    int no_sync;        // set after open: commit renames without the fsyncs (a file that every
+                        // reader validates, e.g. a token cache: a crash may lose it, never corrupt it unseen)
 } sk_atomic_file;
 
 // Creates the temporary file. SK_ERR_IO naming path when the directory is missing or not

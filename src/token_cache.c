@@ -22,6 +22,12 @@
 #define CHUNK ((size_t)1 << 20) // bytes read per call while tokenizing
 #define N_CODEPOINTS 0x110000u
 
+static double cpu_s(void) { // this process's CPU time (user + system)
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -115,7 +121,7 @@ typedef struct {
     sk_vocab_mode mode;
     const sk_cache_hooks *hooks;
     uint64_t done, total; // bytes processed over both passes, for progress
-    double t0, last_report;
+    double t0, last_report, cpu0;
     uint8_t *buf;         // (CHUNK + 4,) read buffer: carried bytes of a split sequence, then a chunk
 } builder;
 
@@ -124,20 +130,61 @@ static void report(builder *b, int final) {
     double t = now_s();
     if (!final && t - b->last_report < 0.1) return;
     b->last_report = t;
-    b->hooks->progress(b->hooks->ctx, b->done, b->total, t - b->t0);
+    b->hooks->progress(b->hooks->ctx, b->done, b->total, t - b->t0, cpu_s() - b->cpu0);
 }
 
-// Pass 1 (ids == NULL): the set of symbols (seen), their count and the content checksum.
-// Pass 2: every symbol's id (map) appended to af in `width` bytes. A decoding error in pass 2,
-// or a count that differs from pass 1's, means the file changed between the passes.
-static sk_status pass(builder *b, int second, uint64_t *seen, const int32_t *map, int width, sk_atomic_file *af,
-                      sk_sum64 *ids_sum, uint64_t *count, uint64_t *checksum, sk_error *err) {
+// Pass 2's output: ids in `width` bytes, summed and written in blocks.
+typedef struct {
+    uint8_t buf[1 << 16];
+    size_t n;
+    int width;
+    sk_atomic_file *af;
+    sk_sum64 *sum;
+} id_sink;
+
+static sk_status sink_flush(id_sink *s, sk_error *err) {
+    sk_sum64_update(s->sum, s->buf, s->n);
+    sk_status st = sk_atomic_write(s->af, s->buf, s->n, err);
+    s->n = 0;
+    return st;
+}
+
+// Appends the ids of single-byte symbols p[0..m); returns the OR of the ids (negative when
+// one of the symbols is not in the vocabulary).
+static int32_t sink_bytes(id_sink *s, const int32_t *map, const uint8_t *p, size_t m, sk_status *st, sk_error *err) {
+    int32_t all = 0;
+    while (m > 0 && *st == SK_OK) {
+        size_t room = (sizeof s->buf - s->n) / (size_t)s->width, k = m < room ? m : room;
+        if (s->width == 1) {
+            uint8_t *o = s->buf + s->n;
+            for (size_t i = 0; i < k; i++) all |= map[p[i]], o[i] = (uint8_t)map[p[i]];
+        } else {
+            for (size_t i = 0; i < k; i++) {
+                int32_t id = map[p[i]];
+                all |= id;
+                if (s->width == 2) { uint16_t v = (uint16_t)id; memcpy(s->buf + s->n + 2 * i, &v, 2); }
+                else memcpy(s->buf + s->n + 4 * i, &id, 4);
+            }
+        }
+        s->n += k * (size_t)s->width, p += k, m -= k;
+        if (s->n + 4 > sizeof s->buf) *st = sink_flush(s, err);
+    }
+    return all;
+}
+
+// Pass 1 (sink == NULL): the set of symbols (seen), their count and the content checksum.
+// Pass 2: every symbol's id (map) into the sink. A decoding error in pass 2, or a count that
+// differs from pass 1's, means that the file changed between the passes.
+static sk_status pass(builder *b, uint64_t *seen, const int32_t *map, id_sink *sink, uint64_t *count,
+                      uint64_t *checksum, sk_error *err) {
+    const int second = sink != NULL, bytes = b->mode == SK_VOCAB_BYTES;
     if (lseek(b->fd, 0, SEEK_SET) != 0) return sk_fail(err, SK_ERR_IO, "cannot read %s: %s", b->path, strerror(errno));
     sk_sum64 sum;
     sk_sum64_init(&sum);
-    uint8_t out[1 << 14]; // ids waiting to be written
-    size_t out_n = 0, carry = 0;
+    uint8_t seen1[256] = {0}; // single-byte symbols of pass 1
+    size_t carry = 0;
     uint64_t n = 0, offset = 0; // symbols so far; source offset of buf[0]
+    sk_status st = SK_OK;
     for (;;) {
         ssize_t got = read(b->fd, b->buf + carry, CHUNK);
         if (got < 0) {
@@ -146,20 +193,40 @@ static sk_status pass(builder *b, int second, uint64_t *seen, const int32_t *map
         }
         sk_sum64_update(&sum, b->buf + carry, (size_t)got);
         const int final = got == 0;
+        const uint8_t *p = b->buf;
         const size_t len = carry + (size_t)got;
         size_t i = 0;
         while (i < len) {
-            uint32_t cp = b->buf[i];
-            int k = 1;
-            if (b->mode == SK_VOCAB_UTF8 && cp >= 0x80) {
-                const char *why = NULL;
-                k = sk_utf8_decode_one(b->buf + i, len - i, &cp, &why);
-                if (k == 0 && !final) break; // a sequence split by the chunk: carried over
-                if (k <= 0) {
-                    if (second) goto changed;
-                    return sk_fail(err, SK_ERR_FORMAT, "%s: invalid UTF-8 at byte %llu (%s); --vocab bytes trains on any file",
-                                   b->path, (unsigned long long)(offset + i), why);
+            // A run of single-byte symbols: any bytes in bytes mode, ASCII in utf8 mode.
+            size_t j = i;
+            if (bytes) {
+                j = len;
+            } else {
+                for (uint64_t w; j + 8 <= len; j += 8) {
+                    memcpy(&w, p + j, 8);
+                    if (w & 0x8080808080808080ull) break;
                 }
+                while (j < len && p[j] < 0x80) j++;
+            }
+            if (j > i) {
+                if (!second) {
+                    for (size_t q = i; q < j; q++) seen1[p[q]] = 1;
+                } else if (sink_bytes(sink, map, p + i, j - i, &st, err) < 0) {
+                    goto changed;
+                }
+                if (st != SK_OK) return st;
+                n += j - i;
+                i = j;
+                continue;
+            }
+            uint32_t cp;
+            const char *why = NULL;
+            int k = sk_utf8_decode_one(p + i, len - i, &cp, &why);
+            if (k == 0 && !final) break; // a sequence split by the chunk: carried over
+            if (k <= 0) {
+                if (second) goto changed;
+                return sk_fail(err, SK_ERR_FORMAT, "%s: invalid UTF-8 at byte %llu (%s); --vocab bytes trains on any file",
+                               b->path, (unsigned long long)(offset + i), why);
             }
             i += (size_t)k;
             n++;
@@ -169,16 +236,11 @@ static sk_status pass(builder *b, int second, uint64_t *seen, const int32_t *map
             }
             int32_t id = map[cp];
             if (id < 0) goto changed;
-            if (width == 1) out[out_n] = (uint8_t)id;
-            else if (width == 2) { uint16_t v = (uint16_t)id; memcpy(out + out_n, &v, 2); }
-            else memcpy(out + out_n, &id, 4);
-            out_n += (size_t)width;
-            if (out_n + 4 > sizeof out) {
-                sk_sum64_update(ids_sum, out, out_n);
-                sk_status st = sk_atomic_write(af, out, out_n, err);
-                if (st != SK_OK) return st;
-                out_n = 0;
-            }
+            if (sink->width == 2) { uint16_t v = (uint16_t)id; memcpy(sink->buf + sink->n, &v, 2); }
+            else if (sink->width == 4) memcpy(sink->buf + sink->n, &id, 4);
+            else sink->buf[sink->n] = (uint8_t)id;
+            sink->n += (size_t)sink->width;
+            if (sink->n + 4 > sizeof sink->buf && (st = sink_flush(sink, err)) != SK_OK) return st;
         }
         b->done += (size_t)got;
         report(b, 0);
@@ -187,13 +249,13 @@ static sk_status pass(builder *b, int second, uint64_t *seen, const int32_t *map
         memmove(b->buf, b->buf + i, carry);
         offset += i;
     }
-    if (out_n) {
-        sk_sum64_update(ids_sum, out, out_n);
-        sk_status st = sk_atomic_write(af, out, out_n, err);
-        if (st != SK_OK) return st;
-    }
+    if (second && sink->n && (st = sink_flush(sink, err)) != SK_OK) return st;
     if (second && n != *count) goto changed;
-    if (!second) report(b, 1); // between the passes, always
+    if (!second) {
+        for (int c = 0; c < 256; c++)
+            if (seen1[c]) seen[c >> 6] |= (uint64_t)1 << (c & 63);
+        report(b, 1); // between the passes, always
+    }
     *count = n;
     *checksum = sk_sum64_final(&sum);
     return SK_OK;
@@ -205,7 +267,7 @@ static uint64_t data_offset(uint32_t V) { return ((uint64_t)HEADER + 4 * (uint64
 
 static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode, double train_frac,
                        double val_frac, const sk_cache_hooks *hooks, double *seconds, sk_error *err) {
-    builder b = {source, -1, mode, hooks, 0, 0, now_s(), 0, NULL};
+    builder b = {source, -1, mode, hooks, 0, 0, now_s(), 0, cpu_s(), NULL};
     source_id id0, id1;
     sk_status st = open_source(source, &b.fd, &id0, err);
     if (st != SK_OK) return st;
@@ -219,7 +281,7 @@ static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode
     sk_sum64 ids;
     sk_sum64_init(&ids);
     if (!seen || !map || !b.buf) st = sk_fail(err, SK_ERR_NOMEM, "out of memory tokenizing %s", source);
-    if (st == SK_OK) st = pass(&b, 0, seen, NULL, 0, NULL, NULL, &n, &sum1, err);
+    if (st == SK_OK) st = pass(&b, seen, NULL, NULL, &n, &sum1, err);
     uint32_t V = 0;
     if (st == SK_OK) {
         for (uint32_t w = 0; w < N_CODEPOINTS / 64; w++) V += (uint32_t)__builtin_popcountll(seen[w]);
@@ -257,11 +319,18 @@ static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode
         size_t pad = (size_t)(data_offset(V) - HEADER - 4 * (uint64_t)V);
         memset(vb + 4 * (size_t)V, 0, pad);
         st = sk_atomic_open(&af, cpath, err);
+        af.no_sync = 1; // validated on every open: a torn cache after a crash is rebuilt, not trusted
         if (st == SK_OK) st = sk_atomic_write(&af, hd, HEADER, err);
         if (st == SK_OK) st = sk_atomic_write(&af, vb, 4 * (size_t)V + pad, err);
         free(vb);
     }
-    if (st == SK_OK) st = pass(&b, 1, NULL, map, width, &af, &ids, &n, &sum2, err);
+    id_sink *sink = st == SK_OK ? malloc(sizeof *sink) : NULL;
+    if (st == SK_OK && !sink) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    if (st == SK_OK) {
+        sink->n = 0, sink->width = width, sink->af = &af, sink->sum = &ids;
+        st = pass(&b, NULL, map, sink, &n, &sum2, err);
+    }
+    free(sink);
     struct stat sb;
     if (st == SK_OK) {
         if (fstat(b.fd, &sb) != 0) st = sk_fail(err, SK_ERR_IO, "cannot stat %s: %s", source, strerror(errno));

@@ -326,7 +326,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     sk_status restored = be->ops->set_state(be, t->st.h, t->st.c);
     if (st == SK_OK) st = restored;
     if (st != SK_OK) return sk_backend_fail(err, st, be, "during evaluation");
-    *mean_loss = total / ((double)bt->B * (double)bt->S);
+    *mean_loss = total / ((double)bt->B * (double)bt->P);
     return SK_OK;
 }
 

@@ -30,9 +30,9 @@ static void on_notice(void *ctx, const char *line) {
     snprintf(h->last, sizeof h->last, "%s", line);
 }
 
-static void on_progress(void *ctx, uint64_t done, uint64_t total, double elapsed) {
+static void on_progress(void *ctx, uint64_t done, uint64_t total, double elapsed, double cpu) {
     hook_log *h = ctx;
-    (void)total, (void)elapsed;
+    (void)total, (void)elapsed, (void)cpu;
     if (h->append_to && done == h->source_size) { // after pass 1
         FILE *f = fopen(h->append_to, "ab");
         fputs("more text\n", f);

@@ -49,10 +49,11 @@ sk_status sk_vocab_mode_parse(const char *s, sk_vocab_mode *out, sk_error *err);
 typedef struct {
     void *ctx;
     void (*notice)(void *ctx, const char *line); // a stale or corrupt cache, rebuilt
-    // While tokenizing: bytes processed of total (two passes: total = 2 * source size).
+    // While tokenizing: bytes processed of total (two passes: total = 2 * source size), the
+    // wall-clock and the CPU seconds (user + system) so far.
     // Called about 10 times a second, once between the passes (done == source size) and once
     // with done == total at the end.
-    void (*progress)(void *ctx, uint64_t done, uint64_t total, double elapsed_s);
+    void (*progress)(void *ctx, uint64_t done, uint64_t total, double elapsed_s, double cpu_s);
 } sk_cache_hooks;
 
 typedef struct {

@@ -72,7 +72,7 @@ typedef struct {
     void (*on_eval)(void *ctx, int64_t step, double val_loss, int is_best);
     void (*on_sample)(void *ctx, int64_t step, const char *utf8_text);
     void (*on_checkpoint)(void *ctx, const char *path);
-    void (*on_tokenize)(void *ctx, uint64_t done, uint64_t total, double elapsed_s); // building a token cache
+    void (*on_tokenize)(void *ctx, uint64_t done, uint64_t total, double elapsed_s, double cpu_s); // building a token cache
 } sk_train_callbacks;
 
 typedef struct sk_trainer sk_trainer;

@@ -171,8 +171,9 @@ static void cb_progress(void *ctx, const sk_progress *p) {
 }
 
 // Tokenizing a large corpus: a live line on a terminal (after half a second), else a line
-// every 5 s; the last call (done == total) prints the rate when it took a second or more.
-static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed) {
+// every 5 s; the last call (done == total) prints the rate for a corpus of 16 MB or more, or
+// one that took a second or more.
+static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed, double cpu) {
     printer *pr = ctx;
     static double last_plain = 0.0;
     const double mb = 1e6;
@@ -181,9 +182,9 @@ static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed
     format_eta(rate > 0 ? (double)(total - done) / mb / rate : -1.0, eta, sizeof eta);
     if (done == total) {
         end_live(pr);
-        if (elapsed >= 1.0)
-            printf("tokenized %.1f MB in %.2f s (%.0f MB/s over both passes, %.0f MB/s of source)\n",
-                   (double)total / 2 / mb, elapsed, rate, rate / 2);
+        if (elapsed >= 1.0 || total >= 2 * 16 * mb) // a large corpus
+            printf("tokenized %.1f MB in %.2f s: %.0f MB/s of source (%.2f CPU s: %.0f MB/s per CPU second)\n",
+                   (double)total / 2 / mb, elapsed, rate / 2, cpu, cpu > 0 ? (double)total / 2 / mb / cpu : 0.0);
     } else if (pr->tty && elapsed >= 0.5) {
         printf("\r\033[Ktokenizing: %.0f/%.0f MB  %.0f MB/s  eta %s", (double)done / mb, (double)total / mb, rate, eta);
         pr->live = 1;
