@@ -197,6 +197,12 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
                    : sk_fail(err, SK_ERR_NOMEM, "out of memory");
     free(cache_dir);
     if (st != SK_OK) goto fail;
+    if (t->cache.map_len >= ((size_t)16 << 20)) { // a large corpus: say what start-up cost
+        char line[SK_ERROR_MSG_MAX];
+        snprintf(line, sizeof line, "token cache %s: %zu ids of %d bits, %d symbols, checked and mapped in %.2f s",
+                 t->cache.path, t->cache.ids.n, 8 * t->cache.ids.width, t->cache.vocab.size, t->cache.open_s);
+        notice(t, line);
+    }
     if (o->init_from) {
         if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
         t->o.model = ckpt.cfg;
