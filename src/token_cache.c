@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700 // realpath
 #include "shakespeare/token_cache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -263,6 +264,27 @@ changed:
     return sk_fail(err, SK_ERR_IO, "%s changed while it was being tokenized; run again once it is complete", b->path);
 }
 
+// Removes what killed builders left of cpath: its temporary files (fsutil.h names them
+// ".<name>.tmp.XXXXXX") not written to for STALE_TEMP_S; a live builder writes continuously.
+#define STALE_TEMP_S 600
+static void remove_dead_temps(const char *cpath) {
+    char *dir = sk_path_dir(cpath);
+    const char *slash = strrchr(cpath, '/');
+    const char *base = slash ? slash + 1 : cpath;
+    char prefix[512];
+    int k = snprintf(prefix, sizeof prefix, ".%s.tmp.", base);
+    DIR *d = dir && k > 0 && (size_t)k < sizeof prefix ? opendir(dir) : NULL;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, (size_t)k) != 0) continue;
+        char *p = sk_path_join(dir, e->d_name);
+        struct stat sb;
+        if (p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode) && time(NULL) - sb.st_mtime > STALE_TEMP_S) unlink(p);
+        free(p);
+    }
+    if (d) closedir(d);
+    free(dir);
+}
+
 static uint64_t data_offset(uint32_t V) { return ((uint64_t)HEADER + 4 * (uint64_t)V + 63) / 64 * 64; }
 
 static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode, double train_frac,
@@ -481,6 +503,7 @@ sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mo
             hooks->notice(hooks->ctx, line);
         }
         c->built = 1;
+        remove_dead_temps(c->path);
         st = build(source, c->path, mode, train_frac, val_frac, hooks, &c->build_s, err);
         if (st == SK_OK && (st = open_source(source, &fd, &id, err)) == SK_OK) close(fd);
         if (st == SK_OK) t0 = now_s();
