@@ -464,8 +464,10 @@ static sk_status try_open(sk_token_cache *c, const char *cpath, const source_id 
     }
     for (uint32_t i = 0; i < V; i++) chars[i] = sk_get_le32(map + HEADER + 4 * (size_t)i);
     st = sk_vocab_from_codepoints(&c->vocab, chars, (int)V, NULL);
+    if (st == SK_OK && mode == SK_VOCAB_BYTES && chars[V - 1] > 255) st = SK_ERR_FORMAT; // not a byte
     free(chars);
     if (st != SK_OK) {
+        sk_vocab_free(&c->vocab);
         snprintf(why, why_n, "corrupt vocabulary");
         st = SK_ERR_FORMAT;
         goto out;
