@@ -29,7 +29,7 @@ expect_ok "${RUN[@]}" --data text.txt --out-dir ref --cache-dir cc || finish
 cache=$(ls cc/*.tokens)
 cp text.txt text.orig
 check_rebuild() { # REASON-REGEX: one note naming the cache, a run identical to the reference
-    expect_ok "${RUN[@]}" --data text.txt --out-dir again --cache-dir cc &&
+    expect_ok "${RUN[@]}" --data text.txt --out-dir again --overwrite --cache-dir cc &&
         [ "$(wc -l < .ok.err)" = 1 ] && grep -Eq "^note: token cache .*: $1.*; rebuilding it$" .ok.err &&
         same_tensors ref/last.safetensors again/last.safetensors &&
         note "$(cat .ok.err)" || fail "want one rebuild note /$1/: $(cat .ok.err)"
