@@ -9,6 +9,7 @@
 
 #include "lstm_cpu.h"
 #include "parallel.h"
+#include "recurrent_gemm.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/rng.h"
 
@@ -26,6 +27,7 @@ typedef struct {
     float **cbuf;    // [L] ((T+1)*B, H)
     float **gates;   // [L] (T*B, 4H)
     float **tanh_c;  // [L] (T*B, H)
+    float **w_hh_t;  // [L] (H, 4H) W_hh laid out for the recurrent kernels (recurrent_gemm.h)
     float **mask;    // [L] (T*B, H) dropout multipliers (0 or 1/(1-p)) for site k; training only
     float **dropped; // [L] (T*B, H) h * mask: what layer k+1 (or fc for k = L-1) reads
     float *logits;   // (T*B, V)
@@ -44,7 +46,7 @@ static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
 static void cpu_destroy(sk_backend *b) {
     cpu_impl *c = impl_of(b);
     if (c) {
-        float **per_layer[] = {c->hbuf, c->cbuf, c->gates, c->tanh_c, c->mask, c->dropped};
+        float **per_layer[] = {c->hbuf, c->cbuf, c->gates, c->tanh_c, c->w_hh_t, c->mask, c->dropped};
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
             if (!per_layer[i]) continue;
             for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
@@ -180,7 +182,8 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const float *in = c->emb;
     for (int k = 0; k < L; k++) {
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
+        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh,
+                                   c->w_hh_t[k]};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
         sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
@@ -259,7 +262,8 @@ static sk_status cpu_backward(sk_backend *b) {
             for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
         }
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh};
+        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh,
+                                   c->w_hh_t[k]};
         sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
@@ -389,6 +393,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     }
     // OpenBLAS runs single-threaded; the backend splits work over its own threads (parallel.h).
     openblas_set_num_threads(1);
+    sk_recur_init();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c->threads = cfg->threads > 0 ? cfg->threads : (int)(cores > 0 ? cores : 1);
     if (c->threads > SK_MAX_THREADS) c->threads = SK_MAX_THREADS;
@@ -407,6 +412,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     c->cbuf = alloc_per_layer(c->L, rows * H + (size_t)c->B * H, &ok);
     c->gates = alloc_per_layer(c->L, rows * 4 * H, &ok);
     c->tanh_c = alloc_per_layer(c->L, rows * H, &ok);
+    c->w_hh_t = alloc_per_layer(c->L, 4 * H * H, &ok);
     c->logits = alloc_floats(rows * c->V, &ok);
     c->row_loss = alloc_floats(rows, &ok);
     c->h_state = alloc_floats((size_t)c->L * c->B * H, &ok);

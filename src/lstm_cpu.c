@@ -1,6 +1,7 @@
 // lstm_cpu.c: the LSTM recurrence on the CPU. Matrix products go through CBLAS; the
 // input projection and all weight gradients are single GEMMs over the whole window, so
-// only the recurrent products h_{t-1} W_hh^T (forward) and dG_t W_hh (backward) run per step.
+// only the recurrent products h_{t-1} W_hh^T (forward) and dG_t W_hh (backward) run per step,
+// through recurrent_gemm.c.
 #include "lstm_cpu.h"
 
 #include <cblas.h>
@@ -8,6 +9,7 @@
 
 #include "activations.h"
 #include "parallel.h"
+#include "recurrent_gemm.h"
 
 // One stream's cell update: g (4H) holds the gate pre-activations and receives i, f, g, o
 // after their nonlinearities; restrict lets GCC vectorize the loop.
@@ -58,7 +60,7 @@ static void forward_span(const span_job *j) {
         float *g = j->gates + r * G4;
         const float *h_prev = j->hbuf + r * H, *c_prev = j->cbuf + r * H;
         float *h = j->hbuf + (r + B) * H, *c = j->cbuf + (r + B) * H, *tc = j->tanh_c + r * H;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, G4, H, 1.0f, h_prev, H, j->l->w_hh, H, 1.0f, g, G4);
+        sk_recur_forward(nb, H, j->l->w_hh, j->l->w_hh_t, h_prev, g);
         for (int b = 0; b < nb; b++)
             cell_forward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, c + (size_t)b * H, tc + (size_t)b * H,
                          h + (size_t)b * H);
@@ -79,8 +81,7 @@ static void backward_span(const span_job *j) {
             cell_backward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, tc + (size_t)b * H, dho + (size_t)b * H,
                           dh + (size_t)b * H, dc + (size_t)b * H, dg + (size_t)b * G4);
         // dh_{t-1} = dG_t W_hh; not needed at t = 0 (truncated BPTT).
-        if (t > 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, H, G4, 1.0f, dg, G4, j->l->w_hh, H, 0.0f, dh, H);
+        if (t > 0) sk_recur_backward(nb, H, j->l->w_hh, dg, dh);
     }
 }
 
@@ -119,6 +120,7 @@ void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, fl
     }
     sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f, gates,
                   G4);
+    sk_recur_prepare(l->H, l->w_hh, l->w_hh_t); // once for the window's len steps
     span_job job = {.l = l, .len = len, .gates = gates, .tanh_c = tanh_c, .hbuf = hbuf, .cbuf = cbuf};
     run_spans(l, job, forward_span);
 }

@@ -17,9 +17,11 @@ typedef struct {
     const float *w_hh;  // (4H, H)
     const float *b_ih;  // (4H)
     const float *b_hh;  // (4H)
+    float *w_hh_t;      // (H, 4H) scratch: W_hh laid out for the recurrent kernels once per
+                        // window by forward (recurrent_gemm.h); NULL to run them through CBLAS
 } sk_lstm_cpu_layer;
 
-// x: (len*B, in). Writes gates, tanh_c, and hbuf/cbuf rows [B, (len+1)*B).
+// x: (len*B, in). Writes gates, tanh_c, and hbuf/cbuf rows [B, (len+1)*B), and w_hh_t.
 void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, float *gates, float *tanh_c,
                          float *hbuf, float *cbuf);
 
@@ -29,7 +31,7 @@ typedef struct {
 
 // dh_out: (len*B, H) gradient of the loss w.r.t. the layer's outputs h_t.
 // dgates: (len*B, 4H) scratch for pre-activation gradients; dh, dc: (B, H) scratch.
-// dx: (len*B, in) gradient w.r.t. the input (NULL to skip). Truncated BPTT: the gradient
+// dx: (len*B, in) gradient w.r.t. the input (NULL to skip). w_hh_t is not read. Truncated BPTT: the gradient
 // w.r.t. the initial state is not propagated.
 void sk_lstm_cpu_backward(const sk_lstm_cpu_layer *l, int len, const float *x, const float *gates,
                           const float *tanh_c, const float *hbuf, const float *cbuf, const float *dh_out,
