@@ -49,7 +49,7 @@ void sk_train_options_default(sk_train_options *o) {
     o->data_path = "data/tinyshakespeare.txt";
     o->train_frac = 0.9, o->val_frac = 0.1;
     o->model = (sk_model_config){0, 128, 256, 2, 0.0f};
-    o->init = SK_INIT_UNIFORM, o->init_scale = 0.08f, o->forget_bias = 0.0f;
+    o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
     o->batch_size = 32, o->seq_len = 100;
     o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
     o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};

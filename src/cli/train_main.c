@@ -78,7 +78,7 @@ static void usage(const sk_train_options *d) {
            "  --hidden-size N          LSTM width H (default: %d)\n"
            "  --num-layers N           LSTM layers L (default: %d)\n"
            "  --dropout P              dropout between layers and before the output layer, in [0, 1) (default: %g)\n"
-           "  --init uniform|pytorch   initialization: U(+-init-scale) as char-rnn, or PyTorch's defaults (default: uniform)\n"
+           "  --init uniform|pytorch   initialization: U(+-init-scale) as char-rnn, or PyTorch's defaults (default: pytorch)\n"
            "  --init-scale A           the uniform initialization's bound (default: %g)\n"
            "  --forget-bias F          added to the forget-gate bias at initialization (default: %g)\n"
            "Batching:\n"
@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
     sk_train_options_default(&o);
     sk_error err = {{0}};
     sk_status st = SK_OK;
-    const char *init_name = "uniform";
+    const char *init_name = "pytorch";
     opterr = 0;
     for (;;) {
         int c = getopt_long(argc, argv, ":", long_options, NULL);
