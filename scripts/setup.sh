@@ -4,6 +4,7 @@
 #   cmake, gcc, g++     the build (g++: nvcc's host compiler for the CUDA backend)
 #   libopenblas-dev     CBLAS for the CPU backend's matrix products
 #   libxsmm-dev         small-matrix kernels for the LSTM's per-step recurrent products
+#   help2man            the programs' man pages, generated from their --help
 #   clang               libFuzzer targets and the sanitizer build
 #   python3-torch       the PyTorch reference generator, checkpoint round trip, CPU benchmark peer
 #   python3-matplotlib  scripts/plot_metrics.py
@@ -13,8 +14,8 @@
 #                       .venv/ (which also sees Debian's python3-torch and python3-numpy). Without network
 #                       access this step says so and the tests that need it are skipped.
 set -euo pipefail
-want=(cmake gcc g++ make libopenblas-dev libxsmm-dev clang python3 python3-numpy python3-torch python3-matplotlib python3-venv)
-[ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc g++ make libopenblas-dev libxsmm-dev)
+want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man clang python3 python3-numpy python3-torch python3-matplotlib python3-venv)
+[ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -4,7 +4,9 @@
 set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
                 "SK_TRAIN=$<TARGET_FILE:shakespeare-train>"
                 "SK_SAMPLE=$<TARGET_FILE:shakespeare-sample>"
-                "OPENBLAS_NUM_THREADS=1")
+                "OPENBLAS_NUM_THREADS=1"
+                "SK_BUILD_DIR=${CMAKE_BINARY_DIR}"
+                "SK_HAVE_MAN_PAGES=${SK_HAVE_MAN_PAGES}")
 
 # sk_add_tests(GLOB PREFIX LABEL): one test per matching file; .c files become programs
 # linked with the core library, .sh files run under bash. Exit 77 means skipped.

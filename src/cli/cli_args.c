@@ -1,6 +1,8 @@
 // cli_args.c: strict option-value parsing (see cli_args.h).
 #include "cli_args.h"
 
+#include "shakespeare/build_info.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -91,4 +93,10 @@ void cli_bad_option(int c, char **argv) {
     if (optopt > 0 && optopt < 256) cli_die(CLI_EXIT_USAGE, "unknown option -%c (see --help)", optopt);
     if (optopt >= 256) cli_die(CLI_EXIT_USAGE, "option %s does not take a value (see --help)", argv[optind - 1]);
     cli_die(CLI_EXIT_USAGE, "unknown or ambiguous option %s (see --help)", argv[optind - 1]);
+}
+
+void cli_print_version(const char *program) {
+    char info[1024];
+    sk_build_info(info, sizeof info);
+    printf("%s %s\n%s", program, SK_VERSION, info);
 }

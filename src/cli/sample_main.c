@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
         case OPT_THREADS: st = cli_parse_int("--threads", optarg, 0, 1024, &threads, &err); break;
         case OPT_CACHE_DIR: cache_dir = optarg; break;
         case OPT_HELP: usage(); return 0;
-        case OPT_VERSION: printf("shakespeare-sample %s\n", SK_VERSION); return 0;
+        case OPT_VERSION: cli_print_version("shakespeare-sample"); return 0;
         default: cli_bad_option(c, argv);
         }
         if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_paths.h"
 #include "shakespeare/trainer.h"
 
 static volatile sig_atomic_t g_stop = 0; // 0, SIGINT or SIGTERM
@@ -66,7 +67,8 @@ static void usage(const sk_train_options *d) {
     printf("Usage: shakespeare-train [OPTIONS]\n"
            "Trains a character-level LSTM language model (embedding -> LSTM stack -> linear -> softmax).\n\n"
            "Data:\n"
-           "  --data FILE              training text, UTF-8 unless --vocab bytes (default: %s)\n"
+           "  --data FILE              training text, UTF-8 unless --vocab bytes (default: %s, found from the\n"
+           "                           program's directory: ../share/shakespeare/ installed, ../data/ in the source tree)\n"
            "  --vocab utf8|bytes       symbols: Unicode code points, or byte values (any file trains);\n"
            "                           a resumed run keeps the checkpoint's (default: utf8)\n"
            "  --cache-dir DIR          where the data's token cache lives, tokenized once and\n"
@@ -123,7 +125,7 @@ static void usage(const sk_train_options *d) {
            "  --rnn-impl I             the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
            "                           the model) | cudnn | persistent; the CPU takes only auto (default: auto)\n"
            "  --help, --version\n",
-           d->data_path, d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
+           "tinyshakespeare.txt", d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
            (double)d->model.dropout, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
            (double)d->lr.lr, (long long)d->lr.warmup_iters, (double)d->lr.min_lr, (double)d->lr.decay,
            d->lr.decay_after, (double)d->adam.beta1, (double)d->adam.beta2, (double)d->adam.eps,
@@ -260,6 +262,8 @@ static void print_test_loss(sk_trainer *t) {
 int main(int argc, char **argv) {
     sk_train_options o;
     sk_train_options_default(&o);
+    char default_data[4096];
+    o.data_path = cli_default_data(default_data, sizeof default_data);
     sk_error err = {{0}};
     sk_status st = SK_OK;
     const char *init_name = "pytorch";
@@ -326,7 +330,7 @@ int main(int argc, char **argv) {
             usage(&d);
             return 0;
         }
-        case OPT_VERSION: printf("shakespeare-train %s\n", SK_VERSION); return 0;
+        case OPT_VERSION: cli_print_version("shakespeare-train"); return 0;
         default: cli_bad_option(c, argv);
         }
         if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);

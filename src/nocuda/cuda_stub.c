@@ -1,8 +1,10 @@
 // cuda_stub.c: the CUDA entry points of a build without CUDA support (compiled instead
 // of src/cuda/ when CMake finds no nvcc or no cuDNN).
+// defines: sk_cuda_available, sk_backend_create_cuda, sk_cuda_describe
 #include <stdio.h>
 
 #include "shakespeare/backend.h"
+#include "shakespeare/build_info.h"
 
 int sk_cuda_available(int index, char *reason, size_t reason_size) {
     (void)index;
@@ -14,4 +16,8 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
     (void)cfg;
     *out = NULL;
     return sk_fail(err, SK_ERR_DEVICE, "--device cuda: this build has no CUDA support (built without nvcc or cuDNN)");
+}
+
+void sk_cuda_describe(char *buf, size_t n) {
+    if (buf && n) snprintf(buf, n, "cuda not built in");
 }

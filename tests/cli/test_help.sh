@@ -2,7 +2,8 @@
 # test_help.sh: --help of both programs lists every long option their source declares (the
 # getopt_long tables in src/cli/*_main.c), each with its default ("(default: ...)", or
 # "(required)"), on stdout with exit code 0 and nothing on stderr; --version prints
-# "<program> X.Y.Z". A few defaults are checked against behaviour.
+# "<program> X.Y.Z", then the backends built in and the BLAS library. A few defaults are
+# checked against behaviour.
 . "$(dirname "$0")/lib.sh"
 
 # The option names of a getopt_long table: {"name", required_argument|no_argument, ...}.
@@ -47,8 +48,10 @@ for prog in train sample; do
         printf '%s\n' "$opts" | grep -qx -- "$o" || fail "$name --help documents --$o, which is not declared"
     done
     "$bin" --version > v.txt 2>&1; rc=$?
-    [ "$rc" = 0 ] && grep -Eqx "$name [0-9]+\.[0-9]+\.[0-9]+.*" v.txt && [ "$(wc -l < v.txt)" = 1 ] &&
-        note "$(cat v.txt)" || fail "$name --version: exit $rc, '$(cat v.txt)'"
+    [ "$rc" = 0 ] && head -n 1 v.txt | grep -Eqx "$name [0-9]+\.[0-9]+\.[0-9]+" &&
+        grep -Eq '^backends: cpu, (cuda \(CUDA runtime [0-9.]+, cuDNN [0-9.]+.*\)|cuda not built in)' v.txt &&
+        grep -Eq '^blas: OpenBLAS [0-9]+\.[0-9]+.*; recurrent products: (libxsmm [0-9.]+|CBLAS)$' v.txt &&
+        note "$(tr '\n' ' ' < v.txt)" || fail "$name --version: exit $rc, '$(cat v.txt)'"
 done
 
 # Defaults in the help agree with behaviour: the metrics log and checkpoints land in out/

@@ -1,0 +1,19 @@
+// build_info.h: what a build holds, for --version: the backends built in and the libraries
+// they run on.
+// defines: sk_build_info, sk_cuda_describe
+#ifndef SHAKESPEARE_BUILD_INFO_H
+#define SHAKESPEARE_BUILD_INFO_H
+
+#include <stddef.h>
+
+// Writes one line per part, each ending in '\n', into buf (size n, always terminated):
+//   backends: cpu, cuda (CUDA runtime R, cuDNN D)      or ... cuda not built in
+//   blas: OpenBLAS <version, options, kernels>; recurrent products: libxsmm V | CBLAS
+// Needs no device: a CUDA build reports its libraries' versions on a machine without a GPU.
+void sk_build_info(char *buf, size_t n);
+
+// The CUDA part of the backends line ("cuda (CUDA runtime 13.0, cuDNN 9.10.2)"), or
+// "cuda not built in"; implemented by src/cuda/cuda_version.cu or src/nocuda/cuda_stub.c.
+void sk_cuda_describe(char *buf, size_t n);
+
+#endif
