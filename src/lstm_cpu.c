@@ -96,12 +96,17 @@ static void run_job(void *ctx, int i, int n) {
     t->fn(&t->jobs[i]);
 }
 
-// Runs fn over min(threads, B) spans of the batch, one per thread.
-static void run_spans(const sk_lstm_cpu_layer *l, span_job proto, void (*fn)(const span_job *)) {
-    span_job jobs[SK_MAX_THREADS];
+// The spans the batch is split into: min(threads, B), one per thread.
+static int span_count(const sk_lstm_cpu_layer *l) {
     int n = l->threads < l->B ? l->threads : l->B;
     if (n < 1) n = 1;
-    if (n > SK_MAX_THREADS) n = SK_MAX_THREADS;
+    return n > SK_MAX_THREADS ? SK_MAX_THREADS : n;
+}
+
+// Runs fn over the spans of the batch, one per thread.
+static void run_spans(const sk_lstm_cpu_layer *l, span_job proto, void (*fn)(const span_job *)) {
+    span_job jobs[SK_MAX_THREADS];
+    const int n = span_count(l);
     for (int i = 0; i < n; i++) {
         jobs[i] = proto;
         jobs[i].b0 = (int)((long)l->B * i / n), jobs[i].b1 = (int)((long)l->B * (i + 1) / n);
@@ -120,7 +125,9 @@ void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, fl
     }
     sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f, gates,
                   G4);
-    sk_recur_prepare(l->H, l->w_hh, l->w_hh_t); // once for the window's len steps
+    // W_hh laid out once for the window's len steps, when a span holds more than one stream;
+    // one stream per span (sampling) multiplies W_hh as stored, a matrix-vector product.
+    if (B > span_count(l)) sk_recur_prepare(l->H, l->w_hh, l->w_hh_t);
     span_job job = {.l = l, .len = len, .gates = gates, .tanh_c = tanh_c, .hbuf = hbuf, .cbuf = cbuf};
     run_spans(l, job, forward_span);
 }

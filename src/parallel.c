@@ -50,6 +50,12 @@ static void gemm_span(void *ctx, int i, int n) {
 
 void sk_sgemm_rows(int threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                    const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc) {
+    if (M == 1) { // one row (batch-1 inference, one step): a matrix-vector product, no packing
+        const int inc_a = ta == CblasNoTrans ? 1 : lda;
+        if (tb == CblasTrans) cblas_sgemv(CblasRowMajor, CblasNoTrans, N, K, alpha, B, ldb, A, inc_a, beta, C, 1);
+        else cblas_sgemv(CblasRowMajor, CblasTrans, K, N, alpha, B, ldb, A, inc_a, beta, C, 1);
+        return;
+    }
     gemm_job g = {ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C};
     // Below ~1 MFLOP per span, a thread costs more than it brings.
     long flops_per_row = 2L * N * K;

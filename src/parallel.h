@@ -19,7 +19,8 @@
 void sk_parallel_for(int n, void (*fn)(void *ctx, int i, int n), void *ctx);
 
 // C = alpha op(A) op(B) + beta C (row-major), with the M rows of C split over at most
-// `threads` spans; fewer when a span would get less than about 1 MFLOP of work.
+// `threads` spans; fewer when a span would get less than about 1 MFLOP of work. M = 1 runs
+// as one matrix-vector product (sgemv), which reads op(B) in place.
 void sk_sgemm_rows(int threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                    const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc);
 

@@ -43,6 +43,10 @@ void sk_recur_prepare(int H, const float *w_hh, float *w_hh_t) {
 
 void sk_recur_forward(int nb, int H, const float *w_hh, const float *w_hh_t, const float *h_prev, float *g) {
     const int G4 = 4 * H;
+    if (nb == 1) { // one stream (sampling, scoring): a matrix-vector product over W_hh as stored
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, G4, H, 1.0f, w_hh, H, h_prev, 1, 1.0f, g, 1);
+        return;
+    }
 #ifdef SK_HAVE_LIBXSMM
     if (w_hh_t) {
         libxsmm_smmfunction f = kernel(G4, nb, H, G4, H, G4, 1.0f);
@@ -59,6 +63,10 @@ void sk_recur_forward(int nb, int H, const float *w_hh, const float *w_hh_t, con
 
 void sk_recur_backward(int nb, int H, const float *w_hh, const float *dg, float *dh) {
     const int G4 = 4 * H;
+    if (nb == 1) {
+        cblas_sgemv(CblasRowMajor, CblasTrans, G4, H, 1.0f, w_hh, H, dg, 1, 0.0f, dh, 1);
+        return;
+    }
 #ifdef SK_HAVE_LIBXSMM
     libxsmm_smmfunction f = kernel(H, nb, G4, H, G4, H, 0.0f);
     if (f) {

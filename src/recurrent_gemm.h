@@ -17,7 +17,8 @@ void sk_recur_init(void);
 // may be NULL (CBLAS path, nothing to prepare).
 void sk_recur_prepare(int H, const float *w_hh, float *w_hh_t);
 
-// g (nb, 4H) += h_prev (nb, H) W_hh^T. w_hh_t: as filled by sk_recur_prepare, or NULL.
+// g (nb, 4H) += h_prev (nb, H) W_hh^T. w_hh_t: as filled by sk_recur_prepare, or NULL;
+// not read when nb = 1 (a matrix-vector product over W_hh as stored).
 void sk_recur_forward(int nb, int H, const float *w_hh, const float *w_hh_t, const float *h_prev, float *g);
 
 // dh (nb, H) = dg (nb, 4H) W_hh.
