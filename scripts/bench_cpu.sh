@@ -10,6 +10,7 @@
 #
 # Usage: scripts/bench_cpu.sh [--threads N] [--steps N] [--warmup N] [--build-dir DIR]
 #                             [--data FILE] [--skip-torch] [--skip-ours] [--as-is]
+#                             [--time-to-quality [F]]
 #   --threads  threads for both (default: nproc)      --steps   timed steps (default 30)
 #   --warmup   untimed steps first (default 5)        --build-dir  (default: build)
 # Env: PYTHON (default /usr/bin/python3, Debian's python3-torch); OMP_WAIT_POLICY (default
@@ -18,6 +19,11 @@
 # instead of 19k tokens/s). shakespeare uses no OpenMP: the setting does not affect it.
 # --as-is: leave OMP_WAIT_POLICY and OPENBLAS_CORETYPE as the environment has them (the
 # out-of-the-box comparison); by default both sides get PyTorch's best settings here.
+# --time-to-quality [F]: instead of step throughput, the wall time each side needs from its
+# start until its validation loss (evaluated every 100 steps, evaluations included, the
+# same protocol on both sides) is <= F (default 1.60): the same model, batch, Adam, learning
+# rate (2e-3), clipping (5) and PyTorch's initialization family on both, each reading the
+# training text in its stream order, one after the other in one run.
 # Other processes on the machine skew both numbers: run it on an idle machine.
 set -euo pipefail
 
@@ -31,6 +37,8 @@ run_torch=1
 run_ours=1
 python=${PYTHON:-/usr/bin/python3}
 defaults=0
+ttq=""
+ttq_every=100
 for a in "$@"; do [ "$a" = --as-is ] && defaults=1; done
 if [ "$defaults" = 1 ]; then
   # --as-is: both programs exactly as a user would run them in this environment.
@@ -59,7 +67,10 @@ while [ $# -gt 0 ]; do
     --skip-torch) run_torch=0; shift ;;
     --skip-ours) run_ours=0; shift ;;
     --as-is) shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --time-to-quality)
+      ttq=1.60; shift
+      if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then ttq=$1; shift; fi ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
@@ -81,17 +92,49 @@ if [ "$run_ours" = 1 ]; then
   [ -x "$train" ] || die "$train was not built"
   out=$(mktemp -d "${TMPDIR:-/tmp}/sk-bench-XXXXXX")
   trap 'rm -rf "$out"' EXIT
-  echo "shakespeare-train: $((warmup + steps)) steps, $threads thread(s)..." >&2
   log="$out/train.log"
+  if [ -n "$ttq" ]; then
+    # Time to quality: run until an evaluation prints a loss <= ttq, then stop the trainer.
+    echo "shakespeare-train: until val_loss <= $ttq, $threads thread(s)..." >&2
+    t0=$(date +%s.%N)
+    "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
+      --seq-length $T --dropout $DROPOUT --threads "$threads" --max-epochs 0 --max-iters 20000 \
+      --eval-every $ttq_every --checkpoint-every 0 --log-every $ttq_every --out-dir "$out/run" --device cpu \
+      >"$log" 2>&1 &
+    pid=$!
+    hit=""
+    while [ -z "$hit" ] && kill -0 $pid 2>/dev/null; do
+      hit=$(awk -v f="$ttq" '$1 == "iter" && $3 == "val_loss" && $4 <= f { print $2, $4; exit }' "$log")
+      [ -n "$hit" ] || sleep 0.2
+    done
+    t1=$(date +%s.%N)
+    kill $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+    [ -n "$hit" ] || { tail -n 20 "$log" >&2; die "shakespeare-train ended before val_loss <= $ttq"; }
+    ours_ttq=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    ours_ttq_at=$hit
+    grep -E '^iter [0-9]+ val_loss' "$log" | sed 's/^/shakespeare /' >&2
+  fi
+  if [ -z "$ttq" ]; then
+  echo "shakespeare-train: $((warmup + steps)) steps, $threads thread(s)..." >&2
   "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
     --seq-length $T --dropout $DROPOUT --threads "$threads" --max-iters $((warmup + steps)) \
     --eval-every 0 --checkpoint-every 0 --out-dir "$out/run" --device cpu >"$log" 2>&1 \
     || { tail -n 20 "$log" >&2; die "shakespeare-train failed"; }
   ours_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' "$log" | tail -n 1 | cut -d= -f2)
   [ -n "$ours_tps" ] || { tail -n 20 "$log" >&2; die "no median_tokens_per_s= in shakespeare-train's output"; }
+  fi
 fi
 
-if [ "$run_torch" = 1 ]; then
+if [ "$run_torch" = 1 ] && [ -n "$ttq" ]; then
+  echo "pytorch: until val_loss <= $ttq, $threads thread(s)..." >&2
+  tline=$("$python" "$root/scripts/bench_cpu_torch.py" --data "$data" --embed-size $E --hidden-size $H \
+    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --threads "$threads" \
+    --target-val "$ttq" --eval-every $ttq_every) || die "scripts/bench_cpu_torch.py did not reach $ttq"
+  torch_ttq=$(grep -o 'time_to_target_s=[0-9.]*' <<<"$tline" | cut -d= -f2)
+  torch_ttq_at="$(grep -o ' steps=[0-9]*' <<<"$tline" | cut -d= -f2) $(grep -o 'val_loss=[0-9.]*' <<<"$tline" | cut -d= -f2)"
+  torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
+elif [ "$run_torch" = 1 ]; then
   echo "pytorch: $warmup + $steps steps, $threads thread(s)..." >&2
   tline=$("$python" "$root/scripts/bench_cpu_torch.py" --data "$data" --embed-size $E --hidden-size $H \
     --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --threads "$threads" \
@@ -100,6 +143,17 @@ if [ "$run_torch" = 1 ]; then
   torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
 fi
 
+if [ -n "$ttq" ]; then
+  echo "CPU time to quality: wall time until validation loss <= $ttq (evaluated every $ttq_every steps), E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam lr 2e-3 + clip 5, PyTorch's initialization, $(basename "$data")"
+  echo "machine: $cpu_model, $(nproc) cores; OpenBLAS kernels: $openblas_core; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  printf '%-24s %8s %10s %10s %12s\n' implementation threads step val_loss seconds
+  [ -n "${ours_ttq:-}" ] && printf '%-24s %8s %10s %10s %12s\n' shakespeare "$threads" $ours_ttq_at "$ours_ttq"
+  [ -n "${torch_ttq:-}" ] && printf '%-24s %8s %10s %10s %12s\n' "pytorch $torch_version" "$threads" $torch_ttq_at "$torch_ttq"
+  if [ -n "${ours_ttq:-}" ] && [ -n "${torch_ttq:-}" ]; then
+    awk -v a="$ours_ttq" -v b="$torch_ttq" 'BEGIN { printf "speed-up shakespeare/pytorch (time to quality): %.2f\n", b / a }'
+  fi
+  exit 0
+fi
 echo "CPU training benchmark: E=$E H=$H L=$L B=$B T=$T dropout=$DROPOUT, Adam + clip, $steps timed steps after $warmup warm-up, $(basename "$data")"
 echo "machine: $cpu_model, $(nproc) cores; OpenBLAS kernels: $openblas_core; OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-unset}; $(date -u +%Y-%m-%dT%H:%MZ); commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 printf '%-24s %8s %14s\n' implementation threads tokens/s
