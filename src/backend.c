@@ -2,6 +2,7 @@
 // defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_backend_create, sk_backend_error,
 //          sk_backend_fail, sk_backend_free
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,17 @@ sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, cons
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     return sk_fail(err, st, "the %s backend failed %s: %s", b->ops->name, what, sk_backend_error(b));
+}
+
+sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm) {
+    double norm = 0.0;
+    sk_status st = b->ops->grad_norm(b, &norm);
+    if (grad_norm) *grad_norm = norm;
+    if (st != SK_OK) return st;
+    // Named without printf's sign of a NaN, which depends on how the NaN arose.
+    if (!isfinite(norm))
+        return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %s", isnan(norm) ? "nan" : "inf");
+    return b->ops->update(b, h, lr, sk_clip_scale(norm, h->grad_clip), step);
 }
 
 void sk_backend_free(sk_backend *b) {

@@ -313,26 +313,41 @@ static void adam_span(void *ctx, int i, int n) {
                          lo, hi);
 }
 
-static sk_status cpu_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
-                                    double *grad_norm) {
+// Small models are not worth a thread: one span below ~64K parameters per thread. The
+// norm and the update use the same spans, so the norm's summation order is fixed.
+static int step_spans(const sk_backend *b, const cpu_impl *c) {
+    int n = c->threads;
+    while (n > 1 && b->layout.total / (size_t)n < 65536) n--;
+    return n;
+}
+
+static sk_status cpu_grad_buffer(sk_backend *b, float **grads, int *on_device) {
+    cpu_impl *c = impl_of(b);
+    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "grad_buffer on an inference-only backend");
+    *grads = c->grads;
+    *on_device = 0;
+    return SK_OK;
+}
+
+static sk_status cpu_grad_norm(sk_backend *b, double *norm) {
+    cpu_impl *c = impl_of(b);
+    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "grad_norm on an inference-only backend");
+    const int n = step_spans(b, c);
+    adam_job j = {.c = c, .layout = &b->layout};
+    sk_parallel_for(n, norm_span, &j);
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) sum += j.partial[i];
+    *norm = sqrt(sum);
+    return SK_OK;
+}
+
+static sk_status cpu_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
     cpu_impl *c = impl_of(b);
     if (!c->training || step < 1)
         return sk_fail(&b->err, SK_ERR_ARG, "optimizer step %lld on %s backend", (long long)step,
                        c->training ? "a training" : "an inference-only");
-    // Small models are not worth a thread: one span below ~64K parameters per thread.
-    int n = c->threads;
-    while (n > 1 && b->layout.total / (size_t)n < 65536) n--;
-    adam_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .step = step};
-    sk_parallel_for(n, norm_span, &j);
-    double sum = 0.0;
-    for (int i = 0; i < n; i++) sum += j.partial[i];
-    double norm = sqrt(sum);
-    if (grad_norm) *grad_norm = norm;
-    // Named without printf's sign of a NaN, which depends on how the NaN arose.
-    if (!isfinite(norm))
-        return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %s", isnan(norm) ? "nan" : "inf");
-    j.clip_scale = sk_clip_scale(norm, h->grad_clip);
-    sk_parallel_for(n, adam_span, &j);
+    adam_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .clip_scale = clip_scale, .step = step};
+    sk_parallel_for(step_spans(b, c), adam_span, &j);
     return SK_OK;
 }
 
@@ -348,7 +363,9 @@ static const sk_backend_ops cpu_ops = {
     .forward = cpu_forward,
     .get_logits = cpu_get_logits,
     .backward = cpu_backward,
-    .optimizer_step = cpu_optimizer_step,
+    .grad_buffer = cpu_grad_buffer,
+    .grad_norm = cpu_grad_norm,
+    .update = cpu_update,
     .destroy = cpu_destroy,
 };
 

@@ -465,7 +465,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
                            "training loss is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
                            "learning rate (--lr)",
                            (double)loss, (long long)t->st.step + 1);
-        st = be->ops->optimizer_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
+        st = sk_backend_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
         if (st == SK_ERR_NUMERIC)
             return sk_fail(err, st,
                            "gradient norm is %g at step %lld; stopping (the last checkpoint is kept); try a lower "

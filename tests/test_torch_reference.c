@@ -232,7 +232,7 @@ int main(void) {
     const float lr = ref_scalar(ref, "lr");
     CHECK(hp.grad_clip < ref_scalar(ref, "grad_norm")); // clipping must act
     double gnorm = NAN;
-    CHECK_OK(be->ops->optimizer_step(be, &hp, lr, 1, &gnorm));
+    CHECK_OK(sk_backend_step(be, &hp, lr, 1, &gnorm));
     float gnorm_f = (float)gnorm;
     sk_test_compare("grad_norm", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
     CHECK_OK(be->ops->get_params(be, buf));
@@ -245,7 +245,7 @@ int main(void) {
 
     // ---- clipped AdamW step 1 (decay on matrices only) from the same start ------------------
     // Forward and backward again from the original parameters and state, so the step does
-    // not depend on whether optimizer_step leaves the gradient buffer clipped.
+    // not depend on whether sk_backend_step leaves the gradient buffer clipped.
     printf("AdamW step (weight decay %.3g on matrices):\n", ref_scalar(ref, "adamw.weight_decay"));
     CHECK_OK(be->ops->set_params(be, params));
     CHECK_OK(be->ops->set_optimizer_state(be, zeros, zeros));
@@ -253,7 +253,7 @@ int main(void) {
     CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
     CHECK_OK(be->ops->backward(be));
     hp.weight_decay = ref_scalar(ref, "adamw.weight_decay");
-    CHECK_OK(be->ops->optimizer_step(be, &hp, lr, 1, &gnorm));
+    CHECK_OK(sk_backend_step(be, &hp, lr, 1, &gnorm));
     gnorm_f = (float)gnorm;
     sk_test_compare("grad_norm (again)", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
     CHECK_OK(be->ops->get_params(be, buf));

@@ -1,8 +1,8 @@
 // backend.h: one interface, two backends (CPU reference, CUDA). The trainer, the sampler
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
-//          sk_backend_error, sk_backend_fail, sk_backend_create_cpu, sk_backend_create_cuda, sk_cuda_available, sk_device_parse,
-//          sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name
+//          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
+//          sk_cuda_available, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
@@ -14,7 +14,12 @@
 // sk_backend_error(b) reads it for the caller's own message.
 //
 // Tensor layouts at this interface: x, y (B, len) stream-major token ids; logits
-// (B, len, V); h, c (L, B, H). All host pointers.
+// (B, len, V); h, c (L, B, H). All host pointers, except the gradient buffer, which is
+// the backend's own memory (host or device) so that it can be all-reduced in place.
+//
+// A training step, in the order llm.c keeps apart (so data-parallel training is one
+// call between backward and the norm): forward -> backward -> [all-reduce the gradient
+// buffer] -> grad_norm -> clip scale -> update; sk_backend_step does the last three.
 #ifndef SHAKESPEARE_BACKEND_H
 #define SHAKESPEARE_BACKEND_H
 
@@ -64,11 +69,14 @@ typedef struct {
     // Gradients of the MEAN loss of the last SK_MODE_TRAIN forward (overwrites, no
     // accumulation). Truncated BPTT: nothing flows into the carried initial state.
     sk_status (*backward)(sk_backend *b);
-    // Global gradient norm, clipping, Adam (optim.h semantics) at optimizer step `step`
-    // (1-based). *grad_norm gets the norm before clipping. A non-finite norm returns
-    // SK_ERR_NUMERIC and leaves parameters and moments untouched.
-    sk_status (*optimizer_step)(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
-                                double *grad_norm);
+    // The gradient buffer that backward fills: (total,) floats, canonical layout,
+    // contiguous, valid for the backend's life; *on_device = 1 when it is device memory.
+    sk_status (*grad_buffer)(sk_backend *b, float **grads, int *on_device);
+    // L2 norm of the gradient buffer, accumulated in double in a fixed order (deterministic).
+    sk_status (*grad_norm)(sk_backend *b, double *norm);
+    // AdamW (optim.h semantics) at optimizer step `step` (1-based) with the gradient
+    // multiplied by clip_scale first.
+    sk_status (*update)(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
     void (*destroy)(sk_backend *b);
 } sk_backend_ops;
 
@@ -103,6 +111,10 @@ const char *sk_backend_error(const sk_backend *b);
 // formatted from fmt and MESSAGE being sk_backend_error(b), and returns st.
 sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+// grad_norm, the clip scale (optim.h's sk_clip_scale) and update at optimizer step `step`
+// (1-based). *grad_norm gets the norm before clipping. A non-finite norm returns
+// SK_ERR_NUMERIC (message in b->err) and leaves parameters and moments untouched.
+sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm);
 // Safe on NULL.
 void sk_backend_free(sk_backend *b);
 

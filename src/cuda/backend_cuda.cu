@@ -354,28 +354,41 @@ static sk_status cuda_backward(sk_backend *b) {
     return SK_OK;
 }
 
-static sk_status cuda_optimizer_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step,
-                                     double *grad_norm) {
+static sk_status cuda_grad_buffer(sk_backend *b, float **grads, int *on_device) {
+    cuda_impl *ci = impl_of(b);
+    if (!ci->training) return sk_fail(&b->err, SK_ERR_ARG, "grad_buffer on a backend without training buffers");
+    *grads = ci->grads;
+    *on_device = 1;
+    return SK_OK;
+}
+
+static sk_status cuda_grad_norm(sk_backend *b, double *norm) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &b->err;
+    if (!ci->training) return sk_fail(err, SK_ERR_ARG, "grad_norm on a backend without training buffers");
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(sk_cuda_sumsq(&ci->scalars[1], ci->partials, ci->grads, ci->total, ci->stream));
+    CUDA_CHECK(cudaMemcpyAsync(&ci->host_scalars[1], &ci->scalars[1], sizeof(double), cudaMemcpyDeviceToHost,
+                               ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    *norm = sqrt(ci->host_scalars[1]);
+    return SK_OK;
+}
+
+static sk_status cuda_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
     cuda_impl *ci = impl_of(b);
     sk_error *err = &b->err;
     if (!ci->training || step < 1)
         return sk_fail(err, SK_ERR_ARG, "optimizer step %lld on a backend %s", (long long)step,
                              ci->training ? "(steps count from 1)" : "without training buffers");
     CUDA_CHECK(cudaSetDevice(ci->device));
-    CUDA_CHECK(sk_cuda_sumsq(&ci->scalars[1], ci->partials, ci->grads, ci->total, ci->stream));
-    CUDA_CHECK(cudaMemcpyAsync(&ci->host_scalars[1], &ci->scalars[1], sizeof(double), cudaMemcpyDeviceToHost,
-                               ci->stream));
-    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
-    const double norm = sqrt(ci->host_scalars[1]);
-    if (grad_norm) *grad_norm = norm;
-    if (!isfinite(norm)) return sk_fail(err, SK_ERR_NUMERIC, "gradient norm is %g", norm);
     // The scalars exactly as sk_adam_update (optim.c) computes them: in double from the
     // double hyperparameters, rounded to float once (1.0f - (float)0.999 would be off by
     // 1.3e-5 relative, and lr / (float)bc1 by an ulp).
     sk_adamw_args a;
     a.beta1 = (float)h->beta1, a.beta2 = (float)h->beta2, a.eps = (float)h->eps;
     a.one_minus_beta1 = (float)(1.0 - h->beta1), a.one_minus_beta2 = (float)(1.0 - h->beta2);
-    a.clip_scale = sk_clip_scale(norm, h->grad_clip);
+    a.clip_scale = clip_scale;
     a.bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
     a.step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)step)));
     a.decay = (float)(1.0 - (double)lr * h->weight_decay);
@@ -396,7 +409,9 @@ static const sk_backend_ops cuda_ops = {
     cuda_forward,
     cuda_get_logits,
     cuda_backward,
-    cuda_optimizer_step,
+    cuda_grad_buffer,
+    cuda_grad_norm,
+    cuda_update,
     cuda_destroy,
 };
 

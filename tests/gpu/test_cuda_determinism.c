@@ -97,7 +97,7 @@ static double train(sk_backend *be, const det_case *dc, int from, int to) {
         double norm = 0.0;
         OP_OK(be, be->ops->forward(be, x, y, dc->T, SK_MODE_TRAIN, s + 1, &loss));
         OP_OK(be, be->ops->backward(be));
-        OP_OK(be, be->ops->optimizer_step(be, &hp, 3e-3f, s + 1, &norm));
+        OP_OK(be, sk_backend_step(be, &hp, 3e-3f, s + 1, &norm));
         CHECK(isfinite(loss) && isfinite(norm));
     }
     free(x), free(y);

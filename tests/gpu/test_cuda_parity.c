@@ -130,8 +130,8 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
     OP_OK(gpu, gpu->ops->get_params(gpu, p0));
     OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, m0, v0));
     double nc = -1.0, ng = -2.0;
-    OP_OK(cpu, cpu->ops->optimizer_step(cpu, hp, lr, step, &nc));
-    OP_OK(gpu, gpu->ops->optimizer_step(gpu, hp, lr, step, &ng));
+    OP_OK(cpu, sk_backend_step(cpu, hp, lr, step, &nc));
+    OP_OK(gpu, sk_backend_step(gpu, hp, lr, step, &ng));
     printf("  grad norm cpu %.9g cuda %.9g (clip %g)\n", nc, ng, (double)hp->grad_clip);
     CHECK(fabs(ng - nc) <= 1e-4 * nc);
     double nh = sk_grad_norm(gg, n);
@@ -237,7 +237,7 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl) {
     CHECK(gpu->ops->forward(gpu, x, y, pc->T + 1, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
     CHECK(gpu->ops->forward(gpu, x, y, pc->T, SK_MODE_EVAL, 0, NULL) == SK_OK);
     CHECK(gpu->ops->backward(gpu) == SK_ERR_ARG); // the last forward was an evaluation
-    CHECK(gpu->ops->optimizer_step(gpu, &hp, lr, 0, NULL) == SK_ERR_ARG);
+    CHECK(sk_backend_step(gpu, &hp, lr, 0, NULL) == SK_ERR_ARG);
 
     // A NaN parameter gives a NaN gradient norm: SK_ERR_NUMERIC, params and moments kept.
     float *pa = alloc_f(n), *ma = alloc_f(n), *va = alloc_f(n), *pb = alloc_f(n), *mb = alloc_f(n), *vb = alloc_f(n);
@@ -248,7 +248,7 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl) {
     OP_OK(gpu, gpu->ops->forward(gpu, x, y, pc->T, SK_MODE_TRAIN, 4, NULL));
     OP_OK(gpu, gpu->ops->backward(gpu));
     double gn = 0.0;
-    CHECK(gpu->ops->optimizer_step(gpu, &hp, lr, 4, &gn) == SK_ERR_NUMERIC);
+    CHECK(sk_backend_step(gpu, &hp, lr, 4, &gn) == SK_ERR_NUMERIC);
     CHECK(!isfinite(gn));
     OP_OK(gpu, gpu->ops->get_params(gpu, pb));
     OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, mb, vb));
@@ -267,7 +267,7 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl) {
     forward_both(cpu, inf, x, y, short_len, SK_MODE_EVAL, 0, "inference-only");
     CHECK(inf->ops->forward(inf, x, y, pc->T, SK_MODE_TRAIN, 1, NULL) == SK_ERR_ARG);
     CHECK(inf->ops->get_grads(inf, p) == SK_ERR_ARG);
-    CHECK(inf->ops->optimizer_step(inf, &hp, lr, 1, NULL) == SK_ERR_ARG);
+    CHECK(sk_backend_step(inf, &hp, lr, 1, NULL) == SK_ERR_ARG);
     sk_backend_free(inf);
 
     free(p), free(h0), free(c0), free(x), free(y);

@@ -96,8 +96,8 @@ int main(void) {
         OP_OK(dnn, dnn->ops->forward(dnn, x, y, T_, SK_MODE_TRAIN, s + 1, &ld));
         OP_OK(per, per->ops->backward(per));
         OP_OK(dnn, dnn->ops->backward(dnn));
-        OP_OK(per, per->ops->optimizer_step(per, &hp, 3e-3f, s + 1, &np_));
-        OP_OK(dnn, dnn->ops->optimizer_step(dnn, &hp, 3e-3f, s + 1, &nd));
+        OP_OK(per, sk_backend_step(per, &hp, 3e-3f, s + 1, &np_));
+        OP_OK(dnn, sk_backend_step(dnn, &hp, 3e-3f, s + 1, &nd));
         lp /= B_ * T_, ld /= B_ * T_;
         if (s == 0) first_p = lp, first_d = ld;
         if (s < EARLY) {

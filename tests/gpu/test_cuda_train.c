@@ -109,7 +109,7 @@ static double train_step(sk_backend *be, const corpus *c, int s, const sk_adam_h
     double loss = 0.0, norm = 0.0;
     OP_OK(be, be->ops->forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &loss));
     OP_OK(be, be->ops->backward(be));
-    OP_OK(be, be->ops->optimizer_step(be, hp, lr, s + 1, &norm));
+    OP_OK(be, sk_backend_step(be, hp, lr, s + 1, &norm));
     return loss / (B_ * T_);
 }
 
