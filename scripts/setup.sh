@@ -13,8 +13,10 @@
 #                       another writer would (tests/cli/test_safetensors_resave.sh); installed into
 #                       .venv/ (which also sees Debian's python3-torch and python3-numpy). Without network
 #                       access this step says so and the tests that need it are skipped.
+#   openmpi-bin, libopenmpi-dev   data-parallel training (mpirun -np N) and its tests
 set -euo pipefail
-want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man clang python3 python3-numpy python3-torch python3-matplotlib python3-venv)
+want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man clang python3 python3-numpy python3-torch python3-matplotlib
+      python3-venv openmpi-bin libopenmpi-dev)
 [ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man)
 missing=()
 for p in "${want[@]}"; do
