@@ -42,10 +42,11 @@ cudaError_t sk_cuda_softmax_xent(float *logits, const float *bias, const int32_t
 cudaError_t sk_cuda_sum_double(double *out, const float *x, int n, cudaStream_t stream);
 
 // ---- dropout.cu ---------------------------------------------------------------------------
-// out[i] = in[i] * (sk_hash_uniform(key, i) >= p ? scale : 0) for i < n (rng.h's masks;
+// out[i] = in[i] * (sk_hash_uniform(key, first + i) >= p ? scale : 0) for i < n (rng.h's
+// masks; first: the mask index of out[0], nonzero for a data-parallel rank's streams;
 // in == out is allowed). The same call is the backward pass, applied to the gradient.
-cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t key, float p, float scale,
-                            cudaStream_t stream);
+cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t first, uint64_t key, float p,
+                            float scale, cudaStream_t stream);
 
 // ---- adam.cu ------------------------------------------------------------------------------
 // Scratch doubles that sk_cuda_sumsq needs for `partials`.

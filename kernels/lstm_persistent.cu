@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                     if (k < L - 1) {
                         float mk = 1.0f;
                         if (drop)
-                            mk = sk_hash_uniform(key, ((uint64_t)b * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
+                            mk = sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
                         a.xin[pad_row(a, k + 1, b, t, H) + j] = h * mk;
                     } else {
                         a.y[((size_t)b * len + t) * H + j] = h;
@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                     } else {
                         float mk = 1.0f;
                         if (drop)
-                            mk = sk_hash_uniform(key, ((uint64_t)b * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
+                            mk = sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
                         dh += mk * ar[1]; // from layer k+1's input gradient, through the mask
                     }
                     const float *gr = a.gates + seq_row(a, k, b, t, H4);

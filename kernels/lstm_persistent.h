@@ -10,7 +10,8 @@
 // synchronization per chain step orders everything: len + L - 1 syncs per direction.
 // Dot products run in a fixed order (lane-strided partial sums, then a fixed shuffle
 // tree): results are bitwise reproducible run to run. Dropout between layers uses
-// hash.h's masks (site k keyed by (seed, step), index (b*len + t)*H + j), the CPU's.
+// hash.h's masks (site k keyed by (seed, step), index ((stream_offset + b)*len + t)*H + j),
+// the CPU's.
 //
 // Buffers (device, floats). Per-layer sequences use a row stride of len+1 so that one
 // GEMM per weight gradient pairs every gate gradient with its input row (the backward
@@ -66,6 +67,7 @@ typedef struct {
     float p, keep_scale;          // dropout between layers (training only; p = 0: none)
     uint64_t seed;
     int64_t step;
+    int stream_offset;            // the global stream of b = 0: masks index by it (data-parallel)
 } sk_plstm_args;
 
 // Cuts the grid for device `device`; plan->supported = 0 with a reason when the shape does

@@ -15,6 +15,7 @@
 
 typedef struct {
     int V, E, H, L, B, T;
+    int stream_offset, global_batch; // data-parallel: see sk_backend_config
     float p;        // dropout probability
     int training;   // backward buffers allocated
     int threads;    // BLAS threads, and spans of the LSTM recurrence
@@ -109,7 +110,8 @@ static sk_status cpu_get_state(sk_backend *b, float *h, float *c_) {
 }
 
 // Dropout at `site` over (len*B, H) time-major rows: out = h * mask. Masks are keyed by
-// the stream-major index (b*len + t)*H + j, so every backend can draw the same ones (rng.h).
+// the stream-major index (b*len + t)*H + j, b the global stream, so every backend and
+// every split of the batch over ranks draws the same ones (rng.h).
 static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int site, int len, const float *h,
                           float *mask, float *out) {
     const uint64_t key = sk_dropout_key(seed, step, site);
@@ -118,7 +120,8 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
     for (int t = 0; t < len; t++) {
         for (int b = 0; b < B; b++) {
             size_t r = (size_t)t * B + b;
-            uint64_t base = ((uint64_t)b * (uint64_t)len + (uint64_t)t) * (uint64_t)H;
+            uint64_t stream = (uint64_t)c->stream_offset + (uint64_t)b; // global stream index
+            uint64_t base = (stream * (uint64_t)len + (uint64_t)t) * (uint64_t)H;
             for (int j = 0; j < H; j++) {
                 float mk = sk_hash_uniform(key, base + (uint64_t)j) >= c->p ? keep_scale : 0.0f;
                 mask[r * H + j] = mk;
@@ -233,9 +236,9 @@ static sk_status cpu_backward(sk_backend *b) {
     const int drop = c->p > 0.0f;
     const float *P = c->params;
     float *G = c->grads;
-    const float inv_n = 1.0f / (float)rows;
+    const float inv_n = 1.0f / (float)(len * c->global_batch);
 
-    // dlogits = (softmax - onehot(y)) / rows
+    // dlogits = (softmax - onehot(y)) / rows of the global batch
     for (int r = 0; r < rows; r++) {
         const float *lr = c->logits + (size_t)r * V;
         float *dl = c->dlogits + (size_t)r * V;
@@ -393,6 +396,9 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (cfg->rnn_impl != SK_RNN_AUTO)
         return sk_fail(err, SK_ERR_ARG, "--rnn-impl %s selects a CUDA LSTM implementation; the CPU backend has one "
                                         "(use --rnn-impl auto, or a CUDA device)", sk_rnn_impl_name(cfg->rnn_impl));
+    if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
+        return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
+                       cfg->stream_offset + cfg->batch_size, cfg->global_batch);
     sk_backend *b = calloc(1, sizeof *b);
     cpu_impl *c = calloc(1, sizeof *c);
     if (!b || !c) {
@@ -416,6 +422,8 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (c->threads > SK_MAX_THREADS) c->threads = SK_MAX_THREADS;
     c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
     c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len, c->p = cfg->model.dropout;
+    c->stream_offset = cfg->stream_offset;
+    c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
     c->training = cfg->training;
     const size_t rows = (size_t)c->T * c->B, H = (size_t)c->H, wide = H > (size_t)c->E ? H : (size_t)c->E;
     const size_t total = b->layout.total;

@@ -1,6 +1,8 @@
 // trainer.c: the training loop (see trainer.h). Owns the token cache (memory-mapped ids), the
 // batchers, the training backend, an optional batch-1 backend for samples, and the output
-// directory (outdir.h: its lock and the metrics log).
+// directory (outdir.h: its lock and the metrics log, held by rank 0 alone).
+// Data-parallel: the batchers stay global (B streams); this rank's backend runs streams
+// [b_off, b_off + b_local) of every window, and dist/shard.h does the rest.
 #include "shakespeare/trainer.h"
 
 #include <math.h>
@@ -10,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dist/shard.h"
 #include "outdir.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/utf8.h"
@@ -27,7 +30,15 @@ struct sk_trainer {
     sk_batcher val;      // eval window length min(T, S_val)
     sk_batcher test;
     int has_val, has_test;
-    sk_backend *be;      // training backend (B, T)
+    sk_backend *be;      // training backend (b_local, T)
+    sk_comm *comm;       // o.comm (borrowed) or own_comm
+    sk_comm *own_comm;   // single-process communicator when o.comm is NULL
+    int rank, nranks;
+    int b_off, b_local;  // this rank's streams [b_off, b_off + b_local) of B
+    float *h_local, *c_local; // (L, b_local, H) this rank's carried state
+    float *gathered;     // (nranks, L, b_local, H) every rank's state, on rank 0
+    int failed_alone;    // the last error was this rank's alone (see trainer.h)
+    int stop;            // a stop was requested on some rank (agreed every step)
     sk_backend *sampler; // batch-1 inference backend, created on first use
     sk_train_state st;   // step, epoch, window, best, rng, and host copies of m, v, h, c
     float *params;       // (total,) host copy for checkpoints and the sampler
@@ -62,7 +73,55 @@ void sk_train_options_default(sk_train_options *o) {
 }
 
 static void notice(sk_trainer *t, const char *line) {
-    if (t->cb.on_notice && line[0]) t->cb.on_notice(t->cb.ctx, line);
+    if (t->rank == 0 && t->cb.on_notice && line[0]) t->cb.on_notice(t->cb.ctx, line);
+}
+
+// The options every rank must share, as "name=value;" pairs (out_dir, log and threads may
+// differ: only rank 0 writes, and threads are per rank).
+static void options_identity(const sk_train_options *o, char *buf, size_t n) {
+    snprintf(buf, n,
+             "--batch-size=%d;--seq-length=%d;--embed-size=%d;--hidden-size=%d;--num-layers=%d;--dropout=%.7g;"
+             "--train-frac=%.17g;--val-frac=%.17g;--init=%d;--init-scale=%.7g;--forget-bias=%.7g;--lr=%.7g;"
+             "--lr-schedule=%s;--min-lr=%.7g;--warmup-iters=%lld;--lr-decay=%.7g;--lr-decay-after=%d;"
+             "--beta1=%.17g;--beta2=%.17g;--eps=%.17g;--weight-decay=%.17g;--grad-clip=%.17g;--max-iters=%lld;"
+             "--max-epochs=%d;--eval-every=%lld;--checkpoint-every=%lld;--sample-every=%lld;--seed=%llu;"
+             "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;",
+             o->batch_size, o->seq_len, o->model.embed_size, o->model.hidden_size, o->model.num_layers,
+             (double)o->model.dropout, o->train_frac, o->val_frac, (int)o->init, (double)o->init_scale,
+             (double)o->forget_bias, (double)o->lr.lr, sk_lr_kind_name(o->lr.kind), (double)o->lr.min_lr,
+             (long long)o->lr.warmup_iters, (double)o->lr.decay, o->lr.decay_after, o->adam.beta1, o->adam.beta2,
+             o->adam.eps, o->adam.weight_decay, o->adam.grad_clip, (long long)o->max_iters, o->max_epochs,
+             (long long)o->eval_every, (long long)o->checkpoint_every, (long long)o->sample_every,
+             (unsigned long long)o->seed, o->init_from ? o->init_from : "", o->eval_only, o->device,
+             sk_rnn_impl_name(o->rnn_impl));
+}
+
+static sk_status check_ranks(sk_trainer *t, sk_error *err) {
+    sk_rank_identity id;
+    memset(&id, 0, sizeof id);
+    if (t->nranks == 1) return SK_OK; // nothing to compare (and no pass over a large corpus)
+    const sk_tokens *ids = &t->cache.ids;
+    id.n_chars = ids->n;
+    id.data_crc = sk_crc32(0, ids->data, (size_t)ids->width * ids->n);
+    id.vocab_size = t->cache.vocab.size;
+    id.vocab_crc = sk_crc32(0, t->cache.vocab.chars, sizeof t->cache.vocab.chars[0] * (size_t)t->cache.vocab.size);
+    snprintf(id.data_path, sizeof id.data_path, "%s", t->o.data_path);
+    options_identity(&t->o, id.options, sizeof id.options);
+    return sk_shard_check_ranks(t->comm, &id, err);
+}
+
+// The device of this rank: with several ranks, "auto" and "cuda" mean cuda:local_rank.
+static const char *rank_device(const sk_trainer *t, char *buf, size_t n) {
+    const char *d = t->o.device;
+    if (t->nranks > 1 && (strcmp(d, "cuda") == 0 || strcmp(d, "auto") == 0)) {
+        char reason[256];
+        int local = sk_comm_local_rank(t->comm);
+        if (strcmp(d, "cuda") == 0 || sk_cuda_available(local, reason, sizeof reason)) {
+            snprintf(buf, n, "cuda:%d", local);
+            return buf;
+        }
+    }
+    return d;
 }
 
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
@@ -159,6 +218,19 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     return SK_OK;
 }
 
+// This rank's view of the data: the cache of o->data_path in mode, validated or (re)built.
+static sk_status open_cache(sk_trainer *t, const sk_train_options *o, sk_vocab_mode mode, sk_error *err) {
+    char *cache_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+    sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
+    sk_status st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac,
+                                                   o->val_frac, &hooks, err)
+                             : sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    free(cache_dir);
+    return st;
+}
+
+static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err);
+
 sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err) {
     *out = NULL;
     sk_status st = check_options(o, err);
@@ -169,34 +241,69 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     if (cb) t->cb = *cb;
     t->last_eval_step = -1;
     t->od = (sk_outdir)SK_OUTDIR_INIT;
+
+    t->comm = o->comm;
+    if (!t->comm && !(t->comm = t->own_comm = sk_comm_single())) {
+        free(t);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    }
+    t->rank = sk_comm_rank(t->comm), t->nranks = sk_comm_size(t->comm);
+    // One run per out-dir, held by rank 0, the only rank that writes there: the lock first,
+    // so that nothing below reads a checkpoint that another run is writing; a fresh run never
+    // silently replaces a finished one. Every rank reaches each agreement, so one rank's
+    // failure (here: rank 0's refusal) stops all of them together.
+    st = SK_OK;
+    if (!o->eval_only && t->rank == 0) {
+        st = sk_outdir_open(&t->od, o->out_dir, err);
+        if (st == SK_OK && !o->init_from) st = sk_outdir_claim_fresh(&t->od, o->overwrite, err);
+    }
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if (o->batch_size % t->nranks != 0) {
+        st = sk_fail(err, SK_ERR_ARG, "--batch-size %d is not divisible by the %d ranks; use a multiple of %d",
+                     o->batch_size, t->nranks, t->nranks);
+        goto fail;
+    }
+    t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
+    if (t->nranks > 1) {
+        char line[160];
+        snprintf(line, sizeof line, "data-parallel over %d ranks (%s): %d of the %d streams each", t->nranks,
+                 sk_comm_name(t->comm), t->b_local, o->batch_size);
+        notice(t, line);
+    }
+    st = init_model(t, o, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    *out = t;
+    return SK_OK;
+fail:
+    sk_trainer_free(t);
+    return st;
+}
+
+// Everything after the data: checkpoint, splits, backend, state, logs (this rank's part).
+static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err) {
     sk_model_file ckpt = {0};
     sk_train_state saved = {0};
     int has_state = 0;
-
-    // One run per out-dir: the lock first, so that nothing below reads a checkpoint that
-    // another run is writing; a fresh run never silently replaces a finished one.
-    if (!o->eval_only) {
-        if ((st = sk_outdir_open(&t->od, o->out_dir, err)) != SK_OK) goto fail;
-        if (!o->init_from && (st = sk_outdir_claim_fresh(&t->od, o->overwrite, err)) != SK_OK) goto fail;
-    }
+    sk_status st = SK_OK;
     sk_vocab_mode mode = o->vocab_mode;
+    // Until the ranks have agreed on the data, every rank reaches every agreement below, so one
+    // rank's failure stops all of them together (and none waits on a collective another left).
     if (o->init_from) {
-        if ((st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err)) != SK_OK) goto fail;
+        st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err);
         sk_vocab_mode ck_mode = ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
-        if ((o->model_set & SK_SET_VOCAB) && mode != ck_mode) {
+        if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && mode != ck_mode)
             st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
                          sk_vocab_mode_name(mode), o->init_from, sk_vocab_mode_name(ck_mode));
-            goto fail;
-        }
         mode = ck_mode;
-        if ((st = check_shape(o, &ckpt.cfg, err)) != SK_OK) goto fail;
+        if (st == SK_OK) st = check_shape(o, &ckpt.cfg, err);
     }
-    char *cache_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
-    sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
-    st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac, o->val_frac, &hooks, err)
-                   : sk_fail(err, SK_ERR_NOMEM, "out of memory");
-    free(cache_dir);
-    if (st != SK_OK) goto fail;
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    // The token cache: rank 0 builds or checks it first; the other ranks then find it ready
+    // (or, with a cache directory of their own on another node, build theirs: builds are atomic).
+    if (t->rank == 0) st = open_cache(t, o, mode, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if (t->rank != 0) st = open_cache(t, o, mode, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks(t, err)) != SK_OK) goto fail;
     if (t->cache.map_len >= ((size_t)16 << 20)) { // a large corpus: say what start-up cost
         char line[SK_ERROR_MSG_MAX];
         snprintf(line, sizeof line, "token cache %s: %zu ids of %d bits, %d symbols, checked and mapped in %.2f s",
@@ -216,11 +323,12 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     // A resumed run keeps its seed: dropout masks are keyed by (seed, step).
     const int resume = has_state && !o->eval_only;
     const uint64_t seed = resume ? saved.seed : o->seed;
-    sk_backend_config bc = {.model = t->o.model, .batch_size = o->batch_size, .seq_len = o->seq_len,
+    sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = seed,
-                            .rnn_impl = o->rnn_impl};
-    char note[512];
-    if ((st = sk_backend_create(&bc, o->device, &t->be, note, sizeof note, err)) != SK_OK) goto fail;
+                            .rnn_impl = o->rnn_impl, .stream_offset = t->b_off, .global_batch = o->batch_size};
+    char note[512], dev[32];
+    if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
+        goto fail;
     notice(t, note);
 
     const sk_param_layout *lay = &t->be->layout;
@@ -233,7 +341,11 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     t->params = malloc(sizeof(float) * lay->total);
     t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
     t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
-    if (!t->params || !t->x || !t->y) {
+    const size_t local_state = (size_t)L * t->b_local * H;
+    t->h_local = malloc(sizeof(float) * local_state);
+    t->c_local = malloc(sizeof(float) * local_state);
+    t->gathered = t->rank == 0 ? malloc(sizeof(float) * local_state * (size_t)t->nranks) : NULL;
+    if (!t->params || !t->x || !t->y || !t->h_local || !t->c_local || (t->rank == 0 && !t->gathered)) {
         st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -264,7 +376,9 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         if (saved.B == B && saved.T == o->seq_len && saved.L == L && saved.H == H &&
             (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
             t->st.window = saved.window;
-            if ((st = t->be->ops->set_state(t->be, saved.h, saved.c)) != SK_OK) {
+            sk_shard_slice_state(saved.h, t->h_local, L, B, t->b_off, t->b_local, H);
+            sk_shard_slice_state(saved.c, t->c_local, L, B, t->b_off, t->b_local, H);
+            if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK) {
                 sk_backend_fail(err, st, t->be, "to take the LSTM state");
                 goto fail;
             }
@@ -282,20 +396,16 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
                  o->eval_only ? "" : "; a new run starts from its weights with a fresh optimizer");
         notice(t, line);
     }
-    if (!o->eval_only) {
+    if (!o->eval_only && t->rank == 0) {
         char *log = o->log_path ? strdup(o->log_path) : sk_path_join(o->out_dir, "metrics.jsonl");
         st = log ? sk_outdir_open_log(&t->od, log, has_state, err) : sk_fail(err, SK_ERR_NOMEM, "out of memory");
         free(log);
         if (st != SK_OK) goto fail;
     }
-    sk_model_file_free(&ckpt);
-    sk_train_state_free(&saved);
-    *out = t;
-    return SK_OK;
+    st = SK_OK;
 fail:
     sk_model_file_free(&ckpt);
     sk_train_state_free(&saved);
-    sk_trainer_free(t);
     return st;
 }
 
@@ -309,8 +419,14 @@ void sk_trainer_free(sk_trainer *t) {
     free(t->params);
     free(t->x);
     free(t->y);
+    free(t->h_local);
+    free(t->c_local);
+    free(t->gathered);
+    sk_comm_free(t->own_comm);
     free(t);
 }
+
+int sk_trainer_failed_alone(const sk_trainer *t) { return t && t->failed_alone; }
 
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err) {
     const sk_batcher *bt = which == 1 ? &t->test : &t->val;
@@ -318,34 +434,44 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
         return sk_fail(err, SK_ERR_ARG, "there is no %s split to evaluate", which == 1 ? "test" : "validation");
     sk_backend *be = t->be;
     // Keep the carried training state aside; evaluation starts every stream from zero.
-    sk_status st = be->ops->get_state(be, t->st.h, t->st.c);
+    // Each rank scores its own streams; the sums meet in one reduction at the end.
+    sk_status st = be->ops->get_state(be, t->h_local, t->c_local);
     if (st == SK_OK) st = be->ops->set_state(be, NULL, NULL);
-    if (st != SK_OK) return sk_backend_fail(err, st, be, "before evaluation");
     double total = 0.0;
     size_t windows = sk_batcher_windows(bt, 1);
     for (size_t w = 0; w < windows && st == SK_OK; w++) {
         int len = sk_batcher_window(bt, w, t->x, t->y);
         double s = 0.0;
-        st = be->ops->forward(be, t->x, t->y, len, SK_MODE_EVAL, 0, &s);
+        const size_t first = (size_t)t->b_off * (size_t)len;
+        st = be->ops->forward(be, t->x + first, t->y + first, len, SK_MODE_EVAL, 0, &s);
         total += s;
     }
-    sk_status restored = be->ops->set_state(be, t->st.h, t->st.c);
+    sk_status restored = be->ops->set_state(be, t->h_local, t->c_local);
     if (st == SK_OK) st = restored;
-    if (st != SK_OK) return sk_backend_fail(err, st, be, "during evaluation");
+    if (st != SK_OK) sk_backend_fail(err, st, be, "during evaluation");
+    if ((st = sk_shard_reduce(t->comm, st, &total, 1, err)) != SK_OK) return st;
     *mean_loss = total / ((double)bt->B * (double)bt->P);
     return SK_OK;
 }
 
 static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err) {
     sk_backend *be = t->be;
+    const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = t->o.batch_size;
     sk_status st = be->ops->get_params(be, t->params);
     if (st == SK_OK) st = be->ops->get_optimizer_state(be, t->st.m, t->st.v);
-    if (st == SK_OK) st = be->ops->get_state(be, t->st.h, t->st.c);
-    if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its state for %s", name);
-    st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params,
-                                      t->o.train_config_json, &t->st, err);
-    if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
-    if (st == SK_OK && t->cb.on_checkpoint) {
+    if (st == SK_OK) st = be->ops->get_state(be, t->h_local, t->c_local);
+    if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
+    // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes.
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK ||
+        (st = sk_shard_gather_state(t->comm, t->h_local, t->gathered, t->st.h, L, B, t->b_local, H, 0, err)) != SK_OK ||
+        (st = sk_shard_gather_state(t->comm, t->c_local, t->gathered, t->st.c, L, B, t->b_local, H, 0, err)) != SK_OK)
+        return st;
+    if (t->rank == 0) {
+        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params, t->o.train_config_json,
+                                &t->st, err);
+        if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
+    }
+    if ((st = sk_comm_agree(t->comm, st, err)) == SK_OK && t->rank == 0 && t->cb.on_checkpoint) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.safetensors", t->o.out_dir, name);
         t->cb.on_checkpoint(t->cb.ctx, path);
@@ -423,9 +549,11 @@ static sk_status run_eval(sk_trainer *t, sk_error *err) {
     t->last_eval_step = t->st.step;
     int best = val < t->st.best_val_loss;
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
-    if ((st = sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)) != SK_OK)
-        return st;
-    if (t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
+    // Rank 0 writes the log; a failed write stops every rank.
+    st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)
+                      : SK_OK;
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
+    if (t->rank == 0 && t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
     return best ? save_checkpoint(t, "best", err) : SK_OK;
 }
 
@@ -455,23 +583,44 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
             return sk_backend_fail(err, st, be, "to reset its state");
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
-        double ts = now_s(), loss_sum = 0.0;
-        if ((st = be->ops->forward(be, t->x, t->y, T, SK_MODE_TRAIN, t->st.step, &loss_sum)) != SK_OK ||
+        double ts = now_s();
+        // This rank's streams: forward, backward; then the loss sum and any stop request
+        // summed over ranks (with any rank's failure), and the gradients summed in place.
+        const size_t first = (size_t)t->b_off * (size_t)T;
+        double red[2] = {0.0, o->stop_flag && *o->stop_flag ? 1.0 : 0.0}; // loss sum, stop requests
+        if ((st = be->ops->forward(be, t->x + first, t->y + first, T, SK_MODE_TRAIN, t->st.step, &red[0])) != SK_OK ||
             (st = be->ops->backward(be)) != SK_OK)
-            return sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
-        loss = (float)(loss_sum / ((double)B * T));
+            sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
+        if ((st = sk_shard_reduce(t->comm, st, red, 2, err)) != SK_OK) return st;
+        t->stop = red[1] > 0.0;
+        loss = (float)(red[0] / ((double)B * T));
         if (!isfinite(loss))
             return sk_fail(err, SK_ERR_NUMERIC,
                            "training loss is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
                            "learning rate (--lr)",
                            (double)loss, (long long)t->st.step + 1);
+        float *grads;
+        int on_device;
+        if ((st = be->ops->grad_buffer(be, &grads, &on_device)) != SK_OK) {
+            t->failed_alone = t->nranks > 1;
+            return sk_backend_fail(err, st, be, "to hand over its gradients at step %lld", (long long)t->st.step + 1);
+        }
+        if ((st = sk_comm_allreduce_sum_f32(t->comm, grads, be->layout.total, on_device, err)) != SK_OK) {
+            t->failed_alone = t->nranks > 1;
+            return st;
+        }
+        // Identical summed gradients on every rank, so the norm, a non-finite norm and the
+        // update are the same everywhere.
         st = sk_backend_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
         if (st == SK_ERR_NUMERIC)
             return sk_fail(err, st,
                            "gradient norm is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
                            "learning rate (--lr)",
                            gnorm, (long long)t->st.step + 1);
-        if (st != SK_OK) return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
+        if (st != SK_OK) {
+            t->failed_alone = t->nranks > 1;
+            return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
+        }
         const double dt = now_s() - ts;
         t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
         step_time += dt;
@@ -484,20 +633,26 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
             sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, total, loss, lr, gnorm,
                              (double)(s - report_step) * B * T / step_time, tn - t0};
             step_time = 0.0, report_step = s;
-            st = sk_outdir_log(&t->od, err,
-                               "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,\"tokens_per_s\":%.1f}\n",
-                               (long long)s, (double)p.epoch + (double)p.window / (double)windows, (double)loss,
-                               (double)lr, p.tokens_per_s);
-            if (st != SK_OK) return st;
-            if (t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
+            // Rank 0 writes the log; a failed write stops every rank.
+            st = t->rank != 0 ? SK_OK
+                              : sk_outdir_log(&t->od, err,
+                                              "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
+                                              "\"tokens_per_s\":%.1f}\n",
+                                              (long long)s, (double)p.epoch + (double)p.window / (double)windows,
+                                              (double)loss, (double)lr, p.tokens_per_s);
+            if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
+            if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
         }
         if (o->eval_every > 0 && s % o->eval_every == 0 && t->has_val && (st = run_eval(t, err)) != SK_OK) return st;
         if (o->checkpoint_every > 0 && s % o->checkpoint_every == 0 && (st = save_checkpoint(t, "last", err)) != SK_OK)
             return st;
-        if (o->sample_every > 0 && s % o->sample_every == 0 && (st = print_sample(t, err)) != SK_OK) return st;
-        if (o->stop_flag && *o->stop_flag) break;
+        if (o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0 && (st = print_sample(t, err)) != SK_OK) {
+            t->failed_alone = t->nranks > 1;
+            return st;
+        }
+        if (t->stop) break;
     }
-    int interrupted = o->stop_flag && *o->stop_flag;
+    int interrupted = t->stop;
     if (!interrupted && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
     if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;
     sum->steps = t->st.step;

@@ -6,7 +6,12 @@ set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
                 "SK_SAMPLE=$<TARGET_FILE:shakespeare-sample>"
                 "OPENBLAS_NUM_THREADS=1"
                 "SK_BUILD_DIR=${CMAKE_BINARY_DIR}"
-                "SK_HAVE_MAN_PAGES=${SK_HAVE_MAN_PAGES}")
+                "SK_HAVE_MAN_PAGES=${SK_HAVE_MAN_PAGES}"
+                "SK_CKPT_DIFF=$<TARGET_FILE:ckpt_diff>")
+# tests/mpi/ launch the trainer under mpirun; without MPI in the build they skip (exit 77).
+if(SK_HAVE_MPI)
+  list(APPEND SK_TEST_ENV "SK_MPIEXEC=${MPIEXEC_EXECUTABLE}")
+endif()
 
 # sk_add_tests(GLOB PREFIX LABEL): one test per matching file; .c files become programs
 # linked with the core library, .sh files run under bash. Exit 77 means skipped.
@@ -38,6 +43,7 @@ sk_add_tests(${CMAKE_SOURCE_DIR}/tests/test_*.c "" unit)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.c gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh cli_ cli)
+sk_add_tests(${CMAKE_SOURCE_DIR}/tests/mpi/test_*.sh mpi_ mpi)
 
 if(SHAKESPEARE_FUZZ)
   file(GLOB SK_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)
@@ -50,3 +56,7 @@ if(SHAKESPEARE_FUZZ)
     target_link_libraries(${name} PRIVATE shakespeare_core)
   endforeach()
 endif()
+
+# The multi-rank tests compare checkpoints with this tool (SK_CKPT_DIFF).
+add_executable(ckpt_diff ${CMAKE_SOURCE_DIR}/tests/mpi/ckpt_diff.c)
+target_link_libraries(ckpt_diff PRIVATE shakespeare_core)

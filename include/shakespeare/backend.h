@@ -43,6 +43,12 @@ typedef struct {
     int device_index; // CUDA device ordinal
     uint64_t seed;    // dropout masks are a pure function of (seed, step, site, index)
     sk_rnn_impl rnn_impl;
+    // Data-parallel training: this backend holds streams [stream_offset, stream_offset +
+    // batch_size) of a global batch of global_batch streams (0: batch_size, one process).
+    // Dropout masks are indexed by the global stream, and backward's gradient is that of
+    // the mean over global_batch * len rows, so the ranks' gradients sum to one process's.
+    int stream_offset;
+    int global_batch;
 } sk_backend_config;
 
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;

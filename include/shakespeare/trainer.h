@@ -1,6 +1,7 @@
 // trainer.h: the training loop: data, backend, optimizer, evaluation, checkpoints, logs.
 // defines: sk_train_options, sk_train_options_default, sk_trainer_init, sk_trainer_run,
-//          sk_trainer_evaluate, sk_trainer_free, sk_train_callbacks, sk_progress, sk_train_summary
+//          sk_trainer_evaluate, sk_trainer_failed_alone, sk_trainer_free, sk_train_callbacks, sk_progress,
+//          sk_train_summary
 // The trainer never prints: it reports progress through callbacks, and the CLI prints.
 #ifndef SHAKESPEARE_TRAINER_H
 #define SHAKESPEARE_TRAINER_H
@@ -11,6 +12,7 @@
 #include "shakespeare/backend.h"
 #include "shakespeare/batcher.h"
 #include "shakespeare/checkpoint.h"
+#include "shakespeare/comm.h"
 #include "shakespeare/corpus.h"
 #include "shakespeare/model.h"
 #include "shakespeare/optim.h"
@@ -51,7 +53,20 @@ typedef struct {
     sk_rnn_impl rnn_impl;    // the CUDA backend's LSTM implementation (auto by default)
     const char *train_config_json; // the options as JSON, stored in checkpoints (borrowed)
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
+    sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
+                             // every rank runs the same options.
 } sk_train_options;
+
+// Data-parallel training (o->comm of N > 1 ranks): batch_size B stays the global batch and
+// rank r owns streams [r*B/N, (r+1)*B/N) of the layout one process uses (B % N != 0 is
+// an error). Gradients are summed over ranks before the norm, clipping and Adam, so every
+// rank holds the same parameters; loss, tokens/s and validation are reduced over ranks;
+// only rank 0 calls the callbacks and writes logs and checkpoints (holding every stream's
+// state, gathered), so a checkpoint resumes under any N dividing B. Every rank reads the
+// data and --init-from itself. Errors: every error sk_trainer_init/run/evaluate return is
+// the same on every rank (the lowest failing rank's, "rank R: ..." when R > 0), except
+// when sk_trainer_failed_alone() says this rank failed on its own mid-step (a device
+// error): the caller then ends the job (sk_comm_abort), as the other ranks wait for it.
 
 // char-rnn / nanoGPT-style defaults (see README).
 void sk_train_options_default(sk_train_options *o);
@@ -103,6 +118,9 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *summary, sk_error *err
 // zero state, without touching the training state: the whole split, or with eval_tokens the
 // first ceil(eval_tokens / B) positions of each of its B streams.
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err);
+
+// 1 when the last error was this rank's alone (see data-parallel training above).
+int sk_trainer_failed_alone(const sk_trainer *t);
 
 void sk_trainer_free(sk_trainer *t);
 

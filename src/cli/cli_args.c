@@ -76,12 +76,18 @@ sk_status cli_parse_float(const char *opt, const char *s, double lo, int lo_open
     return SK_OK;
 }
 
+static int quiet; // cli_set_quiet
+
+void cli_set_quiet(int q) { quiet = q; }
+
 void cli_die(int code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (!quiet) {
+        fputs("error: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+    }
     va_end(ap);
     exit(code);
 }

@@ -1,6 +1,6 @@
 // cli_args.h: strict parsing of option values for the command-line programs.
 // defines: cli_parse_int, cli_parse_i64, cli_parse_u64, cli_parse_float, cli_parse_double,
-//          cli_bad_option, cli_die, cli_print_version
+//          cli_bad_option, cli_die, cli_print_version, cli_set_quiet
 // Values go through strtol/strtod with end-pointer, errno and range checks: "12x", "",
 // "1e999" and out-of-range numbers are rejected with a message naming the option, never clamped.
 #ifndef SK_CLI_ARGS_H
@@ -29,10 +29,13 @@ sk_status cli_parse_double(const char *opt, const char *s, double lo, int lo_ope
 // and an optstring starting with ':': exits 2 with a message naming the option.
 _Noreturn void cli_bad_option(int c, char **argv);
 
-// Prints "error: <msg>" (one line) to stderr and exits with code.
+// Prints "error: <msg>" (one line) to stderr, unless quiet, and exits with code.
 _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // --version: "<program> X.Y.Z", then the backends built in and the BLAS library (build_info.h).
 void cli_print_version(const char *program);
+
+// Quiet: cli_die prints nothing (the ranks of a data-parallel job other than rank 0).
+void cli_set_quiet(int quiet);
 
 #endif

@@ -3,6 +3,7 @@
 // one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input (and an
 // out-dir in use or holding a run), 1 other failure (divergence, device, a failed checkpoint or
 // log write), 130/143 after SIGINT/SIGTERM (checkpoint saved).
+// Under mpirun (comm.h) every rank runs this program and only rank 0 prints.
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
@@ -17,6 +18,12 @@
 #include "shakespeare/trainer.h"
 
 static volatile sig_atomic_t g_stop = 0; // 0, SIGINT or SIGTERM
+static sk_comm *g_comm;                  // the job's communicator, finalized at exit
+
+static void free_comm(void) {
+    sk_comm_free(g_comm);
+    g_comm = NULL;
+}
 
 // The first SIGINT/SIGTERM asks for a clean stop (finish the step, save, exit); a second
 // one ends the process at once, which the atomic checkpoint writes make safe.
@@ -250,13 +257,13 @@ static const char *opt_name(int id) {
 }
 
 // With a test split (--train-frac + --val-frac < 1), its loss under the current model.
-static void print_test_loss(sk_trainer *t) {
+static void print_test_loss(sk_trainer *t, int rank) {
     sk_error err;
     double loss;
     sk_status st = sk_trainer_evaluate(t, 1, &loss, &err);
     if (st == SK_ERR_ARG) return; // no test split
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-    printf("test_loss %.6f nats/char (%.6f bits/char)\n", loss, loss / log(2.0));
+    if (rank == 0) printf("test_loss %.6f nats/char (%.6f bits/char)\n", loss, loss / log(2.0));
 }
 
 int main(int argc, char **argv) {
@@ -265,7 +272,13 @@ int main(int argc, char **argv) {
     char default_data[4096];
     o.data_path = cli_default_data(default_data, sizeof default_data);
     sk_error err = {{0}};
-    sk_status st = SK_OK;
+    char comm_note[256];
+    sk_status st = sk_comm_init(&g_comm, &argc, &argv, comm_note, sizeof comm_note, &err);
+    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    atexit(free_comm);
+    const int rank = sk_comm_rank(g_comm);
+    cli_set_quiet(rank != 0);
+    if (comm_note[0]) fprintf(stderr, "note: %s\n", comm_note);
     const char *init_name = "pytorch";
     opterr = 0;
     for (;;) {
@@ -327,10 +340,12 @@ int main(int argc, char **argv) {
         case OPT_HELP: {
             sk_train_options d;
             sk_train_options_default(&d);
-            usage(&d);
+            if (rank == 0) usage(&d);
             return 0;
         }
-        case OPT_VERSION: cli_print_version("shakespeare-train"); return 0;
+        case OPT_VERSION:
+            if (rank == 0) cli_print_version("shakespeare-train");
+            return 0;
         default: cli_bad_option(c, argv);
         }
         if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
@@ -345,6 +360,7 @@ int main(int argc, char **argv) {
     options_json(&o, init_name, config_json, sizeof config_json);
     o.train_config_json = config_json;
     o.stop_flag = &g_stop;
+    o.comm = g_comm;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -368,24 +384,30 @@ int main(int argc, char **argv) {
         double val;
         st = sk_trainer_evaluate(t, 0, &val, &err);
         if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-        printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
-        print_test_loss(t);
+        if (rank == 0) printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
+        print_test_loss(t, rank);
         sk_trainer_free(t);
         return 0;
     }
     sk_train_summary sum;
     st = sk_trainer_run(t, &sum, &err);
     end_live(&pr);
-    if (st == SK_OK) print_test_loss(t); // of the final model
+    if (st != SK_OK && sk_trainer_failed_alone(t)) {
+        // The other ranks wait for this one in a collective: end the whole job.
+        fprintf(stderr, "error: rank %d: %s\n", rank, err.msg);
+        sk_comm_abort(g_comm, CLI_EXIT_FAILURE);
+    }
+    if (st == SK_OK) print_test_loss(t, rank); // of the final model
     sk_trainer_free(t);
     if (st == SK_ERR_INTERRUPTED) {
-        fprintf(stderr, "%s\n", err.msg);
+        if (rank == 0) fprintf(stderr, "%s\n", err.msg);
         return g_stop == SIGTERM ? CLI_EXIT_SIGTERM : CLI_EXIT_SIGINT;
     }
     // Bad input was refused before the run started; what fails now (a checkpoint or log write
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-    printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
+    if (rank == 0)
+        printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
            "wall_s=%.1f backend=%s\n",
            (long long)sum.steps, sum.best_val_loss, (long long)sum.best_step, sum.final_train_loss,
            sum.median_tokens_per_s, sum.wall_s, sum.backend_name);

@@ -168,8 +168,8 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         free(ones);
         SK_TRY(st);
     }
-    const sk_lstm_config lc = {ci->dnn, ci->stream, layout, ci->B, ci->T, ci->E, ci->H, ci->L, ci->training, ci->p,
-                               cfg->seed};
+    const sk_lstm_config lc = {ci->dnn, ci->stream, layout, ci->B,    ci->T,      ci->E,
+                               ci->H,   ci->L,      ci->training, ci->p, cfg->seed, cfg->stream_offset};
     SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
@@ -261,6 +261,15 @@ static sk_status cuda_get_state(sk_backend *b, float *h, float *c) {
     return SK_OK;
 }
 
+// Data-parallel (backend.h): the loss is the mean over the global batch's rows, and the
+// fc dropout mask of this backend's first element is that of global stream stream_offset.
+static int global_batch(const sk_backend *b) {
+    return b->cfg.global_batch > 0 ? b->cfg.global_batch : b->cfg.batch_size;
+}
+static uint64_t first_index(const sk_backend *b, int len) {
+    return (uint64_t)b->cfg.stream_offset * (uint64_t)len * (uint64_t)b->cfg.model.hidden_size;
+}
+
 static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
                               int64_t step, double *loss_sum) {
     cuda_impl *ci = impl_of(b);
@@ -296,7 +305,8 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
     const float *top = ci->hs;
     if (train && ci->p > 0.0f) {
         const uint64_t key = sk_dropout_key(b->cfg.seed, step, ci->L - 1);
-        CUDA_CHECK(sk_cuda_dropout(ci->hd, ci->hs, (size_t)n * H, key, ci->p, 1.0f / (1.0f - ci->p), ci->stream));
+        CUDA_CHECK(sk_cuda_dropout(ci->hd, ci->hs, (size_t)n * H, first_index(b, len), key, ci->p,
+                                   1.0f / (1.0f - ci->p), ci->stream));
         top = ci->hd;
     }
     // logits (n, V) = top (n, H) fc.weight^T; the bias is added by the softmax kernel.
@@ -305,7 +315,8 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
                              &zero, ci->logits, V));
     const int grad = train && y;
     CUDA_CHECK(sk_cuda_softmax_xent(ci->logits, ci->params + ci->off_fcb, y ? ci->y : NULL, ci->row_loss,
-                                    grad ? ci->dlogits : NULL, 1.0f / (float)n, n, V, ci->stream));
+                                    grad ? ci->dlogits : NULL, 1.0f / (float)(len * global_batch(b)), n, V,
+                                    ci->stream));
     ci->len = len;
     ci->last_step = step;
     if (y && loss_sum) {
@@ -346,7 +357,8 @@ static sk_status cuda_backward(sk_backend *b) {
                              ci->dlogits, V, &zero, ci->dh, H));
     if (drop) {
         const uint64_t key = sk_dropout_key(b->cfg.seed, ci->last_step, ci->L - 1);
-        CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, key, ci->p, 1.0f / (1.0f - ci->p), ci->stream));
+        CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, first_index(b, len), key, ci->p,
+                                   1.0f / (1.0f - ci->p), ci->stream));
     }
     SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
     SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
@@ -463,6 +475,9 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
     if (cfg->batch_size < 1 || cfg->seq_len < 1)
         return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
                              cfg->batch_size, cfg->seq_len);
+    if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
+        return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
+                       cfg->stream_offset + cfg->batch_size, cfg->global_batch);
     char reason[256];
     if (!sk_cuda_available(cfg->device_index, reason, sizeof reason))
         return sk_fail(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);

@@ -45,6 +45,11 @@ size_t state_slab(const sk_lstm_config *c) { return (size_t)c->B * c->H; }
 
 float keep_scale(const sk_lstm_config *c) { return 1.0f / (1.0f - c->dropout); } // as the CPU backend
 
+// The mask index of element 0 of a (B, len, H) slab: that of global stream stream_offset.
+uint64_t first_index(const sk_lstm_config *c, int len) {
+    return (uint64_t)c->stream_offset * (uint64_t)len * (uint64_t)c->H;
+}
+
 sk_status cudnn_import(sk_lstm *l, const float *params, sk_error *err) {
     cudnn_stack *s = stack_of(l);
     for (int u = 0; u < s->nunits; u++) SK_TRY(sk_cudnn_lstm_pack(&s->units[u], params, err));
@@ -75,8 +80,8 @@ sk_status cudnn_forward(sk_lstm *l, int train, int64_t step, int len, const floa
             SK_TRY(sk_cudnn_lstm_forward(&s->units[k], train, in, o, hx + k * hs, cx + k * hs, hy + k * hs,
                                          cy + k * hs, err));
             if (train && k < c->L - 1)
-                CUDA_CHECK(sk_cuda_dropout(s->dropped + (size_t)k * slab(c), o, n, sk_dropout_key(c->seed, step, k),
-                                           c->dropout, keep_scale(c), c->stream));
+                CUDA_CHECK(sk_cuda_dropout(s->dropped + (size_t)k * slab(c), o, n, first_index(c, len),
+                                           sk_dropout_key(c->seed, step, k), c->dropout, keep_scale(c), c->stream));
         }
     }
     if (train) {
@@ -103,8 +108,8 @@ sk_status cudnn_backward_data(sk_lstm *l, const float *dy, float *dx, sk_error *
             float *dxk = k == 0 ? dx : s->grad[(k + 1) % 2];
             SK_TRY(sk_cudnn_lstm_backward_data(&s->units[k], yk, dyk, dxk, s->hx + k * hs, s->cx + k * hs, err));
             if (k > 0)
-                CUDA_CHECK(sk_cuda_dropout(dxk, dxk, n, sk_dropout_key(c->seed, s->step, k - 1), c->dropout,
-                                           keep_scale(c), c->stream));
+                CUDA_CHECK(sk_cuda_dropout(dxk, dxk, n, first_index(c, s->len), sk_dropout_key(c->seed, s->step, k - 1),
+                                           c->dropout, keep_scale(c), c->stream));
         }
     }
     s->phase = 2;

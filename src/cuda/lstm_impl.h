@@ -11,7 +11,8 @@
 //   - weights enter and leave in the canonical layout of model.h (the LSTM tensors of the
 //     whole parameter buffer); what an implementation keeps internally is its own affair;
 //   - a training forward with dropout p > 0 multiplies the output of layer k < L-1 by the
-//     mask of site k keyed by (cfg.seed, step) (hash.h; index (b*len + t)*H + j), and the
+//     mask of site k keyed by (cfg.seed, step) (hash.h; index (b*len + t)*H + j, b the global
+//     stream cfg.stream_offset + b, so that data-parallel ranks draw one process's masks), and the
 //     backward applies the same mask to the gradient, so that the CPU and every GPU
 //     implementation drop the same elements and a resumed run is bit-identical;
 //   - backward is truncated BPTT: no gradient enters through hy, cy or leaves through hx, cx.
@@ -38,6 +39,7 @@ typedef struct {
     int training;                  // 0: inference only (no backward buffers)
     float dropout;                 // between layers, training forwards only
     uint64_t seed;                 // keys the dropout masks together with the forward's step
+    int stream_offset;             // the global stream of b = 0 (data-parallel; 0: one process)
 } sk_lstm_config;
 
 typedef struct sk_lstm sk_lstm;

@@ -181,6 +181,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
     a->plan = *plan;
     a->layers = p->layers_dev;
     a->seed = c->seed;
+    a->stream_offset = c->stream_offset;
     SK_TRY(alloc_zeroed(&p->w, p->count, c->stream, err));
     a->w = p->w;
     SK_TRY(alloc_zeroed(&a->hh, (size_t)L * pad_slab(c, H), c->stream, err));
