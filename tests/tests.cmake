@@ -60,3 +60,6 @@ endif()
 # The multi-rank tests compare checkpoints with this tool (SK_CKPT_DIFF).
 add_executable(ckpt_diff ${CMAKE_SOURCE_DIR}/tests/mpi/ckpt_diff.c)
 target_link_libraries(ckpt_diff PRIVATE shakespeare_core)
+# scripts/bench_mpi.sh times the gradient all-reduce with this program.
+add_executable(allreduce_bench ${CMAKE_SOURCE_DIR}/bench/allreduce_bench.c)
+target_link_libraries(allreduce_bench PRIVATE shakespeare_core)
