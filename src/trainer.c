@@ -579,8 +579,10 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     for (;;) {
         if (o->max_iters > 0 && t->st.step >= o->max_iters) break;
         if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) break;
-        if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) // streams restart at the epoch's start
+        if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) { // streams restart at the epoch's start
+            t->failed_alone = t->nranks > 1;
             return sk_backend_fail(err, st, be, "to reset its state");
+        }
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
         double ts = now_s();
