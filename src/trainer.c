@@ -264,14 +264,14 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         goto fail;
     }
     t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
-    if (t->nranks > 1) {
+    st = init_model(t, o, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if (t->nranks > 1) { // once the run is sure to start
         char line[160];
         snprintf(line, sizeof line, "data-parallel over %d ranks (%s): %d of the %d streams each", t->nranks,
                  sk_comm_name(t->comm), t->b_local, o->batch_size);
         notice(t, line);
     }
-    st = init_model(t, o, err);
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
     *out = t;
     return SK_OK;
 fail:

@@ -61,12 +61,13 @@ typedef struct {
 // rank r owns streams [r*B/N, (r+1)*B/N) of the layout one process uses (B % N != 0 is
 // an error). Gradients are summed over ranks before the norm, clipping and Adam, so every
 // rank holds the same parameters; loss, tokens/s and validation are reduced over ranks;
-// only rank 0 calls the callbacks and writes logs and checkpoints (holding every stream's
-// state, gathered), so a checkpoint resumes under any N dividing B. Every rank reads the
-// data and --init-from itself. Errors: every error sk_trainer_init/run/evaluate return is
-// the same on every rank (the lowest failing rank's, "rank R: ..." when R > 0), except
-// when sk_trainer_failed_alone() says this rank failed on its own mid-step (a device
-// error): the caller then ends the job (sk_comm_abort), as the other ranks wait for it.
+// only rank 0 calls the callbacks, holds the out-dir and log locks and writes logs and
+// checkpoints (holding every stream's state, gathered), so a checkpoint resumes under any N
+// dividing B. Every rank reads the data and --init-from itself. Errors: every error
+// sk_trainer_init/run/evaluate return is the same on every rank (the lowest failing rank's,
+// "rank R: ..." when R > 0), except when sk_trainer_failed_alone() says this rank failed on
+// its own mid-step (a device error): the caller then ends the job (sk_comm_abort), as the
+// other ranks wait for it.
 
 // char-rnn / nanoGPT-style defaults (see README).
 void sk_train_options_default(sk_train_options *o);
