@@ -11,6 +11,9 @@
 // dropout runs the layers as separate cuDNN networks (lstm_cudnn.cu), a path the
 // dropout-free cases do not take. Further shapes: L = 4, T = 1, B = 1, E > H, H not a
 // multiple of 32, and six random shapes (H 1..70, L 1..4, B 1..5, T 1..9; seed fixed).
+// Data-parallel: both backends as one rank's share of a larger global batch (stream_offset
+// > 0), with dropout between layers and before fc, so the GPU's masks are indexed by the
+// global stream exactly as the CPU's (whose sharding the MPI tests hold to one process).
 // Also: error paths (bad ids, backward without a training forward, non-finite gradients),
 // and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
 // checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
@@ -179,13 +182,16 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
     free(p), free(m), free(v), free(h), free(c);
 }
 
-static void run_case(const parity_case *pc, sk_rnn_impl impl) {
+// stream_offset, global_batch: the backends hold streams [stream_offset, stream_offset + B)
+// of a global batch (0, 0: one process).
+static void run_case(const parity_case *pc, sk_rnn_impl impl, int stream_offset, int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, --rnn-impl %s\n", pc->name, pc->V, pc->E, pc->H, pc->L,
-           pc->B, pc->T, (double)pc->dropout, sk_rnn_impl_name(impl));
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, streams [%d, %d) of %d, --rnn-impl %s\n", pc->name,
+           pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, stream_offset, stream_offset + pc->B,
+           global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl));
     sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
                              .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
-                             .rnn_impl = impl};
+                             .rnn_impl = impl, .stream_offset = stream_offset, .global_batch = global_batch};
     sk_backend *cpu, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
@@ -304,7 +310,10 @@ int main(void) {
     // summation orders than the CPU's); then random shapes (fixed seed, printed).
     static const sk_rnn_impl impls[] = {SK_RNN_CUDNN, SK_RNN_PERSISTENT};
     for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impls[m]);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impls[m], 0, 0);
+        // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.
+        run_case(&cases[3], impls[m], 3, 9);
+        run_case(&cases[5], impls[m], 6, 8);
         sk_rng r;
         sk_rng_seed(&r, 99);
         for (int i = 0; i < 6; i++) {
@@ -312,7 +321,7 @@ int main(void) {
                               1 + (int)(sk_rng_u64(&r) % 70), 1 + (int)(sk_rng_u64(&r) % 4),
                               1 + (int)(sk_rng_u64(&r) % 5), 1 + (int)(sk_rng_u64(&r) % 9),
                               sk_rng_u64(&r) % 2 ? 0.3f : 0.0f};
-            run_case(&pc, impls[m]);
+            run_case(&pc, impls[m], 0, 0);
         }
     }
     return sk_test_done("test_cuda_parity");
