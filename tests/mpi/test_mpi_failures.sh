@@ -54,9 +54,13 @@ else
 fi
 
 # SIGINT to mpirun: every rank stops at the same step and rank 0 writes last.* there.
-"${MPIRUN[@]}" -np 2 "$SK_TRAIN" "${LONG[@]}" --checkpoint-every 0 --out-dir s > s.out 2> s.err &
+# A report every 20 steps, not every step: OpenMPI 4.1's mpirun stops draining the ranks'
+# stdout once it has SIGINT and SIGKILLs them odls_base_sigkill_timeout (1 s) later, so a rank 0
+# that prints every step blocks on the full pipe and dies before its checkpoint (README).
+logged() { [ -s "$1/metrics.jsonl" ] && [ "$(wc -l < "$1/metrics.jsonl")" -ge 3 ]; }
+"${MPIRUN[@]}" -np 2 "$SK_TRAIN" "${LONG[@]}" --log-every 20 --checkpoint-every 0 --out-dir s > s.out 2> s.err &
 job=$!
-if wait_for 30 started s; then
+if wait_for 30 logged s; then
     kill -INT "$job"
     wait "$job"; rc=$?
     step=$(sed -n 's/^interrupted at step \([0-9]*\); checkpoint saved to .*last\.safetensors$/\1/p' s.err)
