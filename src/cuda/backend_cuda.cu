@@ -2,7 +2,8 @@
 // behind lstm_impl.h: cuDNN) -> dropout (kernel, hash.h's masks) -> linear (cuBLAS) -> fused
 // softmax cross-entropy (kernel), forward and backward, and AdamW (kernel) over one
 // parameter buffer.
-// defines: sk_backend_create_cuda, sk_cuda_available
+// defines: sk_cuda_backend_create, sk_cuda_device_usable (cuda_module.h: the module's
+//          sk_backend_create_cuda and sk_cuda_available)
 //
 // Semantics are the CPU backend's (backend_cpu.c): every dropout mask (between LSTM layers
 // and before fc) is hash.h's, keyed by (seed, step, site), so the GPU drops exactly the
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "cuda_module.h"
 #include "cudnn_rnn.h"
 #include "kernels.h"
 #include "lstm_impl.h"
@@ -462,7 +464,7 @@ static int probe_device(int index, char *why, size_t size) {
     return e == cudaSuccess;
 }
 
-int sk_cuda_available(int index, char *reason, size_t reason_size) {
+int sk_cuda_device_usable(int index, char *reason, size_t reason_size) {
     char why[256];
     int ok = probe_device(index, why, sizeof why);
     (void)cudaGetLastError(); // a failed probe must not leak into later error checks
@@ -470,7 +472,7 @@ int sk_cuda_available(int index, char *reason, size_t reason_size) {
     return ok;
 }
 
-sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
+sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     *out = NULL;
     if (cfg->batch_size < 1 || cfg->seq_len < 1)
         return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
@@ -479,7 +481,7 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
         return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
                        cfg->stream_offset + cfg->batch_size, cfg->global_batch);
     char reason[256];
-    if (!sk_cuda_available(cfg->device_index, reason, sizeof reason))
+    if (!sk_cuda_device_usable(cfg->device_index, reason, sizeof reason))
         return sk_fail(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);
     sk_backend *b = (sk_backend *)calloc(1, sizeof *b);
     cuda_impl *ci = (cuda_impl *)calloc(1, sizeof *ci);

@@ -1,15 +1,13 @@
 // cuda_version.cu: the CUDA part of --version (build_info.h): the CUDA runtime and cuDNN
 // versions loaded, and those built against when they differ. Needs no device.
-// defines: sk_cuda_describe
+// defines: sk_cuda_versions (cuda_module.h: the module's sk_cuda_describe)
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <stdio.h>
 
-extern "C" {
-#include "shakespeare/build_info.h"
-}
+#include "cuda_module.h"
 
-extern "C" void sk_cuda_describe(char *buf, size_t n) {
+extern "C" void sk_cuda_versions(char *buf, size_t n) {
     int rt = 0;
     if (cudaRuntimeGetVersion(&rt) != cudaSuccess) rt = CUDART_VERSION;
     size_t dnn = cudnnGetVersion(); // cuDNN 9: major*10000 + minor*100 + patch
