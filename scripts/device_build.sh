@@ -24,7 +24,8 @@
 # time (the wheel's cuDNN folder: libcudnn.so.9 dlopens its engine libraries from there; the
 # carried OpenBLAS and libgfortran folders):
 #   source build-gpu/env.sh && build-gpu/shakespeare-train --device cuda ...
-# Finally it checks that every shared library of shakespeare-train resolves under that env,
+# Finally it checks that every shared library of shakespeare-train and of the CUDA backend
+# module it loads (build-gpu/libshakespeare_cuda.so, found beside the program) resolves under that env,
 # and so do cuDNN's run-time sub-libraries, which libcudnn.so.9 dlopens only when a call needs
 # them (libcudnn_graph, _ops, _adv, _cnn, _heuristic, the engine libraries) and what they need
 # (libz, libnvrtc): ldd of the program alone does not show them.
@@ -53,7 +54,7 @@ while [ $# -gt 0 ]; do
     --target) [ $# -ge 2 ] || die "--target needs a value"; target=$2; shift 2 ;;
     --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--jobs expects a positive integer, got \"$2\""; jobs=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
@@ -208,18 +209,24 @@ else
   cmake "${bargs[@]}" 2>&1 | tee "$blog" || die "build failed (log: $blog)"
 fi
 
-# ---- check that the trainer's libraries resolve --------------------------------------------
+# ---- check that the programs' and the CUDA module's libraries resolve --------------------
+# The programs link no CUDA library: they dlopen the CUDA backend module, built beside them
+# (build-gpu/libshakespeare_cuda.so, src/cudaload/cuda_loader.c), which links cuBLAS and cuDNN.
 exe="$build/shakespeare-train"
+module="$build/libshakespeare_cuda.so"
 [ -x "$exe" ] || die "$exe was not built"
-missing=$(ldd "$exe" 2>&1 | grep 'not found' || true)
-[ -z "$missing" ] || die "shared libraries of $exe do not resolve under ${build#"$root"/}/env.sh: $missing"
+[ -f "$module" ] || die "$module (the CUDA backend module the programs load) was not built"
+for f in "$exe" "$module"; do
+  missing=$(ldd "$f" 2>&1 | grep 'not found' || true)
+  [ -z "$missing" ] || die "shared libraries of $f do not resolve under ${build#"$root"/}/env.sh: $missing"
+done
 for l in cudnn openblas gfortran cublas; do
-  p=$(ldd "$exe" | awk -v l="lib$l" 'index($1, l) == 1 { print $3; exit }')
+  p=$(ldd "$exe" "$module" | awk -v l="lib$l" 'index($1, l) == 1 { print $3; exit }')
   [ -n "$p" ] && found "ldd" "lib$l -> $p"
 done
 # cuDNN's sub-libraries, from the folder the program's libcudnn.so.9 resolves to.
-cudnn_so=$(ldd "$exe" | awk 'index($1, "libcudnn.so") == 1 { print $3; exit }')
-[ -n "$cudnn_so" ] || die "$exe does not link libcudnn.so.9"
+cudnn_so=$(ldd "$module" | awk 'index($1, "libcudnn.so") == 1 { print $3; exit }')
+[ -n "$cudnn_so" ] || die "$module does not link libcudnn.so.9"
 cudnn_dir=$(dirname "$(readlink -f "$cudnn_so")")
 subs=0
 for need in graph ops adv engines_precompiled engines_runtime_compiled heuristic; do
@@ -237,5 +244,9 @@ zlib=$(ldd "$cudnn_dir"/libcudnn_engines_precompiled.so* 2>/dev/null | awk '$1 ~
 [ -n "$zlib" ] || zlib=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 / { print $NF; exit }')
 [ -n "$zlib" ] || die "libz.so.1 not found: cuDNN 9's engine libraries need zlib"
 found libz "$zlib"
-"$exe" --version >/dev/null || die "$exe --version failed"
+# --version loads the module (it names the CUDA runtime and cuDNN it finds): the programs find it.
+version=$("$exe" --version) || die "$exe --version failed"
+echo "$version" | grep -q '^backends: cpu, cuda (CUDA runtime' \
+  || die "$exe does not load its CUDA module: $(echo "$version" | grep '^backends' || echo "$version")"
+found module "$module: $(echo "$version" | grep -o 'cuda (CUDA runtime.*')"
 echo "device_build: ok: $exe (run it after: source ${build#"$root"/}/env.sh)"

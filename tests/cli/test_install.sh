@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test_install.sh: `cmake --install` into a temporary prefix installs both programs, their
-# man pages, the corpus under share/shakespeare/ and the PyTorch helper module; the installed
+# man pages, the corpus under share/shakespeare/, the PyTorch helper module and, in a CUDA build,
+# the CUDA backend module (lib/shakespeare/libshakespeare_cuda.so, which the installed
+# programs' --version loads: it names the CUDA runtime); the installed
 # programs then run from an empty working directory with the source and build trees out of
 # reach (covered by empty tmpfs mounts in a private mount namespace, where `unshare` is
 # allowed): shakespeare-train with no --data finds the installed corpus beside itself and
@@ -16,6 +18,15 @@ for f in bin/shakespeare-train bin/shakespeare-sample share/shakespeare/tinyshak
          share/shakespeare/python/shakespeare_torch.py; do
     [ -s "$P/$f" ] || fail "the install has no $f"
 done
+cuda_module=0
+if [ -e "$SK_BUILD_DIR/libshakespeare_cuda.so" ]; then
+    cuda_module=1
+    m=$(find "$P" -name libshakespeare_cuda.so)
+    case "$m" in
+        "$P"/lib*/shakespeare/libshakespeare_cuda.so) note "CUDA backend module installed as ${m#"$P"/}" ;;
+        *) fail "the CUDA build installed no lib*/shakespeare/libshakespeare_cuda.so (found: ${m:-none})" ;;
+    esac
+fi
 cmp -s "$P/share/shakespeare/tinyshakespeare.txt" "$SK_SOURCE_DIR/data/tinyshakespeare.txt" ||
     fail "the installed corpus differs from data/tinyshakespeare.txt"
 if [ "${SK_HAVE_MAN_PAGES:-0}" = 1 ]; then
@@ -69,4 +80,9 @@ grep -q 'done: steps=50 ' run/train.log || fail "training did not end after 50 s
     fail "shakespeare-sample wrote $(wc -c < run/sample.txt) bytes"
 grep -Eq '^score.txt: [0-9.]+ nats/char' run/score.log && note "$(cat run/score.log)" || fail "--score: $(cat run/score.log)"
 grep -q '^backends: cpu' run/version.txt || fail "--version: $(cat run/version.txt)"
+if [ "$cuda_module" = 1 ]; then
+    grep -q '^backends: cpu, cuda (CUDA runtime [0-9]' run/version.txt &&
+        note "installed --version: $(grep '^backends' run/version.txt)" ||
+        fail "the installed program did not load its CUDA module: $(grep '^backends' run/version.txt)"
+fi
 finish
