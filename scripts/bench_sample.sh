@@ -25,7 +25,7 @@ measure() { # BUILD WHAT DEVICE CHARS ARGS...
         { cat "$tmp/err" >&2; exit 1; }
     read -r kb user < "$tmp/t"
     local rate=-
-    [ "$chars" -gt 0 ] && rate=$(awk -v c="$chars" -v u="$user" 'BEGIN { printf "%.0f", u > 0 ? c / u : 0 }')
+    [ "$chars" -gt 0 ] && rate=$(awk -v c="$chars" -v u="$user" 'BEGIN { printf "%.0f", (u > 0 ? c / u : 0) }')
     printf '%-28s %-8s %-6s %12s %8s %12s\n' "$(basename "$b")" "$what" "$dev" "$kb" "$user" "$rate"
 }
 for b in "$@"; do
