@@ -4,7 +4,8 @@
 // so that programs running on the CPU never map cuBLAS and cuDNN. The module exports one
 // symbol, SK_CUDA_MODULE_SYMBOL: a table of the functions below.
 // defines: sk_cuda_module, SK_CUDA_MODULE_FILE, SK_CUDA_MODULE_SYMBOL, SK_CUDA_MODULE_ABI,
-//          sk_cuda_device_usable, sk_cuda_backend_create, sk_cuda_versions
+//          sk_cuda_device_usable, sk_cuda_backend_create, sk_cuda_versions, sk_cuda_nccl_allreduce_sum_f32,
+//          sk_cuda_nccl_free
 #ifndef SHAKESPEARE_CUDA_MODULE_H
 #define SHAKESPEARE_CUDA_MODULE_H
 
@@ -16,10 +17,12 @@ extern "C" { // the project's headers are C (and have no guards of their own)
 
 #include "shakespeare/backend.h"
 
+struct sk_comm; // src/dist/comm_internal.h: the same struct on both sides of the seam
+
 #define SK_CUDA_MODULE_FILE "libshakespeare_cuda.so"
 #define SK_CUDA_MODULE_SYMBOL "sk_cuda_module_table"
 // Raised whenever the table, or a struct passed through it, changes its meaning.
-#define SK_CUDA_MODULE_ABI 1
+#define SK_CUDA_MODULE_ABI 2
 
 typedef struct sk_cuda_module {
     int abi;                 // SK_CUDA_MODULE_ABI of the module's build
@@ -28,6 +31,10 @@ typedef struct sk_cuda_module {
     int (*device_usable)(int index, char *reason, size_t reason_size);
     sk_status (*backend_create)(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
     void (*versions)(char *buf, size_t n);
+    // NCCL (src/dist/comm_nccl.cu) for the core's device all-reduce; NULL in a module built
+    // without NCCL.
+    sk_status (*nccl_allreduce_sum_f32)(struct sk_comm *c, float *dev_buf, size_t n, sk_error *err);
+    void (*nccl_free)(void *nccl);
 } sk_cuda_module;
 
 // The module's implementations behind the core's sk_cuda_available, sk_backend_create_cuda
@@ -35,6 +42,9 @@ typedef struct sk_cuda_module {
 int sk_cuda_device_usable(int index, char *reason, size_t reason_size);
 sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 void sk_cuda_versions(char *buf, size_t n);
+// comm_nccl.cu's, behind the core's sk_nccl_allreduce_sum_f32 and sk_nccl_free (comm_internal.h).
+sk_status sk_cuda_nccl_allreduce_sum_f32(struct sk_comm *c, float *dev_buf, size_t n, sk_error *err);
+void sk_cuda_nccl_free(void *nccl);
 
 #ifdef __cplusplus
 }

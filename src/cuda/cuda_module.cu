@@ -3,7 +3,15 @@
 // defines: sk_cuda_module_table
 #include "cuda_module.h"
 
+#ifdef SK_HAVE_NCCL
+#define SK_NCCL_ALLREDUCE sk_cuda_nccl_allreduce_sum_f32
+#define SK_NCCL_FREE sk_cuda_nccl_free
+#else
+#define SK_NCCL_ALLREDUCE NULL
+#define SK_NCCL_FREE NULL
+#endif
+
 extern "C" const sk_cuda_module sk_cuda_module_table = {
     SK_CUDA_MODULE_ABI,    sizeof(sk_backend_config), sizeof(sk_backend), sk_cuda_device_usable,
-    sk_cuda_backend_create, sk_cuda_versions,
+    sk_cuda_backend_create, sk_cuda_versions,          SK_NCCL_ALLREDUCE,  SK_NCCL_FREE,
 };

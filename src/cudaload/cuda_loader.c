@@ -8,13 +8,14 @@
 // load too) whether there is any device, so that a machine without a GPU falls back to the
 // CPU without loading the module; the module's own probe decides about a device it finds.
 // Not thread-safe: programs create backends from one thread.
-// defines: sk_cuda_available, sk_backend_create_cuda, sk_cuda_describe
+// defines: sk_cuda_available, sk_backend_create_cuda, sk_cuda_describe, sk_nccl_allreduce_sum_f32, sk_nccl_free
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cuda_module.h"
+#include "dist/comm_internal.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/build_info.h"
 
@@ -140,4 +141,19 @@ void sk_cuda_describe(char *buf, size_t n) {
         m->versions(buf, n);
     else if (buf && n)
         snprintf(buf, n, "cuda (CUDA support not found: %s)", load_error);
+}
+
+// The core's NCCL entry points (comm_internal.h), in the module: an MPI job's device
+// all-reduce runs only where a CUDA backend, hence the module, is already loaded.
+sk_status sk_nccl_allreduce_sum_f32(sk_comm *c, float *dev_buf, size_t n, sk_error *err) {
+    const sk_cuda_module *m = cuda_module();
+    if (!m) return sk_fail(err, SK_ERR_DEVICE, "CUDA support not found: %s", load_error);
+    if (!m->nccl_allreduce_sum_f32)
+        return sk_fail(err, SK_ERR_DEVICE, "this build has no NCCL support for an all-reduce of GPU memory");
+    return m->nccl_allreduce_sum_f32(c, dev_buf, n, err);
+}
+
+void sk_nccl_free(void *nccl) {
+    const sk_cuda_module *m = nccl ? cuda_module() : NULL;
+    if (m && m->nccl_free) m->nccl_free(nccl);
 }

@@ -10,6 +10,7 @@
 extern "C" {
 #include "comm_internal.h"
 }
+#include "cuda_module.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ sk_status nccl_join(sk_comm *c, sk_error *err) {
     // Every rank takes part in the broadcast, even when rank 0's id failed (a zero id then
     // makes every ncclCommInitRank fail rather than some ranks wait forever).
     if (r != ncclSuccess) memset(&id, 0, sizeof id);
-    sk_status st = sk_comm_bcast(c, &id, sizeof id, 0, err);
+    sk_status st = c->ops->bcast(c, &id, sizeof id, 0, err); // the core's communicator
     cudaError_t e = cudaSuccess;
     if (st == SK_OK && r != ncclSuccess) st = nccl_fail(err, "ncclGetUniqueId", r);
     if (st == SK_OK && (e = cudaGetDevice(&s->device)) != cudaSuccess) st = cuda_fail(err, "cudaGetDevice", e);
@@ -55,7 +56,7 @@ sk_status nccl_join(sk_comm *c, sk_error *err) {
 
 } // namespace
 
-extern "C" sk_status sk_nccl_allreduce_sum_f32(sk_comm *c, float *dev_buf, size_t n, sk_error *err) {
+extern "C" sk_status sk_cuda_nccl_allreduce_sum_f32(sk_comm *c, float *dev_buf, size_t n, sk_error *err) {
     if (!c->nccl) {
         sk_status st = nccl_join(c, err);
         if (st != SK_OK) return st;
@@ -72,7 +73,7 @@ extern "C" sk_status sk_nccl_allreduce_sum_f32(sk_comm *c, float *dev_buf, size_
     return SK_OK;
 }
 
-extern "C" void sk_nccl_free(void *nccl) {
+extern "C" void sk_cuda_nccl_free(void *nccl) {
     nccl_state *s = (nccl_state *)nccl;
     if (!s) return;
     ncclCommDestroy(s->comm);
