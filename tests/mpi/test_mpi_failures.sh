@@ -63,11 +63,16 @@ job=$!
 if wait_for 30 logged s; then
     kill -INT "$job"
     wait "$job"; rc=$?
-    step=$(sed -n 's/^interrupted at step \([0-9]*\); checkpoint saved to .*last\.safetensors$/\1/p' s.err)
-    [ "$rc" -ne 0 ] && [ -n "$step" ] && [ "$(state_step s/last.safetensors)" = "$step" ] &&
+    # The checkpoint is the guarantee. Rank 0's "interrupted at step N" line is printed after
+    # it, and OpenMPI's mpirun may already have stopped forwarding output by then: when the
+    # line arrives it must be one line and name the checkpoint's step.
+    step=$(state_step s/last.safetensors)
+    said=$(sed -n 's/^interrupted at step \([0-9]*\); checkpoint saved to .*last\.safetensors$/\1/p' s.err)
+    [ "$rc" -ne 0 ] && [ -n "$step" ] && [ "$step" -ge 60 ] &&
         note "SIGINT to mpirun: exit code $rc, checkpoint at step $step" ||
-        fail "SIGINT to mpirun: exit code $rc, stderr: $(cat s.err)"
-    [ "$(grep -c '^interrupted' s.err)" = 1 ] || fail "SIGINT: not exactly one 'interrupted' line (only rank 0 prints)"
+        fail "SIGINT to mpirun: exit code $rc, checkpoint step '${step}', stderr: $(cat s.err)"
+    [ "$(grep -c '^interrupted' s.err)" -le 1 ] || fail "SIGINT: more than one 'interrupted' line (only rank 0 prints)"
+    [ -z "$said" ] || [ "$said" = "$step" ] || fail "SIGINT: rank 0 says step $said, the checkpoint holds $step"
     expect_ok "$SK_TRAIN" --data text.txt "${MODEL[@]}" --max-iters $((step + 2)) --out-dir s \
         --init-from s/last.safetensors && note "and resumes in one process"
 else
