@@ -177,7 +177,7 @@ void sk_atomic_abort(sk_atomic_file *af) {
     af->buf_len = 0;
 }
 
-sk_status sk_mkdir_p(const char *path, sk_error *err) {
+sk_status sk_mkdir_p(const char *path, const char *what, sk_error *err) {
     char buf[4096];
     if (!path[0] || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return sk_fail(err, SK_ERR_ARG, "a directory path must be non-empty and shorter than 4096 bytes");
@@ -186,12 +186,14 @@ sk_status sk_mkdir_p(const char *path, sk_error *err) {
             char keep = *p;
             *p = '\0';
             if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sk_fail(err, SK_ERR_IO, "cannot create directory %s: %s", buf, strerror(errno));
+                return sk_fail(err, SK_ERR_IO, "cannot create %s %s: %s", what ? what : "directory", buf, strerror(errno));
             *p = keep;
             if (keep == '\0') break;
         }
     }
     struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return sk_fail(err, SK_ERR_IO, "%s is not a directory", path);
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return what ? sk_fail(err, SK_ERR_IO, "%s %s is not a directory", what, path)
+                    : sk_fail(err, SK_ERR_IO, "%s is not a directory", path);
     return SK_OK;
 }

@@ -45,7 +45,8 @@ char *sk_path_dir(const char *path);
 char *sk_path_join(const char *dir, const char *name);
 
 // mkdir -p: creates path and its missing parents; an existing directory is fine. SK_ERR_IO
-// naming the component that cannot be created, or path when it is not a directory.
-sk_status sk_mkdir_p(const char *path, sk_error *err);
+// naming the component that cannot be created, or path when it is not a directory; `what`
+// (e.g. "output directory", may be NULL) names the directory's role in those messages.
+sk_status sk_mkdir_p(const char *path, const char *what, sk_error *err);
 
 #endif

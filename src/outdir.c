@@ -21,24 +21,12 @@
 
 // ---- the directory -----------------------------------------------------------------------------
 
-// mkdir -p; an existing directory is fine, anything else in the way is an error.
+// mkdir -p (fsutil.h); an existing directory is fine, anything else in the way is an error.
 static sk_status make_dirs(const char *path, sk_error *err) {
-    char buf[4096];
-    if (!path[0] || snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+    if (!path[0] || strlen(path) >= 4096)
         return sk_fail(err, SK_ERR_ARG, "--out-dir must be a non-empty path shorter than 4096 bytes");
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char keep = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sk_fail(err, SK_ERR_IO, "cannot create output directory %s: %s", buf, strerror(errno));
-            *p = keep;
-            if (keep == '\0') break;
-        }
-    }
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return sk_fail(err, SK_ERR_IO, "output directory %s is not a directory", path);
+    sk_status st = sk_mkdir_p(path, "output directory", err);
+    if (st != SK_OK) return st;
     if (access(path, W_OK | X_OK) != 0)
         return sk_fail(err, SK_ERR_IO, "output directory %s is not writable: %s", path, strerror(errno));
     return SK_OK;

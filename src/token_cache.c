@@ -493,7 +493,7 @@ sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mo
     sk_status st = open_source(source, &fd, &id, err);
     if (st != SK_OK) return st;
     close(fd);
-    if ((st = sk_mkdir_p(cache_dir, err)) != SK_OK) return st;
+    if ((st = sk_mkdir_p(cache_dir, NULL, err)) != SK_OK) return st;
     if (!(c->path = sk_token_cache_path(source, mode, cache_dir)))
         return sk_fail(err, SK_ERR_IO, "cannot resolve the path of %s: %s", source, strerror(errno));
     char why[256];
