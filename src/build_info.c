@@ -5,7 +5,7 @@
 #include <cblas.h>
 #include <stdio.h>
 
-#include "recurrent_gemm.h"
+#include "cpu/recurrent_gemm.h"
 
 void sk_build_info(char *buf, size_t n) {
     if (!buf || n == 0) return;

@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "dist/shard.h"
-#include "outdir.h"
+#include "io/outdir.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/utf8.h"
-#include "fsutil.h"
-#include "json.h"
+#include "io/fsutil.h"
+#include "io/json.h"
 
 #define STEP_TIMES_MAX 4096 // tokens/s median over the most recent steps
 

@@ -1,4 +1,4 @@
-// test_activations.c: the vectorizable expf / sigmoid / tanh of src/activations.h against
+// test_activations.c: the vectorizable expf / sigmoid / tanh of src/cpu/activations.h against
 // libm in double, over a dense sweep of inputs, plus NaN propagation and saturation.
 // Tolerances: exp within 3 ulp relative (Cephes' polynomial is ~1 ulp; the final scaling
 // by 2^n is exact); sigmoid and tanh within 3e-7 absolute (about 2 ulp of values near 1,
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "activations.h"
+#include "cpu/activations.h"
 #include "test_util.h"
 
 int main(void) {

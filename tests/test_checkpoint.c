@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint_internal.h"
-#include "json.h"
+#include "io/checkpoint_internal.h"
+#include "io/json.h"
 #include "shakespeare/checkpoint.h"
 #include "test_util.h"
 

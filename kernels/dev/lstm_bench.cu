@@ -1,6 +1,6 @@
 // lstm_bench.cu: the kernel workbench for the LSTM stack (in the manner of llm.c's
 // dev/cuda): every implementation behind the CUDA backend's LSTM seam (cudnn, persistent)
-// against the CPU reference layer (src/lstm_cpu.c), then timed, in one small program.
+// against the CPU reference layer (src/cpu/lstm_cpu.c), then timed, in one small program.
 // defines: main
 //
 //   build/lstm_bench [B E H L T reps]     (default: config A, 32 128 256 2 100 20)
@@ -21,7 +21,7 @@
 #include "lstm_impl.h"
 
 extern "C" {
-#include "lstm_cpu.h"
+#include "cpu/lstm_cpu.h"
 #include "shakespeare/model.h"
 #include "shakespeare/rng.h"
 }

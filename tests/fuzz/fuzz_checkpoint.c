@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint_internal.h"
-#include "json.h"
+#include "io/checkpoint_internal.h"
+#include "io/json.h"
 
 static volatile float sink; // reads that the optimizer cannot drop
 

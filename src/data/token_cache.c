@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "binio.h"
+#include "io/binio.h"
 #include "shakespeare/corpus.h"
 #include "shakespeare/utf8.h"
 
