@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# bench_gpu.sh: GPU training throughput and memory of shakespeare-train against PyTorch.
+# bench_gpu.sh: GPU training throughput, memory and time to quality of shakespeare-train
+# against PyTorch, side by side in one run.
 #
 # Builds build-gpu/ (scripts/device_build.sh), then for each configuration
 #   A  E=128 H=256 L=2 B=32 T=100 dropout 0
 #   B  E=256 H=512 L=4 B=64 T=128 dropout 0.2
-# runs `shakespeare-train --device cuda` for warm-up + timed steps, then the PyTorch peer
-# scripts/bench_gpu_torch.py (CharLSTM, nn.LSTM on cuDNN, TF32 allowed, Adam(fused=True),
-# clip_grad_norm_) on the same job: data/tinyshakespeare.txt's training split in B streams,
-# windows of T, state carried and detached; Adam lr 2e-3, clip 5. Then, by default, PyTorch
-# once more with TF32 forbidden (plain fp32, the arithmetic shakespeare's backend uses).
+# runs `shakespeare-train --device cuda` once per variant (--variants: LSTM implementation /
+# precision / CUDA graph, e.g. persistent/bf16/on = --rnn-impl persistent --precision bf16
+# --cuda-graph on) for warm-up + timed steps, then the PyTorch peer scripts/bench_gpu_torch.py
+# (CharLSTM, nn.LSTM on cuDNN, TF32 allowed, Adam(fused=True), clip_grad_norm_) on the same
+# job: data/tinyshakespeare.txt's training split in B streams, windows of T, state carried and
+# detached; Adam lr 2e-3, clip 5. Then, by default, PyTorch once more with TF32 forbidden
+# (plain fp32, the arithmetic of shakespeare's fp32 precision).
 # tokens/s = B*T / median step time. shakespeare-train times every step (the median is over
 # warm-up + timed steps, which moves it by less than the warm-up's share); the PyTorch script
-# drops its warm-up steps. Both time a step on the host, between device synchronizations.
+# drops its warm-up steps. Both time a step on the host.
+# A variant that shakespeare-train refuses for a configuration (exit 2 with an error: line,
+# e.g. a persistent kernel that does not fit the shape, or a flag this build lacks) is
+# reported as refused with that line; it is not a failure of the benchmark.
 #
 # Memory: while each process runs, nvidia-smi is polled every --poll-ms ms for the process's
 # used device memory (--query-compute-apps, matched by pid); the peak is *_peak_mib. That is
@@ -21,17 +27,30 @@
 # value before the launch is used instead, and the line says peak_source=gpu-delta. PyTorch's
 # own torch.cuda.max_memory_reserved / max_memory_allocated (tensors only) are reported too.
 #
-# Prints progress, then a header (date, commit, GPU, driver, torch) and a table, and ends
-# with exactly one line per configuration:
+# Time to quality (--time-to-quality [F], default F = 1.50): seconds from each side's start
+# until its validation loss, evaluated every --ttq-every steps on the whole validation split
+# (evaluations included, the same protocol on both sides), is <= F: configuration Q
+# (--ttq-config "E H L B T dropout", default 128 512 2 64 128 0.2), Adam lr 2e-3, clip 5,
+# PyTorch's initialization family on both, shakespeare with --ttq-variant (default: the first
+# of --variants). Measured one after the other in the same run.
+#
+# Prints progress, then a header (date, commit, GPU, driver, torch) and tables, and ends with
+# exactly one line per configuration, for the first variant of --variants (the default run):
 #   config=A shakespeare_tokens_per_s=... pytorch_tokens_per_s=... ratio=... shakespeare_peak_mib=... pytorch_peak_mib=...
-# (ratio = shakespeare / pytorch with TF32 allowed; "na" where a side did not run).
+# (ratio = shakespeare / pytorch with TF32 allowed; "na" where a side did not run), preceded by
+# one `variant config=A ...` line per variant and one `best config=A ...` line, and with
+# --time-to-quality one `ttq target=F shakespeare_s=... pytorch_s=... speedup=...` line.
 # Everything is also written to --out FILE (default bench/results/gpu-<date>-<commit>.txt).
 #
-# Usage: scripts/bench_gpu.sh [--out FILE] [--configs A,B] [--steps N] [--warmup N]
-#          [--poll-ms N] [--build-dir DIR] [--data FILE] [--skip-build] [--skip-torch]
-#          [--skip-ours] [--no-fp32] [--timeout S] [--dry-run]
+# Usage: scripts/bench_gpu.sh [--out FILE] [--configs A,B] [--variants LIST] [--steps N]
+#          [--warmup N] [--poll-ms N] [--build-dir DIR] [--data FILE] [--skip-build]
+#          [--skip-torch] [--skip-ours] [--no-fp32] [--timeout S] [--dry-run]
+#          [--time-to-quality [F]] [--ttq-only] [--ttq-config "E H L B T P"] [--ttq-every N]
+#          [--ttq-variant V] [--ttq-max-steps N]
 #   --steps 200 timed steps, --warmup 20 untimed; --poll-ms 50 (0: no memory polling);
 #   --timeout 300 s per process; --dry-run prints the commands instead of running them.
+#   --variants: comma-separated IMPL/PRECISION/GRAPH (default: $default_variants below);
+#   --ttq-every 200; --ttq-max-steps 20000.
 # Env: PYTHON (default python3, the one with CUDA PyTorch); BENCH_COMMIT (the commit to
 # report where the tree has no .git, as on a lent GPU machine); SK_FORCE_CARRY etc. reach
 # device_build.sh. On a lent machine, for example:
@@ -49,6 +68,12 @@ poll_ms=50
 limit=300
 out=""
 do_build=1 run_ours=1 run_torch=1 run_fp32=1 dry=0
+# The default run first (what the config= lines report), then every implementation and
+# precision with and without the CUDA graph.
+default_variants="auto/fp32/auto,cudnn/fp32/on,cudnn/tf32/on,cudnn-persist/fp32/on,persistent/fp32/off,persistent/fp32/on,persistent/tf32/on,persistent/bf16/on"
+variants=$default_variants
+ttq="" ttq_only=0 ttq_every=200 ttq_max=20000 ttq_variant=""
+ttq_config="128 512 2 64 128 0.2"
 
 die() { echo "bench_gpu.sh: error: $*" >&2; exit 2; }
 posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got \"$2\""; }
@@ -67,11 +92,31 @@ while [ $# -gt 0 ]; do
     --skip-ours) run_ours=0; shift ;;
     --no-fp32) run_fp32=0; shift ;;
     --dry-run) dry=1; shift ;;
-    -h|--help) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --variants) [ $# -ge 2 ] || die "--variants needs a value"; variants=$2; shift 2 ;;
+    --time-to-quality)
+      ttq=1.50; shift
+      if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then ttq=$1; shift; fi ;;
+    --ttq-only) ttq_only=1; [ -n "$ttq" ] || ttq=1.50; shift ;;
+    --ttq-every) [ $# -ge 2 ] || die "--ttq-every needs a value"; posint "$1" "$2"; ttq_every=$2; shift 2 ;;
+    --ttq-max-steps) [ $# -ge 2 ] || die "--ttq-max-steps needs a value"; posint "$1" "$2"; ttq_max=$2; shift 2 ;;
+    --ttq-variant) [ $# -ge 2 ] || die "--ttq-variant needs a value"; ttq_variant=$2; shift 2 ;;
+    --ttq-config) [ $# -ge 2 ] || die "--ttq-config needs a value"
+      [[ "$2" =~ ^[1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ 0?\.?[0-9]+$ ]] \
+        || die "--ttq-config expects \"E H L B T dropout\", got \"$2\""
+      ttq_config=$2; shift 2 ;;
+    -h|--help) sed -n '2,57p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
 case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
+# IMPL/PRECISION/GRAPH, each field checked here so that a typo fails before any GPU time.
+check_variant() {
+  [[ "$1" =~ ^(auto|cudnn|cudnn-persist|persistent)/(fp32|tf32|bf16)/(auto|on|off)$ ]] \
+    || die "a variant is IMPL/PRECISION/GRAPH (IMPL auto, cudnn, cudnn-persist or persistent; PRECISION fp32, tf32 or bf16; GRAPH auto, on or off), got \"$1\""
+}
+for v in ${variants//,/ }; do check_variant "$v"; done
+[ -n "$ttq_variant" ] || ttq_variant=${variants%%,*}
+check_variant "$ttq_variant"
 [ -r "$data" ] || die "cannot read $data"
 
 commit=${BENCH_COMMIT:-}
@@ -142,10 +187,128 @@ polled() {
 # field NAME FILE: the value of the last NAME=value in FILE.
 field() { grep -o "$1=[^ ]*" "$2" 2>/dev/null | tail -n 1 | cut -d= -f2- || true; }
 
+# variant_args IMPL/PRECISION/GRAPH: shakespeare-train's flags for it.
+variant_args() {
+  local impl prec graph
+  IFS=/ read -r impl prec graph <<<"$1"
+  echo "--rnn-impl $impl --precision $prec --cuda-graph $graph"
+}
+
+# run_ours CONFIG VARIANT: one shakespeare-train run, polled; fills the ours_* entries of
+# CONFIG/VARIANT (status ok, refused or failed).
+run_ours() {
+  local c=$1 v=$2 key="$1:$2" E H L B T P
+  read -r E H L B T P <<<"$(config "$c")"
+  # shellcheck disable=SC2207
+  local vargs=($(variant_args "$v"))
+  local cmd=(env "LD_LIBRARY_PATH=$ld" "$train" --data "$data" --embed-size "$E" --hidden-size "$H" --num-layers "$L"
+             --batch-size "$B" --seq-length "$T" --dropout "$P" --max-iters $((warmup + steps))
+             --eval-every 0 --checkpoint-every 0 --log-every 1000000 --out-dir "$tmp/run-$c-${v//\//-}" --device cuda
+             "${vargs[@]}")
+  echo "== config $c, $v: shakespeare-train, $((warmup + steps)) steps"
+  if [ "$dry" = 1 ]; then show "${cmd[@]}"; echo "  (polled: nvidia-smi --query-compute-apps=pid,used_memory every $poll_ms ms)"; return; fi
+  local tag="ours-$c-${v//\//-}"
+  polled "$tag" "${cmd[@]}"
+  { grep -v '^epoch ' "$tmp/$tag.log" || true; } | tail -n 5 | sed 's/^/  /'
+  local backend n
+  backend=$(field backend "$tmp/$tag.log")
+  if [ "$run_rc" -eq 2 ] && grep -q '^error:' "$tmp/$tag.log"; then
+    ours_status[$key]=refused
+    ours_why[$key]=$(grep -m1 '^error:' "$tmp/$tag.log" | cut -c1-160)
+    echo "  refused: ${ours_why[$key]}"
+  elif [ "$run_rc" -ne 0 ] || [ "$backend" != cuda ]; then
+    ours_status[$key]=failed
+    echo "  FAILED: exit status $run_rc, backend=${backend:-none}"; failed=1
+  else
+    ours_status[$key]=ok
+    ours_tps[$key]=$(field median_tokens_per_s "$tmp/$tag.log")
+    ours_loss[$key]=$(field final_train_loss "$tmp/$tag.log")
+    read -r ours_peak[$key] ours_src[$key] n <<<"$(peak "$tag" "$run_pid" "$run_base")"
+    echo "  median_tokens_per_s=${ours_tps[$key]} peak_mib=${ours_peak[$key]} peak_source=${ours_src[$key]} samples=$n"
+  fi
+}
+
+# run_torch CONFIG TF32(on|off): the PyTorch peer, polled; fills torch_* (on) or fp32_tps (off).
+run_torch_peer() {
+  local c=$1 tf=$2
+  local tcmd=(env PYTHONUNBUFFERED=1 "$python" "$root/scripts/bench_gpu_torch.py" --data "$data" --config "$c"
+              --warmup "$warmup" --steps "$steps" --tf32 "$tf")
+  echo "== config $c: pytorch (tf32 $tf), $warmup + $steps steps"
+  if [ "$dry" = 1 ]; then show "${tcmd[@]}"; return; fi
+  polled "torch-$c-$tf" "${tcmd[@]}"
+  sed 's/^/  /' "$tmp/torch-$c-$tf.log" | tail -n 4
+  if [ "$run_rc" -ne 0 ] || ! grep -q "config=$c median_tokens_per_s=" "$tmp/torch-$c-$tf.log"; then
+    echo "  FAILED: exit status $run_rc"; failed=1; return
+  fi
+  torch_version=$(field torch_version "$tmp/torch-$c-$tf.log")
+  torch_cudnn=$(field cudnn "$tmp/torch-$c-$tf.log")
+  local p s n
+  read -r p s n <<<"$(peak "torch-$c-$tf" "$run_pid" "$run_base")"
+  echo "  nvidia-smi peak_mib=$p peak_source=$s samples=$n"
+  if [ "$tf" = on ]; then
+    torch_tps[$c]=$(field median_tokens_per_s "$tmp/torch-$c-$tf.log")
+    torch_res[$c]=$(field peak_mib "$tmp/torch-$c-$tf.log")
+    torch_alloc[$c]=$(field max_memory_allocated_mib "$tmp/torch-$c-$tf.log")
+    torch_peak[$c]=$p torch_src[$c]=$s torch_loss[$c]=$(field last_loss "$tmp/torch-$c-$tf.log")
+  else
+    fp32_tps[$c]=$(field median_tokens_per_s "$tmp/torch-$c-$tf.log")
+  fi
+}
+
+# time_to_quality: shakespeare-train (--ttq-variant) and PyTorch on configuration Q until
+# validation loss <= $ttq; sets ttq_ours, ttq_ours_at, ttq_torch, ttq_torch_at.
+time_to_quality() {
+  local E H L B T P
+  read -r E H L B T P <<<"$ttq_config"
+  # shellcheck disable=SC2207
+  local vargs=($(variant_args "$ttq_variant"))
+  local cmd=(env "LD_LIBRARY_PATH=$ld" "$train" --data "$data" --embed-size "$E" --hidden-size "$H" --num-layers "$L"
+             --batch-size "$B" --seq-length "$T" --dropout "$P" --max-epochs 0 --max-iters "$ttq_max"
+             --eval-every "$ttq_every" --checkpoint-every 0 --log-every "$ttq_every" --out-dir "$tmp/run-ttq"
+             --device cuda "${vargs[@]}")
+  local tcmd=(env PYTHONUNBUFFERED=1 "$python" "$root/scripts/bench_gpu_torch.py" --data "$data"
+              --ttq-config "$ttq_config" --target-val "$ttq" --eval-every "$ttq_every" --max-steps "$ttq_max" --tf32 on)
+  echo "== time to quality: val_loss <= $ttq, E=$E H=$H L=$L B=$B T=$T dropout=$P, evaluated every $ttq_every steps"
+  if [ "$dry" = 1 ]; then show "${cmd[@]}"; show "${tcmd[@]}"; return; fi
+  if [ "$run_ours" = 1 ]; then
+    local t0 t1 pid hit=""
+    t0=$(date +%s.%N)
+    "${cmd[@]}" >"$tmp/ttq-ours.log" 2>&1 &
+    pid=$!
+    while [ -z "$hit" ] && kill -0 "$pid" 2>/dev/null && [ $((${t0%.*} + limit)) -gt "$(date +%s)" ]; do
+      hit=$(awk -v f="$ttq" '$1 == "iter" && $3 == "val_loss" && $4 <= f { print $2, $4; exit }' "$tmp/ttq-ours.log")
+      [ -n "$hit" ] || sleep 0.1
+    done
+    t1=$(date +%s.%N)
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    grep -E '^iter [0-9]+ val_loss' "$tmp/ttq-ours.log" | sed 's/^/  shakespeare /'
+    if [ -n "$hit" ]; then
+      ttq_ours=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') ttq_ours_at=$hit
+      echo "  shakespeare ($ttq_variant): $ttq_ours s (step, val_loss: $hit)"
+    else
+      tail -n 5 "$tmp/ttq-ours.log" | sed 's/^/  /'
+      echo "  FAILED: shakespeare-train did not reach $ttq within $limit s / $ttq_max steps"; failed=1
+    fi
+  fi
+  if [ "$run_torch" = 1 ]; then
+    local tline
+    if tline=$(timeout "$limit" "${tcmd[@]}" 2>"$tmp/ttq-torch.err"); then
+      sed 's/^/  /' "$tmp/ttq-torch.err" | tail -n 20
+      ttq_torch=$(grep -o 'time_to_target_s=[0-9.]*' <<<"$tline" | cut -d= -f2)
+      ttq_torch_at="$(grep -o ' steps=[0-9]*' <<<"$tline" | cut -d= -f2) $(grep -o 'val_loss=[0-9.]*' <<<"$tline" | cut -d= -f2)"
+      echo "  pytorch: $ttq_torch s (step, val_loss: $ttq_torch_at)"
+    else
+      tail -n 5 "$tmp/ttq-torch.err" | sed 's/^/  /'
+      echo "  FAILED: PyTorch did not reach $ttq within $limit s / $ttq_max steps"; failed=1
+    fi
+  fi
+}
+
 main() {
   set -euo pipefail
-  echo "bench_gpu.sh: configs $configs, $warmup warm-up + $steps timed steps; log: $out"
-  local train="$build/shakespeare-train" ld="" failed=0
+  echo "bench_gpu.sh: configs $configs, variants $variants, $warmup warm-up + $steps timed steps; log: $out"
+  train="$build/shakespeare-train" ld="" failed=0
   if [ "$run_ours" = 1 ]; then
     if [ "$do_build" = 1 ]; then
       if [ "$dry" = 1 ]; then show bash "$root/scripts/device_build.sh" --build-dir "$build" --target shakespeare-train --quiet
@@ -164,60 +327,17 @@ main() {
       || die "nvidia-smi --query-compute-apps failed (use --poll-ms 0 to run without memory polling)"
   fi
 
-  local c E H L B T P
-  declare -A ours_tps ours_peak ours_src ours_loss torch_loss torch_tps torch_peak torch_src torch_res torch_alloc fp32_tps
-  for c in ${configs//,/ }; do
-    read -r E H L B T P <<<"$(config "$c")"
-    if [ "$run_ours" = 1 ]; then
-      local cmd=(env "LD_LIBRARY_PATH=$ld" "$train" --data "$data" --embed-size "$E" --hidden-size "$H" --num-layers "$L"
-                 --batch-size "$B" --seq-length "$T" --dropout "$P" --max-iters $((warmup + steps))
-                 --eval-every 0 --checkpoint-every 0 --log-every 1000000 --out-dir "$tmp/run-$c" --device cuda)
-      echo "== config $c: shakespeare-train, $((warmup + steps)) steps"
-      if [ "$dry" = 1 ]; then show "${cmd[@]}"; echo "  (polled: nvidia-smi --query-compute-apps=pid,used_memory every $poll_ms ms)"
-      else
-        polled "ours-$c" "${cmd[@]}"
-        { grep -v '^epoch ' "$tmp/ours-$c.log" || true; } | tail -n 5 | sed 's/^/  /'
-        local backend
-        backend=$(field backend "$tmp/ours-$c.log")
-        if [ "$run_rc" -ne 0 ] || [ "$backend" != cuda ]; then
-          echo "  FAILED: exit status $run_rc, backend=${backend:-none}"; failed=1
-        else
-          ours_tps[$c]=$(field median_tokens_per_s "$tmp/ours-$c.log")
-          ours_loss[$c]=$(field final_train_loss "$tmp/ours-$c.log")
-          read -r ours_peak[$c] ours_src[$c] n <<<"$(peak "ours-$c" "$run_pid" "$run_base")"
-          echo "  median_tokens_per_s=${ours_tps[$c]} peak_mib=${ours_peak[$c]} peak_source=${ours_src[$c]} samples=$n"
-        fi
+  local c v E H L B T P first=${variants%%,*}
+  if [ "$ttq_only" = 0 ]; then
+    for c in ${configs//,/ }; do
+      if [ "$run_ours" = 1 ]; then for v in ${variants//,/ }; do run_ours "$c" "$v"; done; fi
+      if [ "$run_torch" = 1 ]; then
+        run_torch_peer "$c" on
+        [ "$run_fp32" = 1 ] && run_torch_peer "$c" off
       fi
-    fi
-    if [ "$run_torch" = 1 ]; then
-      local tf
-      for tf in on off; do
-        [ "$tf" = off ] && [ "$run_fp32" = 0 ] && continue
-        local tcmd=(env PYTHONUNBUFFERED=1 "$python" "$root/scripts/bench_gpu_torch.py" --data "$data" --config "$c"
-                    --warmup "$warmup" --steps "$steps" --tf32 "$tf")
-        echo "== config $c: pytorch (tf32 $tf), $warmup + $steps steps"
-        if [ "$dry" = 1 ]; then show "${tcmd[@]}"; continue; fi
-        polled "torch-$c-$tf" "${tcmd[@]}"
-        sed 's/^/  /' "$tmp/torch-$c-$tf.log" | tail -n 4
-        if [ "$run_rc" -ne 0 ] || ! grep -q "config=$c median_tokens_per_s=" "$tmp/torch-$c-$tf.log"; then
-          echo "  FAILED: exit status $run_rc"; failed=1; continue
-        fi
-        torch_version=$(field torch_version "$tmp/torch-$c-$tf.log")
-        torch_cudnn=$(field cudnn "$tmp/torch-$c-$tf.log")
-        local p s n
-        read -r p s n <<<"$(peak "torch-$c-$tf" "$run_pid" "$run_base")"
-        echo "  nvidia-smi peak_mib=$p peak_source=$s samples=$n"
-        if [ "$tf" = on ]; then
-          torch_tps[$c]=$(field median_tokens_per_s "$tmp/torch-$c-$tf.log")
-          torch_res[$c]=$(field peak_mib "$tmp/torch-$c-$tf.log")
-          torch_alloc[$c]=$(field max_memory_allocated_mib "$tmp/torch-$c-$tf.log")
-          torch_peak[$c]=$p torch_src[$c]=$s torch_loss[$c]=$(field last_loss "$tmp/torch-$c-$tf.log")
-        else
-          fp32_tps[$c]=$(field median_tokens_per_s "$tmp/torch-$c-$tf.log")
-        fi
-      done
-    fi
-  done
+    done
+  fi
+  [ -z "$ttq" ] || time_to_quality
   [ "$dry" = 1 ] && { echo "(dry run: nothing was run; the summary would follow)"; return 0; }
 
   # ---- summary -----------------------------------------------------------------------------
@@ -233,30 +353,71 @@ main() {
   echo "gpu: $gpu  driver: $driver  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores"
   echo "torch: $torch_version (cuDNN ${torch_cudnn:-?})  shakespeare: $( (grep -h 'device_build: cuDNN' "$tmp/build.out" 2>/dev/null || echo 'cuDNN ?') | sed 's/device_build: *//; s/  */ /g')"
   echo "steps: $warmup warm-up + $steps timed; tokens/s = B*T / median step; data: $(basename "$data")"
-  echo "arithmetic: shakespeare fp32 (cuBLAS default math, cuDNN FMA math); pytorch TF32 allowed (pt_fp32: TF32 forbidden)"
+  echo "variants: IMPL/PRECISION/GRAPH = --rnn-impl / --precision / --cuda-graph; pytorch TF32 allowed (pt_fp32: TF32 forbidden)"
   echo "memory: *_peak_mib = peak of nvidia-smi's used_memory for the process (polled every $poll_ms ms: CUDA context,"
   echo "        library workspaces and caching-allocator reserve included); pt_reserved/pt_alloc = torch.cuda.max_memory_reserved/allocated"
-  printf '%-6s %-26s %11s %11s %11s %7s %9s %9s %11s %9s\n' config 'E/H/L/B/T/dropout' sk_tok/s pt_tok/s pt_fp32 ratio sk_peak pt_peak pt_reserved pt_alloc
-  for c in ${configs//,/ }; do
-    read -r E H L B T P <<<"$(config "$c")"
-    printf '%-6s %-26s %11s %11s %11s %7s %9s %9s %11s %9s\n' "$c" "$E/$H/$L/$B/$T/$P" "${ours_tps[$c]:-na}" \
-      "${torch_tps[$c]:-na}" "${fp32_tps[$c]:-na}" "$(ratio "${ours_tps[$c]:-}" "${torch_tps[$c]:-}")" \
-      "${ours_peak[$c]:-na}" "${torch_peak[$c]:-na}" "${torch_res[$c]:-na}" "${torch_alloc[$c]:-na}"
-  done
-  for c in ${configs//,/ }; do
-    echo "note: config $c training loss at the last step: shakespeare ${ours_loss[$c]:-na}, pytorch ${torch_loss[$c]:-na}" \
-         "(a sanity check only: the initializations differ)"
-    [ "${ours_src[$c]:-pid}" = pid ] && [ "${torch_src[$c]:-pid}" = pid ] \
-      || echo "note: config $c peak_source shakespeare=${ours_src[$c]:-na} pytorch=${torch_src[$c]:-na}"
-  done
+  if [ "$ttq_only" = 0 ]; then
+    printf '%-6s %-22s %-26s %11s %11s %11s %7s %9s %9s %11s %9s\n' config 'E/H/L/B/T/dropout' variant sk_tok/s pt_tok/s \
+      pt_fp32 ratio sk_peak pt_peak pt_reserved pt_alloc
+    for c in ${configs//,/ }; do
+      read -r E H L B T P <<<"$(config "$c")"
+      for v in ${variants//,/ }; do
+        local k="$c:$v" shown
+        shown=${ours_tps[$k]:-${ours_status[$k]:-na}}
+        printf '%-6s %-22s %-26s %11s %11s %11s %7s %9s %9s %11s %9s\n' "$c" "$E/$H/$L/$B/$T/$P" "$v" "$shown" \
+          "${torch_tps[$c]:-na}" "${fp32_tps[$c]:-na}" "$(ratio "${ours_tps[$k]:-}" "${torch_tps[$c]:-}")" \
+          "${ours_peak[$k]:-na}" "${torch_peak[$c]:-na}" "${torch_res[$c]:-na}" "${torch_alloc[$c]:-na}"
+      done
+    done
+    for c in ${configs//,/ }; do
+      for v in ${variants//,/ }; do
+        [ "${ours_status[$c:$v]:-}" = refused ] && echo "note: config $c $v refused: ${ours_why[$c:$v]}"
+      done
+      echo "note: config $c training loss at the last step: shakespeare ($first) ${ours_loss[$c:$first]:-na}," \
+           "pytorch ${torch_loss[$c]:-na} (a sanity check only: the initializations differ)"
+      [ "${ours_src[$c:$first]:-pid}" = pid ] && [ "${torch_src[$c]:-pid}" = pid ] \
+        || echo "note: config $c peak_source shakespeare=${ours_src[$c:$first]:-na} pytorch=${torch_src[$c]:-na}"
+    done
+  fi
+  if [ -n "$ttq" ]; then
+    echo "time to quality: seconds from start until val_loss <= $ttq (evaluated every $ttq_every steps, evaluations" \
+         "included), E/H/L/B/T/dropout ${ttq_config// //}, Adam lr 2e-3, clip 5; shakespeare $ttq_variant, pytorch TF32 allowed"
+    printf '%-24s %10s %10s %10s\n' implementation step val_loss seconds
+    [ -n "${ttq_ours:-}" ] && printf '%-24s %10s %10s %10s\n' "shakespeare" $ttq_ours_at "$ttq_ours"
+    [ -n "${ttq_torch:-}" ] && printf '%-24s %10s %10s %10s\n' "pytorch $torch_version" $ttq_torch_at "$ttq_torch"
+  fi
   [ "$failed" = 0 ] || echo "note: some runs failed (see above)"
-  for c in ${configs//,/ }; do
-    echo "config=$c shakespeare_tokens_per_s=${ours_tps[$c]:-na} pytorch_tokens_per_s=${torch_tps[$c]:-na}" \
-         "ratio=$(ratio "${ours_tps[$c]:-}" "${torch_tps[$c]:-}") shakespeare_peak_mib=${ours_peak[$c]:-na}" \
-         "pytorch_peak_mib=${torch_peak[$c]:-na}"
-  done
+  if [ "$ttq_only" = 0 ]; then
+    for c in ${configs//,/ }; do
+      local best="" best_tps=0
+      for v in ${variants//,/ }; do
+        local k="$c:$v"
+        echo "variant config=$c variant=$v status=${ours_status[$k]:-na} tokens_per_s=${ours_tps[$k]:-na}" \
+             "ratio=$(ratio "${ours_tps[$k]:-}" "${torch_tps[$c]:-}") peak_mib=${ours_peak[$k]:-na}"
+        if [ -n "${ours_tps[$k]:-}" ] && awk -v a="${ours_tps[$k]}" -v b="$best_tps" 'BEGIN { exit !(a > b) }'; then
+          best=$v best_tps=${ours_tps[$k]}
+        fi
+      done
+      echo "best config=$c variant=${best:-na} tokens_per_s=${best:+$best_tps} ratio=$(ratio "${best:+$best_tps}" "${torch_tps[$c]:-}")" \
+           "peak_mib=${ours_peak[$c:$best]:-na} pytorch_peak_mib=${torch_peak[$c]:-na}"
+    done
+  fi
+  if [ -n "$ttq" ]; then
+    echo "ttq target=$ttq shakespeare_s=${ttq_ours:-na} pytorch_s=${ttq_torch:-na} speedup=$(ratio "${ttq_torch:-}" "${ttq_ours:-}")"
+  fi
+  if [ "$ttq_only" = 0 ]; then
+    for c in ${configs//,/ }; do
+      local k="$c:$first"
+      echo "config=$c shakespeare_tokens_per_s=${ours_tps[$k]:-na} pytorch_tokens_per_s=${torch_tps[$c]:-na}" \
+           "ratio=$(ratio "${ours_tps[$k]:-}" "${torch_tps[$c]:-}") shakespeare_peak_mib=${ours_peak[$k]:-na}" \
+           "pytorch_peak_mib=${torch_peak[$c]:-na}"
+    done
+  fi
   return "$failed"
 }
+
+declare -A ours_tps ours_peak ours_src ours_loss ours_status ours_why torch_loss torch_tps torch_peak torch_src torch_res \
+  torch_alloc fp32_tps
 
 ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; else echo na; fi; }
 

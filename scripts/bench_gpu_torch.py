@@ -26,6 +26,14 @@ memory, the figure comparable with shakespeare-train's. Prints one line per conf
 
 Configurations: A = E128 H256 L2 B32 T100 dropout 0; B = E256 H512 L4 B64 T128 dropout 0.2.
 Usage: python3 scripts/bench_gpu_torch.py --config A [--config B] [--steps 200] [--warmup 20]
+
+Time to quality (--target-val F with --ttq-config "E H L B T dropout"): trains that model on
+the GPU until the validation loss, evaluated every --eval-every steps with
+shakespeare-train's protocol (scripts/bench_cpu_torch.py's validation_loss and
+time_to_quality, here on the device, with fused Adam and TF32 as set by --tf32), is <= F,
+and prints time_to_target_s= (from the first step, after the data is on the device and the
+model built: PyTorch's start-up is not counted, shakespeare's is). Exits 1 if --max-steps
+pass first.
 """
 
 import argparse
@@ -136,6 +144,50 @@ def run_config(name, ids, V, a, dev):
     del model, opt, state, xs, ys, logits, loss
 
 
+def time_to_quality_gpu(a, dev):
+    """--target-val mode: bench_cpu_torch's time-to-quality loop on the device."""
+    import types
+
+    from bench_cpu_torch import time_to_quality
+
+    E, H, L, B, T, p = a.ttq_config
+    with open(a.data, encoding="utf-8") as f:
+        text = f.read()
+    chars = sorted(set(text))
+    index = {ch: i for i, ch in enumerate(chars)}
+    all_ids = torch.tensor([index[ch] for ch in text], dtype=torch.int64)
+    n_train = int(len(text) * 0.9)
+    ids, val_ids = all_ids[:n_train], all_ids[n_train:].to(dev)
+    S = (len(ids) - 1) // B
+    n_windows = S // T
+    if n_windows < 1:
+        raise SystemExit(f"error: {a.data} is too short for B={B} T={T}")
+    xs = ids[: B * S].reshape(B, S).to(dev)
+    ys = ids[1: B * S + 1].reshape(B, S).to(dev)
+    torch.manual_seed(a.seed)
+    model = CharLSTM(len(chars), E, H, L, p).to(dev)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                           fused=dev.type == "cuda")
+    loop = types.SimpleNamespace(batch_size=B, seq_length=T, grad_clip=5.0, eval_every=a.eval_every,
+                                 max_steps=a.max_steps, target_val=a.target_val)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+    return time_to_quality(loop, model, opt, xs, ys, n_windows, val_ids, len(chars))
+
+
+def ttq_config(s):
+    f = s.split()
+    try:
+        E, H, L, B, T = (int(x) for x in f[:5])
+        p = float(f[5])
+        if len(f) != 6 or min(E, H, L, B, T) < 1 or not 0.0 <= p < 1.0:
+            raise ValueError
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f'expects "E H L B T dropout", got {s!r}')
+    return E, H, L, B, T, p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="data/tinyshakespeare.txt")
@@ -146,6 +198,10 @@ def main():
     ap.add_argument("--tf32", choices=["on", "off"], default="on")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--target-val", type=float, default=0.0, help="time-to-quality mode: stop at this val loss")
+    ap.add_argument("--ttq-config", type=ttq_config, default=(128, 512, 2, 64, 128, 0.2))
+    ap.add_argument("--eval-every", type=positive_int, default=200)
+    ap.add_argument("--max-steps", type=positive_int, default=20000)
     a = ap.parse_args()
     if a.warmup < 0:
         ap.error(f"--warmup expects an integer >= 0, got {a.warmup}")
@@ -157,6 +213,8 @@ def main():
     print(f"torch_version={torch.__version__} cuda={torch.version.cuda} cudnn={torch.backends.cudnn.version()} "
           f"gpu={torch.cuda.get_device_name(dev).replace(' ', '_')} pid={os.getpid()} {precision} "
           f"cudnn_enabled={torch.backends.cudnn.enabled}", flush=True)
+    if a.target_val > 0:
+        return time_to_quality_gpu(a, dev)
     ids, V = load_train_ids(a.data)
     for name in a.config or sorted(CONFIGS):
         run_config(name, ids, V, a, dev)

@@ -6,8 +6,8 @@
 #
 # .carry is scripts/device_prep.sh's OpenBLAS, made on this side before the first call: the
 # device image has none. Plan of a 30-minute session (10 minutes a command):
-#   call 1 (about 5-7 min): build, GPU tests, CPU tests, benchmark     device_all.sh OUT
-#   call 2 (about 5 min):   the quality run                            device_all.sh OUT --only-quality 300
+#   call 1 (about 6-8 min): build, GPU tests, CPU tests, benchmark     device_all.sh OUT
+#   call 2 (about 7 min):   the quality run, then time to quality      device_all.sh OUT --only-quality 300
 #   the rest: fixes, and a re-run of what failed.
 #
 # Steps, each logged under OUT as it goes (tee), in this order; the first that fails stops
@@ -16,29 +16,35 @@
 #   build.log          scripts/device_build.sh (CUDA build, sub-library checks)
 #   gpu-tests.log      ctest -L gpu, each test at most 180 s (tests.cmake)
 #   cpu-tests.log      ctest -LE gpu: everything else, once (the GPU tests do not run twice)
-#   bench-gpu.txt      scripts/bench_gpu.sh: configs A and B against PyTorch, side by side
+#   bench-gpu.txt      scripts/bench_gpu.sh: configs A and B against PyTorch, side by side, every
+#                      variant (LSTM implementation / precision / CUDA graph; BENCH_VARIANTS
+#                      overrides bench_gpu.sh's list)
 #   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU with
 #                      the README's quality configuration, stopped by SIGTERM after S seconds
 #   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8
 #                      files at most)
+#   ttq.txt            after the quality run (unless --skip-ttq): bench_gpu.sh --ttq-only, the
+#                      seconds each side needs to validation loss <= 1.50 (BENCH_TTQ_VARIANT
+#                      picks shakespeare's variant)
 # Our programs and tests run with build-gpu/env.sh's LD_LIBRARY_PATH; PyTorch runs with the
 # environment this script started with, so that it loads its own cuDNN and cuBLAS.
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
 # Usage: scripts/device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going]
-#          [--skip-bench]
+#          [--skip-bench] [--skip-ttq]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench]}
+out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq]}
 shift
-quality=0 only_quality=0 keep_going=0 bench=1
+quality=0 only_quality=0 keep_going=0 bench=1 ttq=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quality) quality=${2:?--quality needs seconds}; shift 2 ;;
     --only-quality) quality=${2:?--only-quality needs seconds}; only_quality=1; shift 2 ;;
     --keep-going) keep_going=1; shift ;;
     --skip-bench) bench=0; shift ;;
+    --skip-ttq) ttq=0; shift ;;
     *) echo "device_all.sh: error: unknown option \"$1\"" >&2; exit 2 ;;
   esac
 done
@@ -82,7 +88,7 @@ preflight() {
   fi
 }
 
-filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|iter .* val_loss|done:)'
+filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |iter .* val_loss|done:)'
 if [ "$only_quality" = 0 ]; then
   step preflight preflight.log preflight
   step build build.log bash scripts/device_build.sh
@@ -91,7 +97,7 @@ if [ "$only_quality" = 0 ]; then
   if [ "$bench" = 1 ]; then
     # bench_gpu.sh gives our trainer env.sh's library path itself and PyTorch this environment.
     step benchmark bench-gpu.txt env BENCH_COMMIT="$commit" bash scripts/bench_gpu.sh --skip-build \
-      --build-dir build-gpu --out "$out/bench-gpu.raw"
+      --build-dir build-gpu --out "$out/bench-gpu.raw" ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
     rm -f "$out/bench-gpu.raw" # the same text is in bench-gpu.txt
   fi
 elif [ ! -x build-gpu/shakespeare-train ]; then
@@ -112,6 +118,11 @@ if [ "$quality" -gt 0 ]; then
     return "$rc"
   }
   step "quality run ($quality s)" quality.log with_env quality_run
+  if [ "$ttq" = 1 ]; then
+    step "time to quality" ttq.txt env BENCH_COMMIT="$commit" bash scripts/bench_gpu.sh --skip-build --build-dir build-gpu \
+      --ttq-only --timeout 150 --out "$out/ttq.raw" ${BENCH_TTQ_VARIANT:+--ttq-variant "$BENCH_TTQ_VARIANT"}
+    rm -f "$out/ttq.raw"
+  fi
 fi
 echo "device_all: finished in $((SECONDS - t0)) s$([ "$failed" = 1 ] && echo ', with failures (see above)')"
 exit "$failed"
