@@ -1,5 +1,6 @@
 // optim.c: AdamW over the single parameter buffer, global-norm clipping, LR schedules.
 #include "shakespeare/optim.h"
+#include "shakespeare/step_math.h"
 
 #include <math.h>
 #include <string.h>
@@ -10,11 +11,7 @@ double sk_grad_norm(const float *g, size_t n) {
     return sqrt(s);
 }
 
-float sk_clip_scale(double norm, double clip) {
-    if (clip <= 0.0) return 1.0f;
-    double scale = clip / (norm + 1e-6);
-    return scale < 1.0 ? (float)scale : 1.0f;
-}
+float sk_clip_scale(double norm, double clip) { return sk_clip_scale_of(norm, clip); } // step_math.h
 
 void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
                     const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
