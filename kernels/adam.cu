@@ -1,6 +1,8 @@
-// adam.cu: global gradient norm (deterministic) and the fused clip + AdamW step.
-// defines: sk_cuda_sumsq, sk_cuda_adamw
+// adam.cu: global gradient norm (deterministic), the step's finish on the device (norm,
+// non-finite test, clip scale) and the fused clip + AdamW step.
+// defines: sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_adamw
 #include "kernels.h"
+#include "shakespeare/step_math.h"
 
 namespace {
 
@@ -42,14 +44,33 @@ __global__ void sumsq_stage2(double *out, const double *partials, int G) {
     if (threadIdx.x == 0) *out = sh[0];
 }
 
+// The host's sequence (trainer.c, backend.c's sk_backend_step) on one thread: the mean loss
+// and the norm are tested in that order; sqrt and the division are IEEE correctly rounded
+// in double on the device as on the host, so norm and clip scale are the host's bits.
+__global__ void step_finish_kernel(sk_cuda_step_stats *s, const sk_cuda_step_args *a) {
+    const double norm = sqrt(s->sumsq);
+    s->norm = norm;
+    const int loss_ok = isfinite(sk_mean_loss(s->loss_sum, a->rows)), norm_ok = isfinite(norm);
+    if (s->bad_step == 0 && !(loss_ok && norm_ok)) {
+        s->bad_step = a->opt_step;
+        s->bad_is_norm = loss_ok;
+        s->bad_loss_sum = s->loss_sum, s->bad_norm = norm;
+    }
+    s->skip = s->bad_step != 0;
+    s->clip_scale = s->skip ? 0.0f : sk_clip_scale_of(norm, a->grad_clip);
+}
+
 // sk_adam_update's loop body with explicit round-to-nearest intrinsics: nvcc would
 // otherwise fuse the products and sums into FMAs, which the CPU build does not do.
 __global__ void adamw_kernel(float *params, const float *grads, float *m, float *v, const uint8_t *decay_mask,
-                             size_t n, sk_adamw_args a) {
+                             size_t n, const sk_adamw_args *args, const float *clip_scale, const int *skip) {
+    if (skip && *skip) return;
+    const sk_adamw_args a = *args;
+    const float clip = *clip_scale;
     const float one_m_b1 = a.one_minus_beta1, one_m_b2 = a.one_minus_beta2; // rounded on the host
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float gi = __fmul_rn(grads[i], a.clip_scale);
+        float gi = __fmul_rn(grads[i], clip);
         float mi = __fadd_rn(__fmul_rn(a.beta1, m[i]), __fmul_rn(one_m_b1, gi));
         float vi = __fadd_rn(__fmul_rn(a.beta2, v[i]), __fmul_rn(__fmul_rn(one_m_b2, gi), gi));
         float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), a.bc2_sqrt), a.eps);
@@ -74,11 +95,17 @@ extern "C" cudaError_t sk_cuda_sumsq(double *out, double *partials, const float 
     return cudaGetLastError();
 }
 
+extern "C" cudaError_t sk_cuda_step_finish(sk_cuda_step_stats *s, const sk_cuda_step_args *a, cudaStream_t stream) {
+    step_finish_kernel<<<1, 1, 0, stream>>>(s, a);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t sk_cuda_adamw(float *params, const float *grads, float *m, float *v,
-                                     const uint8_t *decay_mask, size_t n, sk_adamw_args a, cudaStream_t stream) {
+                                     const uint8_t *decay_mask, size_t n, const sk_adamw_args *a,
+                                     const float *clip_scale, const int *skip, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     size_t g = (n + kThreads - 1) / kThreads;
     int blocks = g > (size_t)kMaxBlocks ? kMaxBlocks : (int)g;
-    adamw_kernel<<<blocks, kThreads, 0, stream>>>(params, grads, m, v, decay_mask, n, a);
+    adamw_kernel<<<blocks, kThreads, 0, stream>>>(params, grads, m, v, decay_mask, n, a, clip_scale, skip);
     return cudaGetLastError();
 }

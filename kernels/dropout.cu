@@ -10,8 +10,9 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
 
-__global__ void dropout_kernel(float *out, const float *in, size_t n, uint64_t first, uint64_t key, float p,
-                               float scale) {
+__global__ void dropout_kernel(float *out, const float *in, size_t n, uint64_t first, const uint64_t *key_dev,
+                               float p, float scale) {
+    const uint64_t key = *key_dev;
     size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         float mk = sk_hash_uniform(key, first + (uint64_t)i) >= p ? scale : 0.0f;
@@ -21,7 +22,7 @@ __global__ void dropout_kernel(float *out, const float *in, size_t n, uint64_t f
 
 } // namespace
 
-extern "C" cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t first, uint64_t key,
+extern "C" cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t first, const uint64_t *key,
                                        float p, float scale, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
     size_t g = (n + kThreads - 1) / kThreads;

@@ -10,7 +10,8 @@
 // synchronization per chain step orders everything: len + L - 1 syncs per direction.
 // Dot products run in a fixed order (lane-strided partial sums, then a fixed shuffle
 // tree): results are bitwise reproducible run to run. Dropout between layers uses
-// hash.h's masks (site k keyed by (seed, step), index ((stream_offset + b)*len + t)*H + j),
+// hash.h's masks (site k keyed by keys[k], sk_dropout_key(seed, step, k) read from device
+// memory when the kernel runs, index ((stream_offset + b)*len + t)*H + j),
 // the CPU's.
 //
 // Buffers (device, floats). Per-layer sequences use a row stride of len+1 so that one
@@ -65,8 +66,7 @@ typedef struct {
     const float *dy;              // (B, len, H), backward only
     int train;                    // store cs and gates; apply dropout
     float p, keep_scale;          // dropout between layers (training only; p = 0: none)
-    uint64_t seed;
-    int64_t step;
+    const uint64_t *keys;         // (L,) device: dropout key of site k, read at run time
     int stream_offset;            // the global stream of b = 0: masks index by it (data-parallel)
 } sk_plstm_args;
 

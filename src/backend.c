@@ -1,6 +1,7 @@
 // backend.c: device selection and the backend-independent entry points.
-// defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_backend_create, sk_backend_error,
-//          sk_backend_fail, sk_backend_free
+// defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_parse, sk_cuda_graph_name,
+//          sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_train_step_eager,
+//          sk_backend_read_stats_eager, sk_backend_free
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "shakespeare/backend.h"
+#include "shakespeare/step_math.h"
 
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err) {
     *is_auto = 0, *is_cuda = 0, *index = 0;
@@ -34,20 +36,41 @@ sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *i
     return sk_fail(err, SK_ERR_ARG, "--device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
 }
 
-static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent"};
-
-sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
+// The index of s among the 3 names of flag's values, or SK_ERR_ARG naming them.
+static sk_status parse_choice(const char *s, const char *const names[3], const char *flag, int *out, sk_error *err) {
     for (int i = 0; i < 3; i++) {
-        if (strcmp(s, rnn_impl_names[i]) == 0) {
-            *out = (sk_rnn_impl)i;
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
             return SK_OK;
         }
     }
-    return sk_fail(err, SK_ERR_ARG, "--rnn-impl expects auto, cudnn or persistent, got \"%s\"", s);
+    return sk_fail(err, SK_ERR_ARG, "%s expects %s, %s or %s, got \"%s\"", flag, names[0], names[1], names[2], s);
+}
+
+static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent"};
+
+sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
+    int i = 0;
+    sk_status st = parse_choice(s, rnn_impl_names, "--rnn-impl", &i, err);
+    if (st == SK_OK) *out = (sk_rnn_impl)i;
+    return st;
 }
 
 const char *sk_rnn_impl_name(sk_rnn_impl r) {
     return (unsigned)r < 3 ? rnn_impl_names[r] : "unknown";
+}
+
+static const char *const cuda_graph_names[] = {"auto", "on", "off"};
+
+sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err) {
+    int i = 0;
+    sk_status st = parse_choice(s, cuda_graph_names, "--cuda-graph", &i, err);
+    if (st == SK_OK) *out = (sk_cuda_graph)i;
+    return st;
+}
+
+const char *sk_cuda_graph_name(sk_cuda_graph g) {
+    return (unsigned)g < 3 ? cuda_graph_names[g] : "unknown";
 }
 
 // The CUDA backend with the created backend's notice (if any) handed on.
@@ -105,6 +128,35 @@ sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int
     if (!isfinite(norm))
         return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %s", isnan(norm) ? "nan" : "inf");
     return b->ops->update(b, h, lr, sk_clip_scale(norm, h->grad_clip), step);
+}
+
+sk_status sk_backend_train_step_eager(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
+                                      const sk_adam_hparams *h, float lr, int64_t opt_step) {
+    sk_step_stats *s = &b->stats;
+    if (s->bad_step) return SK_OK; // after a bad step: parameters and moments stay as they were
+    double loss_sum = 0.0, norm = 0.0;
+    sk_status st = b->ops->forward(b, x, y, len, SK_MODE_TRAIN, step, &loss_sum);
+    if (st == SK_OK) st = b->ops->backward(b);
+    if (st != SK_OK) return st;
+    s->loss_sum = loss_sum;
+    const int rows_b = b->cfg.global_batch > 0 ? b->cfg.global_batch : b->cfg.batch_size;
+    if (!isfinite(sk_mean_loss(loss_sum, (double)rows_b * len))) { // before the norm, as the trainer checks
+        s->bad_step = opt_step, s->bad_is_norm = 0, s->bad_loss_sum = loss_sum, s->bad_norm = 0.0;
+        return SK_OK;
+    }
+    st = sk_backend_step(b, h, lr, opt_step, &norm);
+    s->grad_norm = norm;
+    if (st == SK_ERR_NUMERIC) {
+        s->bad_step = opt_step, s->bad_is_norm = 1, s->bad_loss_sum = loss_sum, s->bad_norm = norm;
+        return SK_OK;
+    }
+    return st;
+}
+
+sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats) {
+    *stats = b->stats;
+    b->stats.bad_step = 0, b->stats.bad_is_norm = 0, b->stats.bad_loss_sum = 0.0, b->stats.bad_norm = 0.0;
+    return SK_OK;
 }
 
 void sk_backend_free(sk_backend *b) {

@@ -2,7 +2,9 @@
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
-//          sk_cuda_available, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name
+//          sk_cuda_available, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
+//          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_backend_train_step_eager,
+//          sk_backend_read_stats_eager
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
@@ -20,6 +22,11 @@
 // A training step, in the order llm.c keeps apart (so data-parallel training is one
 // call between backward and the norm): forward -> backward -> [all-reduce the gradient
 // buffer] -> grad_norm -> clip scale -> update; sk_backend_step does the last three.
+// That sequence reads the loss and the norm back to the host every step. One process has
+// no all-reduce to make between backward and the norm, so it takes the deferred path
+// instead: train_step enqueues the whole step (the clip scale and the non-finite test
+// formed where the gradients are) and read_stats reads the statistics back only when the
+// caller needs them; the CUDA backend can replay that step as one CUDA graph.
 #ifndef SHAKESPEARE_BACKEND_H
 #define SHAKESPEARE_BACKEND_H
 
@@ -33,6 +40,12 @@
 // validated on a GPU that supports the configuration (a notice says when it passes over
 // one); the CPU backend has a single implementation and accepts only auto.
 typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2 } sk_rnn_impl;
+
+// --cuda-graph: whether the CUDA backend replays train_step as a captured CUDA graph. auto:
+// only once a GPU session has validated it (kGraphValidated in src/cuda/backend_cuda.cu),
+// else eager; on: capture, and fail with the reason if capture fails; off: eager. Both
+// enqueue the same work. The CPU backend accepts auto and off.
+typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2 } sk_cuda_graph;
 
 typedef struct {
     sk_model_config model;
@@ -49,9 +62,22 @@ typedef struct {
     // the mean over global_batch * len rows, so the ranks' gradients sum to one process's.
     int stream_offset;
     int global_batch;
+    sk_cuda_graph cuda_graph;
 } sk_backend_config;
 
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;
+
+// What read_stats hands back about the deferred steps since the last read.
+typedef struct {
+    double loss_sum;  // the last step's sum over B*len of -log p(y)
+    double grad_norm; // the last step's gradient norm before clipping
+    // The first step whose mean loss (step_math.h's sk_mean_loss) or gradient norm was not
+    // finite, as its 1-based optimizer step; 0: none. That step and every later one left
+    // the parameters and Adam's moments untouched.
+    int64_t bad_step;
+    int bad_is_norm;             // 0: its mean loss was not finite; 1: its loss was, its norm not
+    double bad_loss_sum, bad_norm; // that step's values (bad_norm: 0 when its loss already failed on the CPU)
+} sk_step_stats;
 
 typedef struct sk_backend sk_backend;
 
@@ -84,6 +110,16 @@ typedef struct {
     // multiplied by clip_scale first.
     sk_status (*update)(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
     void (*destroy)(sk_backend *b);
+    // Deferred training step (one process): forward over (x, y) at `step` (as forward's
+    // step, keying the dropout masks), backward, gradient norm, clip scale and AdamW at
+    // optimizer step opt_step (1-based), enqueued without reading anything back. A step whose
+    // mean loss or norm is not finite is recorded (the first one) and skips its update, as
+    // does every later step until read_stats; parameters and moments stay as they were.
+    sk_status (*train_step)(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
+                            const sk_adam_hparams *h, float lr, int64_t opt_step);
+    // Waits for every enqueued step and fills *stats; forgets the record of a bad step.
+    // Errors of enqueued work surface here.
+    sk_status (*read_stats)(sk_backend *b, sk_step_stats *stats);
 } sk_backend_ops;
 
 struct sk_backend {
@@ -93,6 +129,7 @@ struct sk_backend {
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error
     char notice[256];       // one line for the user from creation (e.g. an implementation fallback), or ""
+    sk_step_stats stats;    // the eager train_step's statistics (sk_backend_train_step_eager)
 };
 
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
@@ -107,6 +144,15 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
 int sk_cuda_available(int index, char *reason, size_t reason_size);
 // Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);
+// Parses "auto", "on", "off" (--cuda-graph); SK_ERR_ARG otherwise.
+sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err);
+const char *sk_cuda_graph_name(sk_cuda_graph g);
+// train_step and read_stats from a backend's own ops, for a backend that runs every step
+// to its end anyway (the CPU): forward, backward, the mean-loss test, sk_backend_step,
+// statistics kept in b->stats. After a bad step, later steps do nothing.
+sk_status sk_backend_train_step_eager(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
+                                      const sk_adam_hparams *h, float lr, int64_t opt_step);
+sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats);
 // Parses "auto", "cudnn", "persistent" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
 const char *sk_rnn_impl_name(sk_rnn_impl r);

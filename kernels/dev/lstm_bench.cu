@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CUDA_OR_DIE(cudaEventCreate(&e0));
     CUDA_OR_DIE(cudaEventCreate(&e1));
-    const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, 1, 0};
+    const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0}; // no dropout: no keys
     static const sk_rnn_impl impls[] = {SK_RNN_CUDNN, SK_RNN_PERSISTENT};
     for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
         const char *name = sk_rnn_impl_name(impls[m]);
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
         }
 #define STEP_OK(call) DIE_IF((call) != SK_OK, "%s: %s", name, err.msg)
         STEP_OK(l->ops->import_weights(l, dp, &err));
-        STEP_OK(l->ops->forward(l, 1, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
+        STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
         STEP_OK(l->ops->backward_data(l, ddy, ddx, &err));
         CUDA_OR_DIE(cudaMemset(dgr, 0, n * sizeof(float)));
         STEP_OK(l->ops->backward_weights(l, dgr, &err));
@@ -180,13 +180,13 @@ int main(int argc, char **argv) {
         printf("\n");
         float ms_f = 0.0f, ms_fb = 0.0f;
         CUDA_OR_DIE(cudaEventRecord(e0, stream));
-        for (int i = 0; i < reps; i++) STEP_OK(l->ops->forward(l, 1, i, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
+        for (int i = 0; i < reps; i++) STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
         CUDA_OR_DIE(cudaEventRecord(e1, stream));
         CUDA_OR_DIE(cudaEventSynchronize(e1));
         CUDA_OR_DIE(cudaEventElapsedTime(&ms_f, e0, e1));
         CUDA_OR_DIE(cudaEventRecord(e0, stream));
         for (int i = 0; i < reps; i++) {
-            STEP_OK(l->ops->forward(l, 1, i, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
+            STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
             STEP_OK(l->ops->backward_data(l, ddy, ddx, &err));
             STEP_OK(l->ops->backward_weights(l, dgr, &err));
         }

@@ -370,6 +370,9 @@ static const sk_backend_ops cpu_ops = {
     .grad_norm = cpu_grad_norm,
     .update = cpu_update,
     .destroy = cpu_destroy,
+    // Every CPU step runs to its end anyway: the deferred path is the eager one (backend.c).
+    .train_step = sk_backend_train_step_eager,
+    .read_stats = sk_backend_read_stats_eager,
 };
 
 static float *alloc_floats(size_t n, int *ok) {
@@ -396,6 +399,9 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (cfg->rnn_impl != SK_RNN_AUTO)
         return sk_fail(err, SK_ERR_ARG, "--rnn-impl %s selects a CUDA LSTM implementation; the CPU backend has one "
                                         "(use --rnn-impl auto, or a CUDA device)", sk_rnn_impl_name(cfg->rnn_impl));
+    if (cfg->cuda_graph == SK_GRAPH_ON)
+        return sk_fail(err, SK_ERR_ARG, "--cuda-graph on needs a CUDA device; the CPU backend runs its steps eagerly "
+                                        "(use --cuda-graph auto or off)");
     if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
         return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
                        cfg->stream_offset + cfg->batch_size, cfg->global_batch);

@@ -14,6 +14,12 @@
 // windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
 // cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in b->err
 // (sk_backend_error).
+// Step-dependent scalars (dropout keys, Adam's scalars, the clip threshold) are filled on
+// the host into a pinned slot and copied to the device (sk_cuda_step_args) with the
+// window's ids before the step's kernels, which read them from there: the eager ops and
+// the deferred train_step enqueue the same kernels in the same order, and train_step can
+// be one captured CUDA graph (step_graph.h) that forms the clip scale and the non-finite
+// test on the device and reads nothing back until read_stats.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +31,7 @@
 #include "cudnn_rnn.h"
 #include "kernels.h"
 #include "lstm_impl.h"
+#include "step_graph.h"
 
 extern "C" {
 #include "shakespeare/backend.h"
@@ -35,6 +42,22 @@ extern "C" {
 namespace {
 
 constexpr size_t kBlasWorkspaceBytes = (size_t)32 << 20; // cuBLAS's recommendation for Hopper
+
+// --cuda-graph auto replays captured graphs only once a GPU session has run
+// tests/gpu/test_cuda_graph.c and measured the gain (kernels/PERSISTENT_LSTM_FLOOR.md).
+constexpr bool kGraphValidated = false;
+
+// Pinned staging slots: the host fills slot i for a step while the device may still be
+// copying from the slots of the steps before it; it waits only when it is this many steps
+// ahead of the device.
+constexpr int kStageSlots = 4;
+
+typedef struct {
+    sk_cuda_step_args *args; // pinned
+    int32_t *xy;             // pinned (2, B, T): x at 0, y at B*T, each (B, len) packed
+    cudaEvent_t done;        // recorded after the copies that read this slot
+    int pending;             // done recorded, maybe not passed yet
+} stage_slot;
 
 typedef struct {
     int device;
@@ -53,7 +76,8 @@ typedef struct {
     size_t total, off_emb, off_fcw, off_fcb; // floats
     float *params, *grads, *m, *v;            // (total,) canonical layout
     uint8_t *decay_mask;                       // (total,) 1 on 2-D tensors
-    int32_t *x, *y;                            // (B, T) window, stream-major
+    int32_t *xy;                               // (2, B, T): x then y (a pinned slot's layout)
+    int32_t *x, *y;                            // (B, len) window, stream-major: xy, xy + B*T
     float *emb, *demb;                         // (B, T, E)
     float *hs;                                 // (B, T, H) top LSTM layer output
     float *hd;                                 // (B, T, H) hs after dropout (training with p > 0)
@@ -62,9 +86,13 @@ typedef struct {
     float *row_loss;                           // (B, T)
     float *ones;                               // (B*T,) for the fc bias gradient
     float *h[2], *c[2];                        // (L, B, H) each: carried state, ping-pong
-    double *scalars;                           // device [0] loss sum, [1] squared grad norm
+    sk_cuda_step_args *args;                   // device: this step's scalars (dropout keys read by the LSTM too)
+    sk_cuda_step_stats *stats;                 // device: loss sum, norm, clip scale, the first bad step
     double *partials;                          // (SK_CUDA_SUMSQ_PARTIALS,)
-    double *host_scalars;                      // pinned (2,)
+    sk_cuda_step_stats *host_stats;            // pinned (1,)
+    stage_slot slots[kStageSlots];
+    unsigned next_slot;
+    sk_step_graphs *graphs; // train_step's graphs; NULL: train_step runs eagerly
     void *blas_ws;
 } cuda_impl;
 
@@ -98,6 +126,55 @@ sk_status download(cuda_impl *ci, void *dst, const void *src, size_t bytes, sk_e
     return SK_OK;
 }
 
+// Data-parallel (backend.h): the loss is the mean over the global batch's rows, and the
+// fc dropout mask of this backend's first element is that of global stream stream_offset.
+int global_batch(const sk_backend *b) { return b->cfg.global_batch > 0 ? b->cfg.global_batch : b->cfg.batch_size; }
+uint64_t first_index(const sk_backend *b, int len) {
+    return (uint64_t)b->cfg.stream_offset * (uint64_t)len * (uint64_t)b->cfg.model.hidden_size;
+}
+
+// The next pinned slot; waits (rarely) until the copies that last read it have run.
+sk_status take_slot(cuda_impl *ci, stage_slot **out, sk_error *err) {
+    stage_slot *s = &ci->slots[ci->next_slot++ % kStageSlots];
+    if (s->pending) CUDA_CHECK(cudaEventSynchronize(s->done));
+    s->pending = 0;
+    *out = s;
+    return SK_OK;
+}
+
+// Slot -> device in stream order: the step's scalars, and with n > 0 the n ids of x (and y).
+sk_status send_slot(cuda_impl *ci, stage_slot *s, int n, int with_y, sk_error *err) {
+    CUDA_CHECK(cudaMemcpyAsync(ci->args, s->args, sizeof *s->args, cudaMemcpyHostToDevice, ci->stream));
+    if (n > 0) {
+        const size_t ids = with_y ? (size_t)ci->B * ci->T + (size_t)n : (size_t)n;
+        CUDA_CHECK(cudaMemcpyAsync(ci->xy, s->xy, sizeof(int32_t) * ids, cudaMemcpyHostToDevice, ci->stream));
+    }
+    CUDA_CHECK(cudaEventRecord(s->done, ci->stream));
+    s->pending = 1;
+    return SK_OK;
+}
+
+// The scalars of a step at `step` (keys every dropout site) over windows of len; with h,
+// those of optimizer step opt_step at lr, computed exactly as sk_adam_update (optim.c)
+// does: in double from the double hyperparameters, rounded to float once (1.0f -
+// (float)0.999 would be off by 1.3e-5 relative, and lr / (float)bc1 by an ulp).
+void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len, const sk_adam_hparams *h, float lr,
+               float clip_scale, int64_t opt_step) {
+    memset(a, 0, sizeof *a);
+    for (int k = 0; k < b->cfg.model.num_layers; k++) a->dropout_key[k] = sk_dropout_key(b->cfg.seed, step, k);
+    a->rows = (double)global_batch(b) * len;
+    a->opt_step = opt_step;
+    if (!h) return;
+    sk_adamw_args *w = &a->adam;
+    w->beta1 = (float)h->beta1, w->beta2 = (float)h->beta2, w->eps = (float)h->eps;
+    w->one_minus_beta1 = (float)(1.0 - h->beta1), w->one_minus_beta2 = (float)(1.0 - h->beta2);
+    w->clip_scale = clip_scale;
+    w->bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)opt_step));
+    w->step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)opt_step)));
+    w->decay = (float)(1.0 - (double)lr * h->weight_decay);
+    a->grad_clip = h->grad_clip;
+}
+
 sk_status cuda_init(sk_backend *b, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const sk_backend_config *cfg = &b->cfg;
@@ -125,8 +202,19 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
 
     const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H;
     ALLOC(ci->params, ci->total, "the parameters");
-    ALLOC(ci->x, rows, "input ids");
-    ALLOC(ci->y, rows, "target ids");
+    ALLOC(ci->xy, 2 * rows, "input and target ids");
+    ci->x = ci->xy, ci->y = ci->xy + rows;
+    ALLOC(ci->args, 1, "the step's scalars");
+    ALLOC(ci->stats, 1, "the step's statistics");
+    CUDA_CHECK(cudaMemsetAsync(ci->args, 0, sizeof *ci->args, ci->stream));
+    CUDA_CHECK(cudaMemsetAsync(ci->stats, 0, sizeof *ci->stats, ci->stream));
+    CUDA_CHECK(cudaMallocHost((void **)&ci->host_stats, sizeof *ci->host_stats));
+    for (int i = 0; i < kStageSlots; i++) {
+        stage_slot *s = &ci->slots[i];
+        CUDA_CHECK(cudaMallocHost((void **)&s->args, sizeof *s->args));
+        CUDA_CHECK(cudaMallocHost((void **)&s->xy, sizeof(int32_t) * 2 * rows));
+        CUDA_CHECK(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
+    }
     ALLOC(ci->emb, rows * ci->E, "embedded inputs");
     ALLOC(ci->hs, rows * ci->H, "LSTM outputs");
     ALLOC(ci->logits, rows * ci->V, "logits");
@@ -137,9 +225,7 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         CUDA_CHECK(cudaMemsetAsync(ci->h[i], 0, sizeof(float) * state, ci->stream));
         CUDA_CHECK(cudaMemsetAsync(ci->c[i], 0, sizeof(float) * state, ci->stream));
     }
-    ALLOC(ci->scalars, 2, "scalars");
     ALLOC(ci->partials, SK_CUDA_SUMSQ_PARTIALS, "norm partial sums");
-    CUDA_CHECK(cudaMallocHost((void **)&ci->host_scalars, 2 * sizeof(double)));
     CUDA_CHECK(cudaMemsetAsync(ci->params, 0, sizeof(float) * ci->total, ci->stream));
     if (ci->training) {
         ALLOC(ci->grads, ci->total, "the gradients");
@@ -170,9 +256,12 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         free(ones);
         SK_TRY(st);
     }
-    const sk_lstm_config lc = {ci->dnn, ci->stream, layout, ci->B,    ci->T,      ci->E,
-                               ci->H,   ci->L,      ci->training, ci->p, cfg->seed, cfg->stream_offset};
+    const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
+                               ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
+                               ci->args->dropout_key, cfg->stream_offset};
     SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
+    if (ci->training && (cfg->cuda_graph == SK_GRAPH_ON || (cfg->cuda_graph == SK_GRAPH_AUTO && kGraphValidated)))
+        SK_TRY(sk_step_graphs_create(ci->T, &ci->graphs, err));
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
@@ -190,13 +279,19 @@ static void cuda_destroy(sk_backend *b) {
             (void)cudaSetDevice(ci->device);
             (void)cudaStreamSynchronize(ci->stream);
         }
+        sk_step_graphs_free(ci->graphs);
         sk_lstm_destroy(ci->lstm);
-        void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->x,       ci->y,
+        void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->xy,      ci->args,
                         ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
-                        ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->scalars,
+                        ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->stats,
                         ci->partials, ci->blas_ws};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
-        if (ci->host_scalars) cudaFreeHost(ci->host_scalars);
+        if (ci->host_stats) cudaFreeHost(ci->host_stats);
+        for (int i = 0; i < kStageSlots; i++) {
+            if (ci->slots[i].args) cudaFreeHost(ci->slots[i].args);
+            if (ci->slots[i].xy) cudaFreeHost(ci->slots[i].xy);
+            if (ci->slots[i].done) cudaEventDestroy(ci->slots[i].done);
+        }
         if (ci->blas) cublasDestroy(ci->blas);
         if (ci->dnn) cudnnDestroy(ci->dnn);
         if (ci->stream) cudaStreamDestroy(ci->stream);
@@ -263,69 +358,108 @@ static sk_status cuda_get_state(sk_backend *b, float *h, float *c) {
     return SK_OK;
 }
 
-// Data-parallel (backend.h): the loss is the mean over the global batch's rows, and the
-// fc dropout mask of this backend's first element is that of global stream stream_offset.
-static int global_batch(const sk_backend *b) {
-    return b->cfg.global_batch > 0 ? b->cfg.global_batch : b->cfg.batch_size;
-}
-static uint64_t first_index(const sk_backend *b, int len) {
-    return (uint64_t)b->cfg.stream_offset * (uint64_t)len * (uint64_t)b->cfg.model.hidden_size;
-}
-
-static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
-                              int64_t step, double *loss_sum) {
-    cuda_impl *ci = impl_of(b);
-    sk_error *err = &b->err;
-    const int B = ci->B, E = ci->E, H = ci->H, V = ci->V;
-    const int train = mode == SK_MODE_TRAIN;
-    if (len < 1 || len > ci->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
-    if (train && !ci->training) return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only backend");
-    const int n = B * len;
-    // Out-of-range ids would make the embedding kernel read out of bounds: refuse them.
+// Refuses ids outside [0, V): the embedding kernel would read out of bounds.
+static sk_status check_ids(const cuda_impl *ci, const int32_t *x, const int32_t *y, int n, sk_error *err) {
     for (int i = 0; i < n; i++) {
-        if (x[i] < 0 || x[i] >= V) return sk_fail(err, SK_ERR_ARG, "input id %d outside [0, %d)", x[i], V);
-        if (y && (y[i] < 0 || y[i] >= V))
-            return sk_fail(err, SK_ERR_ARG, "target id %d outside [0, %d)", y[i], V);
+        if (x[i] < 0 || x[i] >= ci->V) return sk_fail(err, SK_ERR_ARG, "input id %d outside [0, %d)", x[i], ci->V);
+        if (y && (y[i] < 0 || y[i] >= ci->V))
+            return sk_fail(err, SK_ERR_ARG, "target id %d outside [0, %d)", y[i], ci->V);
     }
-    ci->last_train = 0; // until this forward has gone through
-    CUDA_CHECK(cudaSetDevice(ci->device));
-    CUDA_CHECK(cudaMemcpyAsync(ci->x, x, sizeof(int32_t) * n, cudaMemcpyHostToDevice, ci->stream));
-    if (y) CUDA_CHECK(cudaMemcpyAsync(ci->y, y, sizeof(int32_t) * n, cudaMemcpyHostToDevice, ci->stream));
-    if (ci->stale) {
-        SK_TRY(ci->lstm->ops->import_weights(ci->lstm, ci->params, err));
-        ci->stale = 0;
-    }
+    return SK_OK;
+}
 
-    // emb (B, len, E) -> hs (B, len, H), from the carried state into the other slot.
+// The window's ids and the step's scalars into a pinned slot, then to the device.
+static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
+                       const sk_adam_hparams *h, float lr, int64_t opt_step, sk_error *err) {
+    cuda_impl *ci = impl_of(b);
+    const int n = ci->B * len;
+    stage_slot *s = NULL;
+    SK_TRY(take_slot(ci, &s, err));
+    fill_args(b, s->args, step, len, h, lr, 1.0f, opt_step);
+    memcpy(s->xy, x, sizeof(int32_t) * (size_t)n);
+    if (y) memcpy(s->xy + (size_t)ci->B * ci->T, y, sizeof(int32_t) * (size_t)n);
+    return send_slot(ci, s, n, y != NULL, err);
+}
+
+// Enqueues the forward over the staged window from state slot `from` into `to`: emb (B,
+// len, E) -> hs (B, len, H) -> [dropout] -> logits; with targets the row losses (and with
+// grad their gradients); with loss_sum (device) also their sum there.
+static sk_status enqueue_forward(sk_backend *b, int len, int train, int with_y, int grad, double *loss_sum, int from,
+                                 int to, sk_error *err) {
+    cuda_impl *ci = impl_of(b);
+    const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, n = B * len;
     CUDA_CHECK(sk_cuda_embedding_forward(ci->emb, ci->params + ci->off_emb, ci->x, B, len, E, ci->stream));
-    const int from = ci->cur, to = 1 - ci->cur;
-    SK_TRY(ci->lstm->ops->forward(ci->lstm, train, step, len, ci->emb, ci->hs, ci->h[from], ci->c[from], ci->h[to],
+    SK_TRY(ci->lstm->ops->forward(ci->lstm, train, len, ci->emb, ci->hs, ci->h[from], ci->c[from], ci->h[to],
                                   ci->c[to], err));
-    ci->cur = to;
-
     // Dropout before fc: site L-1, element index (b*len + t)*H + j (rng.h).
     const float *top = ci->hs;
     if (train && ci->p > 0.0f) {
-        const uint64_t key = sk_dropout_key(b->cfg.seed, step, ci->L - 1);
-        CUDA_CHECK(sk_cuda_dropout(ci->hd, ci->hs, (size_t)n * H, first_index(b, len), key, ci->p,
-                                   1.0f / (1.0f - ci->p), ci->stream));
+        CUDA_CHECK(sk_cuda_dropout(ci->hd, ci->hs, (size_t)n * H, first_index(b, len), &ci->args->dropout_key[ci->L - 1],
+                                   ci->p, 1.0f / (1.0f - ci->p), ci->stream));
         top = ci->hd;
     }
     // logits (n, V) = top (n, H) fc.weight^T; the bias is added by the softmax kernel.
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, V, n, H, &one, ci->params + ci->off_fcw, H, top, H,
                              &zero, ci->logits, V));
-    const int grad = train && y;
-    CUDA_CHECK(sk_cuda_softmax_xent(ci->logits, ci->params + ci->off_fcb, y ? ci->y : NULL, ci->row_loss,
+    CUDA_CHECK(sk_cuda_softmax_xent(ci->logits, ci->params + ci->off_fcb, with_y ? ci->y : NULL, ci->row_loss,
                                     grad ? ci->dlogits : NULL, 1.0f / (float)(len * global_batch(b)), n, V,
                                     ci->stream));
+    if (loss_sum) CUDA_CHECK(sk_cuda_sum_double(loss_sum, ci->row_loss, n, ci->stream));
+    return SK_OK;
+}
+
+// Enqueues the backward of the last training forward (over len steps) into ci->grads.
+static sk_status enqueue_backward(sk_backend *b, int len, sk_error *err) {
+    cuda_impl *ci = impl_of(b);
+    const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, n = B * len;
+    const int drop = ci->p > 0.0f; // the last forward was a training one
+    const float *top = drop ? ci->hd : ci->hs;
+    float *G = ci->grads;
+    const float one = 1.0f, zero = 0.0f;
+    // fc.weight grad (V, H) = dlogits^T (V, n) top (n, H); fc.bias grad = column sums.
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, n, &one, top, H, ci->dlogits, V, &zero,
+                             G + ci->off_fcw, H));
+    CUBLAS_CHECK(cublasSgemv(ci->blas, CUBLAS_OP_N, V, n, &one, ci->dlogits, V, ci->ones, 1, &zero, G + ci->off_fcb,
+                             1));
+    // dh (n, H) = dlogits (n, V) fc.weight (V, H), then through the same dropout mask.
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, n, V, &one, ci->params + ci->off_fcw, H,
+                             ci->dlogits, V, &zero, ci->dh, H));
+    if (drop)
+        CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, first_index(b, len), &ci->args->dropout_key[ci->L - 1],
+                                   ci->p, 1.0f / (1.0f - ci->p), ci->stream));
+    SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
+    SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
+    CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
+    return SK_OK;
+}
+
+static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
+                              int64_t step, double *loss_sum) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &b->err;
+    const int train = mode == SK_MODE_TRAIN;
+    if (len < 1 || len > ci->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
+    if (train && !ci->training) return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only backend");
+    SK_TRY(check_ids(ci, x, y, ci->B * len, err));
+    ci->last_train = 0; // until this forward has gone through
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    SK_TRY(stage(b, x, y, len, step, NULL, 0.0f, 0, err));
+    if (ci->stale) {
+        SK_TRY(ci->lstm->ops->import_weights(ci->lstm, ci->params, err));
+        ci->stale = 0;
+    }
+    const int from = ci->cur, to = 1 - ci->cur, grad = train && y, want_loss = y && loss_sum;
+    SK_TRY(enqueue_forward(b, len, train, y != NULL, grad, want_loss ? &ci->stats->forward_loss_sum : NULL, from, to,
+                           err));
+    ci->cur = to;
     ci->len = len;
     ci->last_step = step;
-    if (y && loss_sum) {
-        CUDA_CHECK(sk_cuda_sum_double(&ci->scalars[0], ci->row_loss, n, ci->stream));
-        CUDA_CHECK(cudaMemcpyAsync(ci->host_scalars, ci->scalars, sizeof(double), cudaMemcpyDeviceToHost, ci->stream));
+    if (want_loss) {
+        CUDA_CHECK(cudaMemcpyAsync(&ci->host_stats->forward_loss_sum, &ci->stats->forward_loss_sum, sizeof(double),
+                                   cudaMemcpyDeviceToHost, ci->stream));
         CUDA_CHECK(cudaStreamSynchronize(ci->stream));
-        *loss_sum = ci->host_scalars[0];
+        *loss_sum = ci->host_stats->forward_loss_sum;
     } else if (loss_sum) {
         *loss_sum = 0.0;
     }
@@ -343,29 +477,8 @@ static sk_status cuda_backward(sk_backend *b) {
     sk_error *err = &b->err;
     if (!ci->last_train)
         return sk_fail(err, SK_ERR_ARG, "backward needs a preceding training forward with targets");
-    const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, len = ci->len, n = B * len;
-    const int drop = ci->p > 0.0f; // the last forward was a training one
-    const float *top = drop ? ci->hd : ci->hs;
-    float *G = ci->grads;
-    const float one = 1.0f, zero = 0.0f;
     CUDA_CHECK(cudaSetDevice(ci->device));
-    // fc.weight grad (V, H) = dlogits^T (V, n) top (n, H); fc.bias grad = column sums.
-    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, n, &one, top, H, ci->dlogits, V, &zero,
-                             G + ci->off_fcw, H));
-    CUBLAS_CHECK(cublasSgemv(ci->blas, CUBLAS_OP_N, V, n, &one, ci->dlogits, V, ci->ones, 1, &zero, G + ci->off_fcb,
-                             1));
-    // dh (n, H) = dlogits (n, V) fc.weight (V, H), then through the same dropout mask.
-    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, n, V, &one, ci->params + ci->off_fcw, H,
-                             ci->dlogits, V, &zero, ci->dh, H));
-    if (drop) {
-        const uint64_t key = sk_dropout_key(b->cfg.seed, ci->last_step, ci->L - 1);
-        CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, first_index(b, len), key, ci->p,
-                                   1.0f / (1.0f - ci->p), ci->stream));
-    }
-    SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
-    SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
-    CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
-    return SK_OK;
+    return enqueue_backward(b, ci->len, err);
 }
 
 static sk_status cuda_grad_buffer(sk_backend *b, float **grads, int *on_device) {
@@ -381,11 +494,11 @@ static sk_status cuda_grad_norm(sk_backend *b, double *norm) {
     sk_error *err = &b->err;
     if (!ci->training) return sk_fail(err, SK_ERR_ARG, "grad_norm on a backend without training buffers");
     CUDA_CHECK(cudaSetDevice(ci->device));
-    CUDA_CHECK(sk_cuda_sumsq(&ci->scalars[1], ci->partials, ci->grads, ci->total, ci->stream));
-    CUDA_CHECK(cudaMemcpyAsync(&ci->host_scalars[1], &ci->scalars[1], sizeof(double), cudaMemcpyDeviceToHost,
+    CUDA_CHECK(sk_cuda_sumsq(&ci->stats->sumsq, ci->partials, ci->grads, ci->total, ci->stream));
+    CUDA_CHECK(cudaMemcpyAsync(&ci->host_stats->sumsq, &ci->stats->sumsq, sizeof(double), cudaMemcpyDeviceToHost,
                                ci->stream));
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
-    *norm = sqrt(ci->host_scalars[1]);
+    *norm = sqrt(ci->host_stats->sumsq);
     return SK_OK;
 }
 
@@ -396,18 +509,80 @@ static sk_status cuda_update(sk_backend *b, const sk_adam_hparams *h, float lr, 
         return sk_fail(err, SK_ERR_ARG, "optimizer step %lld on a backend %s", (long long)step,
                              ci->training ? "(steps count from 1)" : "without training buffers");
     CUDA_CHECK(cudaSetDevice(ci->device));
-    // The scalars exactly as sk_adam_update (optim.c) computes them: in double from the
-    // double hyperparameters, rounded to float once (1.0f - (float)0.999 would be off by
-    // 1.3e-5 relative, and lr / (float)bc1 by an ulp).
-    sk_adamw_args a;
-    a.beta1 = (float)h->beta1, a.beta2 = (float)h->beta2, a.eps = (float)h->eps;
-    a.one_minus_beta1 = (float)(1.0 - h->beta1), a.one_minus_beta2 = (float)(1.0 - h->beta2);
-    a.clip_scale = clip_scale;
-    a.bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
-    a.step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)step)));
-    a.decay = (float)(1.0 - (double)lr * h->weight_decay);
-    CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, a, ci->stream));
+    stage_slot *s = NULL;
+    SK_TRY(take_slot(ci, &s, err));
+    fill_args(b, s->args, ci->last_step, ci->len, h, lr, clip_scale, step);
+    SK_TRY(send_slot(ci, s, 0, 0, err));
+    CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, &ci->args->adam,
+                             &ci->args->adam.clip_scale, NULL, ci->stream));
     ci->stale = 1;
+    return SK_OK;
+}
+
+// The deferred step's work after its inputs are staged: the same kernels as forward,
+// backward, grad_norm and update, in that order, with the norm's use moved to the device
+// (sk_cuda_step_finish). The weights are imported every time (the eager path skips an
+// import of unchanged weights; a copy of the same values changes nothing), so that one
+// graph fits every step.
+typedef struct {
+    sk_backend *b;
+    int len;
+} step_ctx;
+
+static sk_status enqueue_train_step(void *ctx, sk_error *err) {
+    const step_ctx *sc = (const step_ctx *)ctx;
+    cuda_impl *ci = impl_of(sc->b);
+    SK_TRY(ci->lstm->ops->import_weights(ci->lstm, ci->params, err));
+    SK_TRY(enqueue_forward(sc->b, sc->len, 1, 1, 1, &ci->stats->loss_sum, ci->cur, 1 - ci->cur, err));
+    SK_TRY(enqueue_backward(sc->b, sc->len, err));
+    CUDA_CHECK(sk_cuda_sumsq(&ci->stats->sumsq, ci->partials, ci->grads, ci->total, ci->stream));
+    CUDA_CHECK(sk_cuda_step_finish(ci->stats, ci->args, ci->stream));
+    CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, &ci->args->adam,
+                             &ci->stats->clip_scale, &ci->stats->skip, ci->stream));
+    return SK_OK;
+}
+
+static sk_status cuda_train_step(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
+                                 const sk_adam_hparams *h, float lr, int64_t opt_step) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &b->err;
+    if (!ci->training || opt_step < 1 || !y)
+        return sk_fail(err, SK_ERR_ARG, "train_step at optimizer step %lld %s", (long long)opt_step,
+                       !ci->training ? "on a backend without training buffers"
+                                     : !y ? "without targets" : "(steps count from 1)");
+    if (len < 1 || len > ci->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, ci->T);
+    SK_TRY(check_ids(ci, x, y, ci->B * len, err));
+    ci->last_train = 0; // backward is part of the step
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    SK_TRY(stage(b, x, y, len, step, h, lr, opt_step, err));
+    step_ctx sc = {b, len};
+    if (ci->graphs) {
+        if (ci->lstm->ops->prepare) SK_TRY(ci->lstm->ops->prepare(ci->lstm, len, err));
+        SK_TRY(sk_step_graphs_launch(ci->graphs, len, ci->cur, ci->stream, enqueue_train_step, &sc, err));
+    } else {
+        SK_TRY(enqueue_train_step(&sc, err));
+    }
+    ci->cur = 1 - ci->cur;
+    ci->len = len;
+    ci->last_step = step;
+    ci->stale = 1;
+    return SK_OK;
+}
+
+static sk_status cuda_read_stats(sk_backend *b, sk_step_stats *stats) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &b->err;
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    CUDA_CHECK(cudaMemcpyAsync(ci->host_stats, ci->stats, sizeof *ci->host_stats, cudaMemcpyDeviceToHost, ci->stream));
+    CUDA_CHECK(cudaStreamSynchronize(ci->stream));
+    const sk_cuda_step_stats *d = ci->host_stats;
+    memset(stats, 0, sizeof *stats);
+    stats->loss_sum = d->loss_sum, stats->grad_norm = d->norm;
+    if (d->bad_step) {
+        stats->bad_step = d->bad_step, stats->bad_is_norm = d->bad_is_norm;
+        stats->bad_loss_sum = d->bad_loss_sum, stats->bad_norm = d->bad_norm;
+        CUDA_CHECK(cudaMemsetAsync(&ci->stats->bad_step, 0, sizeof ci->stats->bad_step, ci->stream));
+    }
     return SK_OK;
 }
 
@@ -427,6 +602,8 @@ static const sk_backend_ops cuda_ops = {
     cuda_grad_norm,
     cuda_update,
     cuda_destroy,
+    cuda_train_step,
+    cuda_read_stats,
 };
 
 // 1 when device `index` exists and can run this build's kernels; else 0 and why.
@@ -480,6 +657,9 @@ sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out,
     if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
         return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
                        cfg->stream_offset + cfg->batch_size, cfg->global_batch);
+    if (cfg->model.num_layers > SK_CUDA_MAX_SITES)
+        return sk_fail(err, SK_ERR_ARG, "the CUDA backend takes at most %d layers, got %d", SK_CUDA_MAX_SITES,
+                       cfg->model.num_layers);
     char reason[256];
     if (!sk_cuda_device_usable(cfg->device_index, reason, sizeof reason))
         return sk_fail(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);

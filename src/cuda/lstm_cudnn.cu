@@ -4,7 +4,8 @@
 // Without inter-layer dropout (p = 0, L = 1, or an inference-only backend) the stack is one
 // cuDNN network over all L layers: one call per direction. With a training dropout p > 0
 // and L > 1 it is L one-layer networks with the project's keyed dropout kernel between
-// them (hash.h's masks, site k after layer k, keyed by (seed, step)): the masks are the CPU
+// them (hash.h's masks, site k after layer k, keyed by (seed, step) through the keys the
+// backend writes to device memory every step, cfg.dropout_keys): the masks are the CPU
 // backend's, so CPU/GPU parity holds with dropout on and a resumed run draws the same
 // masks as an uninterrupted one. cuDNN's own dropout (a generator state seeded once and
 // never saved) is not used. The networks share one workspace (scratch only, used by one
@@ -16,10 +17,6 @@
 #include "cudnn_rnn.h"
 #include "kernels.h"
 #include "lstm_impl.h"
-
-extern "C" {
-#include "shakespeare/hash.h"
-}
 
 namespace {
 
@@ -34,7 +31,6 @@ typedef struct {
     // The last training forward, which the backward differentiates.
     int phase; // 0: none; 1: a training forward ran; 2: backward_data ran too
     int len;
-    int64_t step;
     const float *x, *y, *hx, *cx;
 } cudnn_stack;
 
@@ -62,14 +58,21 @@ sk_status cudnn_export(sk_lstm *l, float *params, sk_error *err) {
     return SK_OK;
 }
 
-sk_status cudnn_forward(sk_lstm *l, int train, int64_t step, int len, const float *x, float *y, const float *hx,
-                        const float *cx, float *hy, float *cy, sk_error *err) {
+// The networks' descriptors and device sequence lengths for len (a no-op when current).
+sk_status cudnn_prepare(sk_lstm *l, int len, sk_error *err) {
+    cudnn_stack *s = stack_of(l);
+    for (int u = 0; u < s->nunits; u++) SK_TRY(sk_cudnn_lstm_set_len(&s->units[u], len, err));
+    return SK_OK;
+}
+
+sk_status cudnn_forward(sk_lstm *l, int train, int len, const float *x, float *y, const float *hx, const float *cx,
+                        float *hy, float *cy, sk_error *err) {
     cudnn_stack *s = stack_of(l);
     const sk_lstm_config *c = &l->cfg;
     if (train && !c->training) return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
     if (len < 1 || len > c->T) return sk_fail(err, SK_ERR_ARG, "window of %d steps outside [1, %d]", len, c->T);
     s->phase = 0; // until this forward has gone through
-    for (int u = 0; u < s->nunits; u++) SK_TRY(sk_cudnn_lstm_set_len(&s->units[u], len, err));
+    SK_TRY(cudnn_prepare(l, len, err));
     if (s->nunits == 1) {
         SK_TRY(sk_cudnn_lstm_forward(&s->units[0], train, x, y, hx, cx, hy, cy, err));
     } else {
@@ -81,12 +84,12 @@ sk_status cudnn_forward(sk_lstm *l, int train, int64_t step, int len, const floa
                                          cy + k * hs, err));
             if (train && k < c->L - 1)
                 CUDA_CHECK(sk_cuda_dropout(s->dropped + (size_t)k * slab(c), o, n, first_index(c, len),
-                                           sk_dropout_key(c->seed, step, k), c->dropout, keep_scale(c), c->stream));
+                                           &c->dropout_keys[k], c->dropout, keep_scale(c), c->stream));
         }
     }
     if (train) {
         s->phase = 1;
-        s->len = len, s->step = step;
+        s->len = len;
         s->x = x, s->y = y, s->hx = hx, s->cx = cx;
     }
     return SK_OK;
@@ -108,8 +111,8 @@ sk_status cudnn_backward_data(sk_lstm *l, const float *dy, float *dx, sk_error *
             float *dxk = k == 0 ? dx : s->grad[(k + 1) % 2];
             SK_TRY(sk_cudnn_lstm_backward_data(&s->units[k], yk, dyk, dxk, s->hx + k * hs, s->cx + k * hs, err));
             if (k > 0)
-                CUDA_CHECK(sk_cuda_dropout(dxk, dxk, n, first_index(c, s->len), sk_dropout_key(c->seed, s->step, k - 1),
-                                           c->dropout, keep_scale(c), c->stream));
+                CUDA_CHECK(sk_cuda_dropout(dxk, dxk, n, first_index(c, s->len), &c->dropout_keys[k - 1], c->dropout,
+                                           keep_scale(c), c->stream));
         }
     }
     s->phase = 2;
@@ -152,6 +155,7 @@ void cudnn_destroy(sk_lstm *l) {
 
 const sk_lstm_ops cudnn_ops = {
     "cudnn", cudnn_import, cudnn_export, cudnn_forward, cudnn_backward_data, cudnn_backward_weights, cudnn_destroy,
+    cudnn_prepare,
 };
 
 sk_status dev_alloc(void **p, size_t bytes, sk_error *err) {

@@ -11,11 +11,15 @@
 //   - weights enter and leave in the canonical layout of model.h (the LSTM tensors of the
 //     whole parameter buffer); what an implementation keeps internally is its own affair;
 //   - a training forward with dropout p > 0 multiplies the output of layer k < L-1 by the
-//     mask of site k keyed by (cfg.seed, step) (hash.h; index (b*len + t)*H + j, b the global
+//     mask of site k, keyed by cfg.dropout_keys[k] as it stands on the device when the
+//     work runs (hash.h's sk_dropout_key(seed, step, k), written there by the backend; index (b*len + t)*H + j, b the global
 //     stream cfg.stream_offset + b, so that data-parallel ranks draw one process's masks), and the
 //     backward applies the same mask to the gradient, so that the CPU and every GPU
 //     implementation drop the same elements and a resumed run is bit-identical;
-//   - backward is truncated BPTT: no gradient enters through hy, cy or leaves through hx, cx.
+//   - backward is truncated BPTT: no gradient enters through hy, cy or leaves through hx, cx;
+//   - forward, backward_data and backward_weights only enqueue work on cfg.stream (no host
+//     synchronization, no allocation), so that the backend can capture a training step into
+//     a CUDA graph; whatever host-side setup a window length needs is done by prepare.
 #ifndef SK_LSTM_IMPL_H
 #define SK_LSTM_IMPL_H
 
@@ -38,7 +42,7 @@ typedef struct {
     int B, T, E, H, L;             // T: the longest window
     int training;                  // 0: inference only (no backward buffers)
     float dropout;                 // between layers, training forwards only
-    uint64_t seed;                 // keys the dropout masks together with the forward's step
+    const uint64_t *dropout_keys;  // borrowed, device (L,): site k's key, rewritten every step
     int stream_offset;             // the global stream of b = 0 (data-parallel; 0: one process)
 } sk_lstm_config;
 
@@ -52,8 +56,8 @@ typedef struct {
     // The implementation's weights -> the LSTM tensors of params (other tensors untouched).
     sk_status (*export_weights)(sk_lstm *l, float *params, sk_error *err);
     // x (B, len, E) -> y (B, len, H), from hx, cx to hy, cy (L, B, H); 1 <= len <= T. train
-    // (training builds only) applies dropout keyed by step and keeps what backward needs.
-    sk_status (*forward)(sk_lstm *l, int train, int64_t step, int len, const float *x, float *y, const float *hx,
+    // (training builds only) applies dropout (cfg.dropout_keys) and keeps what backward needs.
+    sk_status (*forward)(sk_lstm *l, int train, int len, const float *x, float *y, const float *hx,
                          const float *cx, float *hy, float *cy, sk_error *err);
     // After a training forward whose x, y, hx, cx are still unchanged: dx (B, len, E) from
     // dy (B, len, H). Then backward_weights writes (overwrites) the LSTM tensors of grads
@@ -61,6 +65,10 @@ typedef struct {
     sk_status (*backward_data)(sk_lstm *l, const float *dy, float *dx, sk_error *err);
     sk_status (*backward_weights)(sk_lstm *l, float *grads, sk_error *err);
     void (*destroy)(sk_lstm *l);
+    // Optional (NULL: nothing to do): makes the device-side setup of window length len
+    // current (cuDNN: the sequence lengths it reads from device memory), outside any graph
+    // capture, before a captured step of that length is replayed. forward does it too.
+    sk_status (*prepare)(sk_lstm *l, int len, sk_error *err);
 } sk_lstm_ops;
 
 struct sk_lstm {

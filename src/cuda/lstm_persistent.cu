@@ -48,8 +48,8 @@ sk_status p_export(sk_lstm *l, float *params, sk_error *err) {
     return SK_OK;
 }
 
-sk_status p_forward(sk_lstm *l, int train, int64_t step, int len, const float *x, float *y, const float *hx,
-                    const float *cx, float *hy, float *cy, sk_error *err) {
+sk_status p_forward(sk_lstm *l, int train, int len, const float *x, float *y, const float *hx, const float *cx,
+                    float *hy, float *cy, sk_error *err) {
     persist *p = impl_of(l);
     const sk_lstm_config *c = &l->cfg;
     if (train && !c->training) return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
@@ -60,7 +60,6 @@ sk_status p_forward(sk_lstm *l, int train, int64_t step, int len, const float *x
     a->train = train;
     a->p = train && c->L > 1 ? c->dropout : 0.0f;
     a->keep_scale = 1.0f / (1.0f - c->dropout); // as the CPU backend
-    a->step = step;
     CUDA_CHECK(sk_plstm_forward(a, c->stream));
     if (train) p->phase = 1;
     return SK_OK;
@@ -135,7 +134,7 @@ void p_destroy(sk_lstm *l) {
 }
 
 const sk_lstm_ops persistent_ops = {
-    "persistent", p_import, p_export, p_forward, p_backward_data, p_backward_weights, p_destroy,
+    "persistent", p_import, p_export, p_forward, p_backward_data, p_backward_weights, p_destroy, NULL,
 };
 
 sk_status alloc_zeroed(float **ptr, size_t n, cudaStream_t stream, sk_error *err) {
@@ -180,7 +179,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
     a->B = c->B, a->T = c->T, a->E = c->E, a->H = H, a->L = L;
     a->plan = *plan;
     a->layers = p->layers_dev;
-    a->seed = c->seed;
+    a->keys = c->dropout_keys;
     a->stream_offset = c->stream_offset;
     SK_TRY(alloc_zeroed(&p->w, p->count, c->stream, err));
     a->w = p->w;

@@ -1,0 +1,90 @@
+// step_graph.cu: capture and replay of the training step's CUDA graphs (step_graph.h).
+// defines: sk_step_graphs_create, sk_step_graphs_launch, sk_step_graphs_free
+//
+// What the captured step contains and why each part may be captured (checked against the
+// libraries' documentation and issue trackers; to be confirmed by tests/gpu/test_cuda_graph.c):
+//   - our kernels, cudaMemsetAsync and device-to-device cudaMemcpy(2D)Async: plain graph
+//     nodes. Every step-dependent value is read from device memory (kernels.h), and the
+//     host-to-device copies of the inputs run before cudaGraphLaunch, outside the graph.
+//   - cuBLAS with a user workspace (cublasSetWorkspace, backend_cuda.cu): the documented way
+//     to keep cuBLAS from allocating during capture (pytorch/pytorch#83461); the persistent
+//     LSTM's own handle keeps cuBLAS's default workspace, which cuBLAS >= 12.2 takes from
+//     a stream-ordered pool that capture accepts (pytorch/pytorch#113994).
+//   - cuDNN's cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8 are
+//     enqueued on the handle's stream with caller-owned workspace and reserve space; PyTorch
+//     captures them in its CUDA graphs (pytorch/pytorch#56433: the only trouble there was its
+//     cuDNN dropout state's cross-stream events, which we do not use). Their sequence
+//     lengths live in device memory that a length change rewrites from the host, so the
+//     backend calls the LSTM's prepare(len) outside the graph before every replay.
+//   - the persistent LSTM's cudaLaunchCooperativeKernel: a cooperative kernel is a valid
+//     graph node (cudaLaunchAttributeCooperative, "valid for graph nodes, launches",
+//     driver_types.h of CUDA 13); that its stream capture works is what the GPU test checks.
+// Capture mode cudaStreamCaptureModeThreadLocal: an unsafe call (a synchronization, a
+// blocking copy) made by this thread during the capture fails it loudly instead of
+// silently leaving work out of the graph.
+#include <stdlib.h>
+
+#include "cuda_check.h"
+#include "step_graph.h"
+
+struct sk_step_graphs {
+    int T;
+    cudaGraphExec_t *exec; // (2, T+1): [slot][len], NULL until captured
+};
+
+sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err) {
+    *out = NULL;
+    sk_step_graphs *g = (sk_step_graphs *)calloc(1, sizeof *g);
+    if (g) g->exec = (cudaGraphExec_t *)calloc((size_t)2 * (T + 1), sizeof *g->exec);
+    if (!g || !g->exec) {
+        free(g);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for the CUDA graph table");
+    }
+    g->T = T;
+    *out = g;
+    return SK_OK;
+}
+
+static sk_status capture(cudaStream_t stream, int len, sk_step_enqueue_fn enqueue, void *ctx, cudaGraphExec_t *exec,
+                         sk_error *err) {
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    sk_error inner;
+    inner.msg[0] = '\0';
+    sk_status st = enqueue(ctx, &inner);
+    cudaGraph_t graph = NULL;
+    cudaError_t ce = cudaStreamEndCapture(stream, &graph); // always: the stream leaves capture mode
+    if (st != SK_OK || ce != cudaSuccess) {
+        if (graph) cudaGraphDestroy(graph);
+        (void)cudaGetLastError();
+        return sk_fail(err, SK_ERR_DEVICE, "capturing the training step of %d steps into a CUDA graph failed: %s", len,
+                       st != SK_OK ? inner.msg : cudaGetErrorString(ce));
+    }
+    ce = cudaGraphInstantiate(exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (ce != cudaSuccess) {
+        *exec = NULL;
+        (void)cudaGetLastError();
+        return sk_fail(err, SK_ERR_DEVICE, "instantiating the CUDA graph of the training step (%d steps) failed: %s",
+                       len, cudaGetErrorString(ce));
+    }
+    return SK_OK;
+}
+
+sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream_t stream, sk_step_enqueue_fn enqueue,
+                                void *ctx, sk_error *err) {
+    if (len < 1 || len > g->T || slot < 0 || slot > 1)
+        return sk_fail(err, SK_ERR_ARG, "no CUDA graph for a window of %d steps in state slot %d", len, slot);
+    cudaGraphExec_t *exec = &g->exec[(size_t)slot * (g->T + 1) + len];
+    if (!*exec) SK_TRY(capture(stream, len, enqueue, ctx, exec, err));
+    CUDA_CHECK(cudaGraphLaunch(*exec, stream));
+    return SK_OK;
+}
+
+void sk_step_graphs_free(sk_step_graphs *g) {
+    if (!g) return;
+    for (int i = 0; i < 2 * (g->T + 1); i++)
+        if (g->exec[i]) cudaGraphExecDestroy(g->exec[i]);
+    (void)cudaGetLastError();
+    free(g->exec);
+    free(g);
+}

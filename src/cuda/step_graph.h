@@ -1,0 +1,34 @@
+// step_graph.h: CUDA graphs of the CUDA backend's training step (private to src/cuda/). One
+// graph per (window length, state slot), captured from the stream the first time that key
+// is seen and replayed with cudaGraphLaunch after. The slot is the backend's ping-pong
+// state buffer that the step reads (it writes the other one), so the captured pointers are
+// right for every replay of that key.
+// defines: sk_step_graphs, sk_step_enqueue_fn, sk_step_graphs_create, sk_step_graphs_launch,
+//          sk_step_graphs_free
+#ifndef SK_STEP_GRAPH_H
+#define SK_STEP_GRAPH_H
+
+#include <cuda_runtime_api.h>
+
+extern "C" {
+#include "shakespeare/status.h"
+}
+
+typedef struct sk_step_graphs sk_step_graphs;
+
+// Enqueues one step's work on the stream being captured; only enqueues (no host
+// synchronization, no allocation, nothing that reads host memory when it runs).
+typedef sk_status (*sk_step_enqueue_fn)(void *ctx, sk_error *err);
+
+// Room for windows of 1..T steps (nothing is captured yet).
+sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err);
+// Launches the graph of (len, slot) on stream, capturing it from enqueue(ctx) first if it
+// does not exist yet. A failed capture leaves the stream usable, keeps no graph for the key
+// and returns SK_ERR_DEVICE with the reason (the failing call inside the step, or the
+// capture's own error).
+sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream_t stream, sk_step_enqueue_fn enqueue,
+                                void *ctx, sk_error *err);
+// Safe on NULL.
+void sk_step_graphs_free(sk_step_graphs *g);
+
+#endif
