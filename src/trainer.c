@@ -15,6 +15,7 @@
 #include "dist/shard.h"
 #include "io/outdir.h"
 #include "shakespeare/sampler.h"
+#include "shakespeare/step_math.h"
 #include "shakespeare/utf8.h"
 #include "io/fsutil.h"
 #include "io/json.h"
@@ -263,6 +264,12 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
                      o->batch_size, t->nranks, t->nranks);
         goto fail;
     }
+    if (t->nranks > 1 && o->cuda_graph == SK_GRAPH_ON) {
+        st = sk_fail(err, SK_ERR_ARG, "--cuda-graph on is for one process; %d data-parallel ranks all-reduce the "
+                     "gradients between backward and the norm, and step eagerly (use --cuda-graph auto or off)",
+                     t->nranks);
+        goto fail;
+    }
     t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     st = init_model(t, o, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
@@ -325,7 +332,8 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     const uint64_t seed = resume ? saved.seed : o->seed;
     sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = seed,
-                            .rnn_impl = o->rnn_impl, .stream_offset = t->b_off, .global_batch = o->batch_size};
+                            .rnn_impl = o->rnn_impl, .stream_offset = t->b_off, .global_batch = o->batch_size,
+                            .cuda_graph = o->cuda_graph};
     char note[512], dev[32];
     if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
         goto fail;
@@ -557,6 +565,43 @@ static sk_status run_eval(sk_trainer *t, sk_error *err) {
     return best ? save_checkpoint(t, "best", err) : SK_OK;
 }
 
+// The messages of a non-finite step, at once (data-parallel) or read back later (one process).
+static sk_status loss_failure(sk_error *err, float loss, int64_t step) {
+    return sk_fail(err, SK_ERR_NUMERIC,
+                   "training loss is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
+                   "learning rate (--lr)",
+                   (double)loss, (long long)step);
+}
+
+static sk_status norm_failure(sk_error *err, double norm, int64_t step) {
+    return sk_fail(err, SK_ERR_NUMERIC,
+                   "gradient norm is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
+                   "learning rate (--lr)",
+                   norm, (long long)step);
+}
+
+// One process: the statistics of the steps enqueued since the last read (backend.h's
+// deferred path): the last step's loss and norm, or the failure of the first non-finite
+// step, named by its step as the eager path would have named it at once. The wait for the
+// device's outstanding work counts as training time.
+static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *step_time, sk_error *err) {
+    sk_backend *be = t->be;
+    sk_step_stats ss;
+    const double t0 = now_s();
+    sk_status st = be->ops->read_stats(be, &ss);
+    if (st != SK_OK) return sk_backend_fail(err, st, be, "in the steps up to %lld", (long long)t->st.step);
+    const double dt = now_s() - t0;
+    *step_time += dt;
+    if (t->n_step_times > 0) t->step_times[(t->n_step_times - 1) % STEP_TIMES_MAX] += dt;
+    const double rows = (double)t->o.batch_size * t->o.seq_len;
+    if (ss.bad_step)
+        return ss.bad_is_norm ? norm_failure(err, ss.bad_norm, ss.bad_step)
+                              : loss_failure(err, sk_mean_loss(ss.bad_loss_sum, rows), ss.bad_step);
+    *loss = sk_mean_loss(ss.loss_sum, rows);
+    *gnorm = ss.grad_norm;
+    return SK_OK;
+}
+
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     const sk_train_options *o = &t->o;
     sk_backend *be = t->be;
@@ -572,6 +617,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     int64_t report_step = t->st.step;
     float loss = NAN, lr = 0.0f;
     double gnorm = 0.0;
+    int unread = 0; // one process: steps enqueued whose statistics were not read back yet
     sk_status st = SK_OK;
     memset(sum, 0, sizeof *sum);
     sum->backend_name = be->ops->name;
@@ -586,42 +632,46 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
         double ts = now_s();
-        // This rank's streams: forward, backward; then the loss sum and any stop request
-        // summed over ranks (with any rank's failure), and the gradients summed in place.
-        const size_t first = (size_t)t->b_off * (size_t)T;
-        double red[2] = {0.0, o->stop_flag && *o->stop_flag ? 1.0 : 0.0}; // loss sum, stop requests
-        if ((st = be->ops->forward(be, t->x + first, t->y + first, T, SK_MODE_TRAIN, t->st.step, &red[0])) != SK_OK ||
-            (st = be->ops->backward(be)) != SK_OK)
-            sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
-        if ((st = sk_shard_reduce(t->comm, st, red, 2, err)) != SK_OK) return st;
-        t->stop = red[1] > 0.0;
-        loss = (float)(red[0] / ((double)B * T));
-        if (!isfinite(loss))
-            return sk_fail(err, SK_ERR_NUMERIC,
-                           "training loss is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
-                           "learning rate (--lr)",
-                           (double)loss, (long long)t->st.step + 1);
-        float *grads;
-        int on_device;
-        if ((st = be->ops->grad_buffer(be, &grads, &on_device)) != SK_OK) {
-            t->failed_alone = t->nranks > 1;
-            return sk_backend_fail(err, st, be, "to hand over its gradients at step %lld", (long long)t->st.step + 1);
-        }
-        if ((st = sk_comm_allreduce_sum_f32(t->comm, grads, be->layout.total, on_device, err)) != SK_OK) {
-            t->failed_alone = t->nranks > 1;
-            return st;
-        }
-        // Identical summed gradients on every rank, so the norm, a non-finite norm and the
-        // update are the same everywhere.
-        st = sk_backend_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
-        if (st == SK_ERR_NUMERIC)
-            return sk_fail(err, st,
-                           "gradient norm is %g at step %lld; stopping (the last checkpoint is kept); try a lower "
-                           "learning rate (--lr)",
-                           gnorm, (long long)t->st.step + 1);
-        if (st != SK_OK) {
-            t->failed_alone = t->nranks > 1;
-            return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
+        if (t->nranks == 1) {
+            // One process: the whole step is enqueued and nothing is read back (backend.h);
+            // the statistics come back before the next log line, evaluation, checkpoint,
+            // sample or stop, and at the end.
+            if ((st = be->ops->train_step(be, t->x, t->y, T, t->st.step, &o->adam, lr, t->st.step + 1)) != SK_OK)
+                return sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
+            t->stop = o->stop_flag && *o->stop_flag;
+            unread = 1;
+        } else {
+            // Data-parallel: today's eager sequence, with the all-reduce between backward
+            // and the norm, and the loss, the norm and the stop requests agreed every step.
+            // This rank's streams: forward, backward; then the loss sum and any stop request
+            // summed over ranks (with any rank's failure), and the gradients summed in place.
+            const size_t first = (size_t)t->b_off * (size_t)T;
+            double red[2] = {0.0, o->stop_flag && *o->stop_flag ? 1.0 : 0.0}; // loss sum, stop requests
+            if ((st = be->ops->forward(be, t->x + first, t->y + first, T, SK_MODE_TRAIN, t->st.step, &red[0])) != SK_OK ||
+                (st = be->ops->backward(be)) != SK_OK)
+                sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
+            if ((st = sk_shard_reduce(t->comm, st, red, 2, err)) != SK_OK) return st;
+            t->stop = red[1] > 0.0;
+            loss = (float)(red[0] / ((double)B * T));
+            if (!isfinite(loss)) return loss_failure(err, loss, t->st.step + 1);
+            float *grads;
+            int on_device;
+            if ((st = be->ops->grad_buffer(be, &grads, &on_device)) != SK_OK) {
+                t->failed_alone = t->nranks > 1;
+                return sk_backend_fail(err, st, be, "to hand over its gradients at step %lld", (long long)t->st.step + 1);
+            }
+            if ((st = sk_comm_allreduce_sum_f32(t->comm, grads, be->layout.total, on_device, err)) != SK_OK) {
+                t->failed_alone = t->nranks > 1;
+                return st;
+            }
+            // Identical summed gradients on every rank, so the norm, a non-finite norm and the
+            // update are the same everywhere.
+            st = sk_backend_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
+            if (st == SK_ERR_NUMERIC) return norm_failure(err, gnorm, t->st.step + 1);
+            if (st != SK_OK) {
+                t->failed_alone = t->nranks > 1;
+                return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
+            }
         }
         const double dt = now_s() - ts;
         t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
@@ -630,7 +680,15 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         if ((size_t)++t->st.window >= windows) t->st.window = 0, t->st.epoch++;
 
         const int64_t s = t->st.step;
-        if (o->log_every > 0 && (s % o->log_every == 0 || s == total)) {
+        const int log_now = o->log_every > 0 && (s % o->log_every == 0 || s == total);
+        const int eval_now = o->eval_every > 0 && s % o->eval_every == 0 && t->has_val;
+        const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0;
+        const int sample_now = o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0;
+        if (unread && (log_now || eval_now || ckpt_now || sample_now || t->stop)) {
+            if ((st = read_stats(t, &loss, &gnorm, &step_time, err)) != SK_OK) return st;
+            unread = 0;
+        }
+        if (log_now) {
             double tn = now_s();
             sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, total, loss, lr, gnorm,
                              (double)(s - report_step) * B * T / step_time, tn - t0};
@@ -645,15 +703,15 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
             if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
             if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
         }
-        if (o->eval_every > 0 && s % o->eval_every == 0 && t->has_val && (st = run_eval(t, err)) != SK_OK) return st;
-        if (o->checkpoint_every > 0 && s % o->checkpoint_every == 0 && (st = save_checkpoint(t, "last", err)) != SK_OK)
-            return st;
-        if (o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0 && (st = print_sample(t, err)) != SK_OK) {
+        if (eval_now && (st = run_eval(t, err)) != SK_OK) return st;
+        if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
+        if (sample_now && (st = print_sample(t, err)) != SK_OK) {
             t->failed_alone = t->nranks > 1;
             return st;
         }
         if (t->stop) break;
     }
+    if (unread && (st = read_stats(t, &loss, &gnorm, &step_time, err)) != SK_OK) return st;
     int interrupted = t->stop;
     if (!interrupted && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
     if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;

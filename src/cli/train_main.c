@@ -41,7 +41,7 @@ enum {
     OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
     OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
     OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_VOCAB, OPT_CACHE_DIR,
-    OPT_EVAL_TOKENS, OPT_HELP, OPT_VERSION,
+    OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -66,7 +66,7 @@ static const struct option long_options[] = {
     {"eval-only", no_argument, 0, OPT_EVAL_ONLY}, {"log", required_argument, 0, OPT_LOG},
     {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"vocab", required_argument, 0, OPT_VOCAB},
     {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"eval-tokens", required_argument, 0, OPT_EVAL_TOKENS},
-    {"help", no_argument, 0, OPT_HELP},
+    {"cuda-graph", required_argument, 0, OPT_CUDA_GRAPH}, {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
@@ -131,6 +131,8 @@ static void usage(const sk_train_options *d) {
            "  --device D               auto | cpu | cuda | cuda:N (default: %s)\n"
            "  --rnn-impl I             the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
            "                           the model) | cudnn | persistent; the CPU takes only auto (default: auto)\n"
+           "  --cuda-graph G           replay each CUDA training step as one captured graph: auto (once validated\n"
+           "                           on a GPU) | on | off; one process only; the CPU takes auto and off (default: auto)\n"
            "  --help, --version\n",
            "tinyshakespeare.txt", d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
            (double)d->model.dropout, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
@@ -330,6 +332,7 @@ int main(int argc, char **argv) {
             break;
         }
         case OPT_RNN_IMPL: st = sk_rnn_impl_parse(v, &o.rnn_impl, &err); break;
+        case OPT_CUDA_GRAPH: st = sk_cuda_graph_parse(v, &o.cuda_graph, &err); break;
         case OPT_INIT_FROM: o.init_from = v; break;
         case OPT_EVAL_ONLY: o.eval_only = 1; break;
         case OPT_LOG: o.log_path = v; break;
