@@ -1,0 +1,246 @@
+// test_cuda_graph.c: the deferred training step (backend.h's train_step/read_stats) and its
+// CUDA-graph replay (--cuda-graph on) compute exactly what today's eager sequence computes
+// (forward, backward, sk_backend_step: the loss and the norm read back every step):
+//  1. 50 steps, three backends from the same parameters on the same windows: eager ops,
+//     train_step without a graph, train_step replayed as graphs. Parameters, Adam moments,
+//     carried state, the last loss sum and the last norm are bit-identical. The windows mix
+//     two lengths (two graphs per length: the state slots) and an evaluation forward of a
+//     third length every 10 steps (cuDNN's device sequence lengths change under the
+//     graphs), for both LSTM implementations, dropout 0 and > 0.
+//  2. stop and resume with the graph: N graph steps, the state copied into a NEW graph
+//     backend that runs N more, equals 2N graph steps straight (the checkpointed resume is
+//     tests/gpu/test_gpu_graph_resume.sh).
+//  3. a forced non-finite step (Adam with beta2 = 0 and eps = 1e-30, lr 1, no clipping, as
+//     tests/cli/test_divergence.sh): the eager sequence stops at step s (loss or norm not
+//     finite); the graph backend, read back only after 3 more steps, reports the same step
+//     and kind, and holds the eager backend's parameters and moments of before step s.
+//  4. the checks can fail: parameters after N steps differ from those after 2N.
+// Tolerance: none, every comparison is bitwise (the clip scale and the non-finite test are
+// formed on the device with step_math.h, the host's formulas). Exits 77 without a usable GPU.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "shakespeare/rng.h"
+#include "gpu_test_util.h"
+#include "test_util.h"
+
+typedef struct {
+    const char *name;
+    int V, E, H, L, B, T;
+    float dropout;
+    sk_rnn_impl impl;
+} graph_case;
+
+typedef enum { RUN_EAGER_OPS, RUN_DEFERRED, RUN_GRAPH } run_kind;
+
+typedef struct {
+    size_t n, ns;
+    float *p, *m, *v, *h, *c;
+    double loss_sum, norm;
+} snapshot;
+
+static void snap_take(snapshot *s, sk_backend *be) {
+    s->n = be->layout.total;
+    s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
+    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(s->ns), s->c = alloc_f(s->ns);
+    OP_OK(be, be->ops->get_params(be, s->p));
+    OP_OK(be, be->ops->get_optimizer_state(be, s->m, s->v));
+    OP_OK(be, be->ops->get_state(be, s->h, s->c));
+}
+
+static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h), free(s->c); }
+
+static size_t count_diff(const char *what, const float *got, const float *ref, size_t n) {
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&got[i], &ref[i], sizeof(float)) != 0 && !bad++) first = i;
+    if (bad) printf("    %s: %zu of %zu differ, first [%zu] %.9g vs %.9g\n", what, bad, n, first, got[first], ref[first]);
+    return bad;
+}
+
+// Bitwise: parameters, moments (with_moments), state (with_state).
+static size_t diff(const snapshot *a, const snapshot *b, int with_state) {
+    size_t d = count_diff("params", a->p, b->p, a->n) + count_diff("adam m", a->m, b->m, a->n) +
+               count_diff("adam v", a->v, b->v, a->n);
+    if (with_state) d += count_diff("h", a->h, b->h, a->ns) + count_diff("c", a->c, b->c, a->ns);
+    return d;
+}
+
+static sk_backend *fresh(const graph_case *gc, sk_cuda_graph graph, const float *p0) {
+    sk_error err = {{0}};
+    sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout}, .batch_size = gc->B,
+                             .seq_len = gc->T, .training = 1, .seed = 99, .rnn_impl = gc->impl, .cuda_graph = graph};
+    sk_backend *be;
+    CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
+    if (p0) OP_OK(be, be->ops->set_params(be, p0));
+    return be;
+}
+
+// Window s: ids a pure function of s; length T, or T/2 + 1 every fourth step.
+static int window(const graph_case *gc, int s, int32_t *x, int32_t *y) {
+    const int len = s % 4 == 3 ? gc->T / 2 + 1 : gc->T;
+    sk_rng r;
+    sk_rng_seed(&r, 5000 + (uint64_t)s);
+    for (int i = 0; i < gc->B * len; i++) x[i] = (int32_t)(sk_rng_u64(&r) % (uint64_t)gc->V);
+    for (int i = 0; i < gc->B * len; i++) y[i] = (int32_t)(sk_rng_u64(&r) % (uint64_t)gc->V);
+    return len;
+}
+
+// Steps [from, to) of kind k with hyperparameters hp at lr. Every 10th step is followed by
+// an evaluation forward of 3 steps (its loss is the same on every backend too). Returns
+// the step at which the eager sequence met a non-finite loss or norm (1-based), or 0;
+// *last gets the last step's loss sum and norm.
+static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_adam_hparams *hp, float lr, int from,
+                     int to, snapshot *last) {
+    const size_t bt = (size_t)gc->B * gc->T;
+    int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
+    if (!x || !y) exit(1);
+    int64_t bad = 0;
+    for (int s = from; s < to && !bad; s++) {
+        const int len = window(gc, s, x, y);
+        if (k == RUN_EAGER_OPS) {
+            double loss = 0.0, norm = 0.0;
+            OP_OK(be, be->ops->forward(be, x, y, len, SK_MODE_TRAIN, s + 1, &loss));
+            OP_OK(be, be->ops->backward(be));
+            last->loss_sum = loss;
+            if (!isfinite((float)(loss / ((double)gc->B * len)))) {
+                bad = s + 1;
+                break;
+            }
+            sk_status st = sk_backend_step(be, hp, lr, s + 1, &norm);
+            last->norm = norm;
+            if (st == SK_ERR_NUMERIC) bad = s + 1;
+            else OP_OK(be, st);
+        } else {
+            OP_OK(be, be->ops->train_step(be, x, y, len, s + 1, hp, lr, s + 1));
+        }
+        if (s % 10 == 9) {
+            double ev = 0.0;
+            OP_OK(be, be->ops->forward(be, x, y, 3, SK_MODE_EVAL, 0, &ev));
+        }
+    }
+    if (k != RUN_EAGER_OPS) {
+        sk_step_stats ss;
+        OP_OK(be, be->ops->read_stats(be, &ss));
+        last->loss_sum = ss.loss_sum, last->norm = ss.grad_norm;
+        bad = ss.bad_step;
+        if (bad) last->loss_sum = ss.bad_loss_sum, last->norm = ss.bad_is_norm ? ss.bad_norm : NAN;
+    }
+    free(x), free(y);
+    return bad;
+}
+
+static const sk_adam_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 1.0};
+
+static void same_three(const graph_case *gc, const float *p0) {
+    enum { N = 50 };
+    snapshot s[3];
+    const run_kind kinds[3] = {RUN_EAGER_OPS, RUN_DEFERRED, RUN_GRAPH};
+    const sk_cuda_graph graphs[3] = {SK_GRAPH_OFF, SK_GRAPH_OFF, SK_GRAPH_ON};
+    for (int i = 0; i < 3; i++) {
+        sk_backend *be = fresh(gc, graphs[i], p0);
+        memset(&s[i], 0, sizeof s[i]);
+        snapshot last = {0};
+        CHECK(train(be, kinds[i], gc, &kHp, 3e-3f, 0, N, &last) == 0);
+        snap_take(&s[i], be);
+        s[i].loss_sum = last.loss_sum, s[i].norm = last.norm;
+        sk_backend_free(be);
+    }
+    for (int i = 1; i < 3; i++) {
+        const size_t d = diff(&s[i], &s[0], 1);
+        const int same = d == 0 && memcmp(&s[i].loss_sum, &s[0].loss_sum, sizeof(double)) == 0 &&
+                         memcmp(&s[i].norm, &s[0].norm, sizeof(double)) == 0;
+        printf("  %s vs eager ops, %d steps: %s (loss sum %.17g vs %.17g, norm %.17g vs %.17g)\n",
+               i == 1 ? "train_step" : "train_step as CUDA graphs", N, same ? "bit-identical" : "DIFFERENT",
+               s[i].loss_sum, s[0].loss_sum, s[i].norm, s[0].norm);
+        CHECK(same);
+    }
+    for (int i = 0; i < 3; i++) snap_free(&s[i]);
+}
+
+static void resume(const graph_case *gc, const float *p0) {
+    enum { N = 12 };
+    snapshot half, straight, resumed, dummy = {0};
+    sk_backend *a = fresh(gc, SK_GRAPH_ON, p0);
+    train(a, RUN_GRAPH, gc, &kHp, 3e-3f, 0, N, &dummy);
+    snap_take(&half, a);
+    train(a, RUN_GRAPH, gc, &kHp, 3e-3f, N, 2 * N, &dummy);
+    snap_take(&straight, a);
+    sk_backend_free(a);
+    sk_backend *b = fresh(gc, SK_GRAPH_ON, NULL);
+    OP_OK(b, b->ops->set_params(b, half.p));
+    OP_OK(b, b->ops->set_optimizer_state(b, half.m, half.v));
+    OP_OK(b, b->ops->set_state(b, half.h, half.c));
+    train(b, RUN_GRAPH, gc, &kHp, 3e-3f, N, 2 * N, &dummy);
+    snap_take(&resumed, b);
+    sk_backend_free(b);
+    const size_t d = diff(&resumed, &straight, 1);
+    printf("  graph: %d + resumed %d == %d straight: %s\n", N, N, 2 * N, d ? "DIFFERENT" : "bit-identical");
+    CHECK(d == 0);
+    const int moved = memcmp(half.p, straight.p, sizeof(float) * half.n) != 0;
+    printf("  the check can fail: parameters at %d and %d %s\n", N, 2 * N, moved ? "differ" : "are EQUAL");
+    CHECK(moved);
+    snap_free(&half), snap_free(&straight), snap_free(&resumed);
+}
+
+static void diverge(const graph_case *gc, const float *p0) {
+    enum { MAX = 300, LATE = 3 };
+    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.0, .eps = 1e-30, .weight_decay = 0.0, .grad_clip = 0.0};
+    snapshot le = {0}, lg = {0}, se, sg;
+    sk_backend *e = fresh(gc, SK_GRAPH_OFF, p0);
+    const int64_t bad = train(e, RUN_EAGER_OPS, gc, &hp, 1.0f, 0, MAX, &le);
+    printf("  divergence: the eager sequence stops at step %lld\n", (long long)bad);
+    CHECK(bad > 1);
+    snap_take(&se, e);
+    sk_backend_free(e);
+    if (bad <= 1) {
+        snap_free(&se);
+        return;
+    }
+    sk_backend *g = fresh(gc, SK_GRAPH_ON, p0);
+    // The graph backend runs LATE steps past the bad one before it reads anything back.
+    const int64_t gbad = train(g, RUN_GRAPH, gc, &hp, 1.0f, 0, (int)bad + LATE, &lg);
+    snap_take(&sg, g);
+    sk_backend_free(g);
+    printf("  graph backend, read back %d steps later: step %lld\n", LATE, (long long)gbad);
+    CHECK(gbad == bad);
+    const size_t d = diff(&sg, &se, 0);
+    printf("  its parameters and moments are the eager ones of before step %lld: %s\n", (long long)bad,
+           d ? "NO" : "yes, bit for bit");
+    CHECK(d == 0);
+    CHECK(memcmp(&lg.loss_sum, &le.loss_sum, sizeof(double)) == 0);
+    snap_free(&se), snap_free(&sg);
+}
+
+static void run_case(const graph_case *gc) {
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f rnn-impl %s\n", gc->name, gc->V, gc->E, gc->H, gc->L,
+           gc->B, gc->T, (double)gc->dropout, sk_rnn_impl_name(gc->impl));
+    sk_backend *probe = fresh(gc, SK_GRAPH_OFF, NULL);
+    float *p0 = alloc_f(probe->layout.total);
+    sk_params_init(p0, &probe->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
+    sk_backend_free(probe);
+    same_three(gc, p0);
+    resume(gc, p0);
+    diverge(gc, p0);
+    free(p0);
+}
+
+int main(void) {
+    char reason[256];
+    if (!sk_cuda_available(0, reason, sizeof reason)) {
+        printf("skipped: %s\n", reason);
+        return 77;
+    }
+    static const graph_case cases[] = {
+        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_CUDNN},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN},
+        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_PERSISTENT},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    return sk_test_done("test_cuda_graph");
+}

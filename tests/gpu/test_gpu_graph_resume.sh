@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_gpu_graph_resume.sh (label gpu): --cuda-graph on through the real binaries:
+#   - a 50-step run with graphs is bit-identical to one without (--cuda-graph off), with
+#     --dropout 0 and 0.3 between two layers, across an epoch boundary and evaluations
+#     (tensor bytes of last.safetensors and best.safetensors);
+#   - stopped after 25 steps and resumed with --init-from to 50, with graphs, it ends
+#     bit-identical to the uninterrupted 50 (the comparison can fail: 25 differs from 50);
+#   - a forced non-finite step (test_divergence.sh's recipe) with graphs and read-backs every
+#     10 steps names the step that the eager run reading back every step names, and keeps
+#     the last checkpoint written before it (every 3 steps here).
+# Skipped (77) where no GPU is usable.
+. "$(dirname "$0")/../cli/lib.sh"
+
+gen_text text.txt 60 7 # ~3000 characters: about 20 windows of 4 x 32 per epoch
+if ! "$SK_TRAIN" --data text.txt --out-dir probe --max-iters 1 --device cuda --embed-size 8 --hidden-size 16 \
+    --num-layers 1 --batch-size 2 --seq-length 8 > probe.out 2>&1; then
+    skip "no usable GPU: $(tail -n 1 probe.out)"
+fi
+
+for dropout in 0 0.3; do
+    C=("$SK_TRAIN" --data text.txt --embed-size 16 --hidden-size 72 --num-layers 2 --dropout "$dropout"
+       --batch-size 4 --seq-length 32 --device cuda --max-epochs 0 --warmup-iters 5 --eval-every 10
+       --log-every 5 --lr 0.004)
+    d=d$dropout
+    expect_ok "${C[@]}" --out-dir "$d/eager" --max-iters 50 --cuda-graph off || continue
+    expect_ok "${C[@]}" --out-dir "$d/graph" --max-iters 50 --cuda-graph on || continue
+    grep -q 'backend=cuda' .ok.out || fail "dropout $dropout: the run did not use the GPU: $(tail -n 1 .ok.out)"
+    for f in last best; do
+        same_tensors "$d/eager/$f.safetensors" "$d/graph/$f.safetensors" &&
+            note "dropout $dropout: $f.safetensors with graphs == without, bit for bit" ||
+            fail "dropout $dropout: $f.safetensors with graphs differs from the eager run's"
+    done
+    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters 25 --cuda-graph on || continue
+    mkdir "$d/b25" && cp "$d"/b/last.safetensors "$d/b25/"
+    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters 50 --cuda-graph on --init-from "$d/b/last.safetensors" || continue
+    [ "$(state_step "$d/b/last.safetensors")" = 50 ] || fail "dropout $dropout: the resumed run is not at step 50"
+    same_tensors "$d/graph/last.safetensors" "$d/b/last.safetensors" &&
+        note "dropout $dropout: 25 + 25 graph steps == 50, bit for bit" ||
+        fail "dropout $dropout: resumed graph run differs from the uninterrupted one"
+    same_tensors "$d/b25/last.safetensors" "$d/graph/last.safetensors" &&
+        fail "dropout $dropout: the checkpoints at 25 and 50 are identical"
+done
+
+re='^error: (training loss|gradient norm) is -?(nan|inf) at step ([0-9]+); stopping'
+D=("$SK_TRAIN" --data text.txt --embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8
+   --device cuda --max-iters 200 --eval-every 0 --lr 1 --beta2 0 --eps 1e-30 --grad-clip 0)
+timeout 120 "${D[@]}" --out-dir div-eager --cuda-graph off --log-every 1 --checkpoint-every 1 > de.out 2> de.err
+if [[ $(head -n 1 de.err) =~ $re ]]; then
+    want=${BASH_REMATCH[3]}
+    timeout 120 "${D[@]}" --out-dir div-graph --cuda-graph on --log-every 10 --checkpoint-every 3 > dg.out 2> dg.err
+    [[ $(head -n 1 dg.err) =~ $re ]] && got=${BASH_REMATCH[3]} || got="none ($(cat dg.err))"
+    [ "$got" = "$want" ] && note "divergence with graphs: step $got, as the eager run" ||
+        fail "divergence with graphs: step $got, want $want"
+    kept=$(( (want - 1) / 3 * 3 ))
+    [ "$kept" -gt 0 ] && { [ "$(state_step div-graph/last.safetensors)" = "$kept" ] || fail "div-graph/last.* is not at step $kept"; }
+else
+    fail "the eager divergence run did not diverge: $(cat de.err)"
+fi
+finish
