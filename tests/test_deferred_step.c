@@ -1,0 +1,115 @@
+// test_deferred_step.c: the CPU backend's deferred step (backend.h's train_step and
+// read_stats, sk_backend_train_step_eager) is today's eager sequence, bit for bit:
+//  1. 12 steps of train_step on one backend and of forward, backward, sk_backend_step on
+//     another, from the same parameters and windows, with dropout and clipping: identical
+//     parameters, Adam moments, carried state, last loss sum and last norm;
+//  2. a step whose gradient norm is not finite (one parameter set to +inf after a few steps,
+//     so the loss is nan) is recorded with its step, and neither it nor the later steps
+//     touch parameters or moments; read_stats then forgets the record;
+//  3. the comparison can fail: parameters after 6 steps differ from those after 12.
+// Tolerance: none (the same code runs on both sides).
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "shakespeare/rng.h"
+#include "test_util.h"
+
+enum { V = 11, E = 6, H = 10, L = 2, B = 3, T = 7 };
+
+static const sk_adam_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 0.5};
+
+static sk_backend *fresh(const float *p0) {
+    sk_error err = {{0}};
+    sk_backend_config cfg = {.model = {V, E, H, L, 0.3f}, .batch_size = B, .seq_len = T, .training = 1, .threads = 1,
+                             .seed = 42};
+    sk_backend *be = NULL;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
+    if (p0) CHECK(be->ops->set_params(be, p0) == SK_OK);
+    return be;
+}
+
+static void window(int s, int32_t *x, int32_t *y) {
+    sk_rng r;
+    sk_rng_seed(&r, 300 + (uint64_t)s);
+    for (int i = 0; i < B * T; i++) x[i] = (int32_t)(sk_rng_u64(&r) % V), y[i] = (int32_t)(sk_rng_u64(&r) % V);
+}
+
+static int same_floats(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof(float)) == 0; }
+
+typedef struct {
+    float *p, *m, *v, *h, *c;
+} state;
+
+static void take(sk_backend *be, state *s) {
+    const size_t n = be->layout.total, ns = (size_t)L * B * H;
+    s->p = malloc(n * sizeof(float)), s->m = malloc(n * sizeof(float)), s->v = malloc(n * sizeof(float));
+    s->h = malloc(ns * sizeof(float)), s->c = malloc(ns * sizeof(float));
+    if (!s->p || !s->m || !s->v || !s->h || !s->c) exit(1);
+    CHECK(be->ops->get_params(be, s->p) == SK_OK);
+    CHECK(be->ops->get_optimizer_state(be, s->m, s->v) == SK_OK);
+    CHECK(be->ops->get_state(be, s->h, s->c) == SK_OK);
+}
+
+static void drop(state *s) { free(s->p), free(s->m), free(s->v), free(s->h), free(s->c); }
+
+int main(void) {
+    int32_t x[B * T], y[B * T];
+    sk_backend *a = fresh(NULL);
+    const size_t n = a->layout.total, ns = (size_t)L * B * H;
+    float *p0 = malloc(n * sizeof(float));
+    if (!p0) return 1;
+    sk_params_init(p0, &a->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
+    CHECK(a->ops->set_params(a, p0) == SK_OK);
+    sk_backend *e = fresh(p0);
+
+    // 1: deferred (a) vs eager (e).
+    double loss = 0.0, norm = 0.0;
+    state half;
+    for (int s = 0; s < 12; s++) {
+        window(s, x, y);
+        CHECK(a->ops->train_step(a, x, y, T, s, &kHp, 1e-2f, s + 1) == SK_OK);
+        CHECK(e->ops->forward(e, x, y, T, SK_MODE_TRAIN, s, &loss) == SK_OK);
+        CHECK(e->ops->backward(e) == SK_OK);
+        CHECK(sk_backend_step(e, &kHp, 1e-2f, s + 1, &norm) == SK_OK);
+        if (s == 5) take(a, &half);
+    }
+    sk_step_stats ss;
+    CHECK(a->ops->read_stats(a, &ss) == SK_OK);
+    state sa, se;
+    take(a, &sa), take(e, &se);
+    const int same = same_floats(sa.p, se.p, n) && same_floats(sa.m, se.m, n) && same_floats(sa.v, se.v, n) &&
+                     same_floats(sa.h, se.h, ns) && same_floats(sa.c, se.c, ns);
+    printf("deferred vs eager, 12 steps: %s; loss sum %.17g vs %.17g, norm %.17g vs %.17g\n",
+           same ? "bit-identical" : "DIFFERENT", ss.loss_sum, loss, ss.grad_norm, norm);
+    CHECK(same && ss.loss_sum == loss && ss.grad_norm == norm && ss.bad_step == 0);
+    // 3: the comparison can fail.
+    CHECK(!same_floats(half.p, sa.p, n));
+
+    // 2: an infinite parameter (the fc bias) makes step 13's loss nan: recorded, nothing moves.
+    sa.p[n - 1] = INFINITY;
+    CHECK(a->ops->set_params(a, sa.p) == SK_OK);
+    for (int s = 12; s < 15; s++) {
+        window(s, x, y);
+        CHECK(a->ops->train_step(a, x, y, T, s, &kHp, 1e-2f, s + 1) == SK_OK);
+    }
+    state sb;
+    take(a, &sb);
+    CHECK(a->ops->read_stats(a, &ss) == SK_OK);
+    printf("an infinite parameter: bad step %lld (%s), parameters and moments %s\n", (long long)ss.bad_step,
+           ss.bad_is_norm ? "norm" : "loss",
+           same_floats(sb.p, sa.p, n) && same_floats(sb.m, sa.m, n) && same_floats(sb.v, sa.v, n) ? "untouched"
+                                                                                                   : "CHANGED");
+    CHECK(ss.bad_step == 13 && ss.bad_is_norm == 0 && !isfinite(ss.bad_loss_sum));
+    CHECK(same_floats(sb.p, sa.p, n) && same_floats(sb.m, sa.m, n) && same_floats(sb.v, sa.v, n));
+    CHECK(a->ops->read_stats(a, &ss) == SK_OK && ss.bad_step == 0); // forgotten once read
+
+    drop(&half), drop(&sa), drop(&se), drop(&sb);
+    free(p0);
+    sk_backend_free(a);
+    sk_backend_free(e);
+    return sk_test_done("test_deferred_step");
+}
