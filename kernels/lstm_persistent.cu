@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
         if (k < L - 1) a.xin[pad_row(a, k + 1, b, len, H) + j0 + u] = 0.0f;
     }
     const int drop = a.train && a.p > 0.0f && k < L - 1;
-    const uint64_t key = drop ? a.keys[k] : 0; // read before the first grid sync
+    const uint64_t key = drop ? a.keys[k] : 0; // this step's, from device memory
     __syncthreads();
     for (int s = 0; s < len + L - 1; s++) {
         const int t = s - k;
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
     }
     for (int idx = tid; idx < B * nu; idx += blockDim.x) dcs[(idx / nu) * U + idx % nu] = 0.0f;
     const int drop = a.p > 0.0f && !top;
-    const uint64_t key = drop ? a.keys[k] : 0; // read before the first grid sync
+    const uint64_t key = drop ? a.keys[k] : 0; // this step's, from device memory
     __syncthreads();
     for (int s = 0; s < len + L - 1; s++) {
         const int t = len - 1 - (s - (L - 1 - k));

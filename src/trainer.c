@@ -3,6 +3,8 @@
 // directory (outdir.h: its lock and the metrics log, held by rank 0 alone).
 // Data-parallel: the batchers stay global (B streams); this rank's backend runs streams
 // [b_off, b_off + b_local) of every window, and dist/shard.h does the rest.
+// One process steps through backend.h's deferred path (train_step) and reads the loss and
+// the norm back only when it needs them (read_stats); data-parallel ranks step eagerly.
 #include "shakespeare/trainer.h"
 
 #include <math.h>
