@@ -1,7 +1,7 @@
 // backend.c: device selection and the backend-independent entry points.
 // defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_parse, sk_cuda_graph_name,
-//          sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_train_step_eager,
-//          sk_backend_read_stats_eager, sk_backend_free
+//          sk_precision_parse, sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_step,
+//          sk_backend_train_step_eager, sk_backend_read_stats_eager, sk_backend_free
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -71,6 +71,15 @@ sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err) 
 
 const char *sk_cuda_graph_name(sk_cuda_graph g) {
     return (unsigned)g < 3 ? cuda_graph_names[g] : "unknown";
+}
+
+sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {
+    const char *const names[3] = {sk_precision_name(SK_PRECISION_FP32), sk_precision_name(SK_PRECISION_TF32),
+                                  sk_precision_name(SK_PRECISION_BF16)};
+    int i = 0;
+    sk_status st = parse_choice(s, names, "--precision", &i, err);
+    if (st == SK_OK) *out = (sk_precision)i;
+    return st;
 }
 
 // The CUDA backend with the created backend's notice (if any) handed on.

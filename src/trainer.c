@@ -88,7 +88,7 @@ static void options_identity(const sk_train_options *o, char *buf, size_t n) {
              "--lr-schedule=%s;--min-lr=%.7g;--warmup-iters=%lld;--lr-decay=%.7g;--lr-decay-after=%d;"
              "--beta1=%.17g;--beta2=%.17g;--eps=%.17g;--weight-decay=%.17g;--grad-clip=%.17g;--max-iters=%lld;"
              "--max-epochs=%d;--eval-every=%lld;--checkpoint-every=%lld;--sample-every=%lld;--seed=%llu;"
-             "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;",
+             "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;--precision=%s;",
              o->batch_size, o->seq_len, o->model.embed_size, o->model.hidden_size, o->model.num_layers,
              (double)o->model.dropout, o->train_frac, o->val_frac, (int)o->init, (double)o->init_scale,
              (double)o->forget_bias, (double)o->lr.lr, sk_lr_kind_name(o->lr.kind), (double)o->lr.min_lr,
@@ -96,7 +96,7 @@ static void options_identity(const sk_train_options *o, char *buf, size_t n) {
              o->adam.eps, o->adam.weight_decay, o->adam.grad_clip, (long long)o->max_iters, o->max_epochs,
              (long long)o->eval_every, (long long)o->checkpoint_every, (long long)o->sample_every,
              (unsigned long long)o->seed, o->init_from ? o->init_from : "", o->eval_only, o->device,
-             sk_rnn_impl_name(o->rnn_impl));
+             sk_rnn_impl_name(o->rnn_impl), sk_precision_name(o->precision));
 }
 
 static sk_status check_ranks(sk_trainer *t, sk_error *err) {
@@ -183,6 +183,20 @@ static int64_t eval_tokens_of(const char *train_config) {
     }
     sk_json_free(&doc);
     return (int64_t)v;
+}
+
+// The --precision a checkpoint's training options name: fp32 when absent (every run before
+// the flag was fp32) or unreadable.
+static sk_precision precision_of(const char *train_config) {
+    sk_json doc = {0};
+    sk_precision p = SK_PRECISION_FP32;
+    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
+        size_t k = sk_json_get(&doc, 0, "precision");
+        for (int i = 0; k != SK_JSON_NONE && i < 3; i++)
+            if (sk_json_string_eq(&doc, k, sk_precision_name((sk_precision)i))) p = (sk_precision)i;
+    }
+    sk_json_free(&doc);
+    return p;
 }
 
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
@@ -334,8 +348,8 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     const uint64_t seed = resume ? saved.seed : o->seed;
     sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = seed,
-                            .rnn_impl = o->rnn_impl, .stream_offset = t->b_off, .global_batch = o->batch_size,
-                            .cuda_graph = o->cuda_graph};
+                            .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
+                            .global_batch = o->batch_size, .cuda_graph = o->cuda_graph};
     char note[512], dev[32];
     if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
         goto fail;
@@ -377,6 +391,15 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
         if (eval_tokens_of(ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
             t->st.best_val_loss = INFINITY, t->st.best_step = -1;
             notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
+        }
+        const sk_precision was = precision_of(ckpt.train_config);
+        if (was != o->precision) { // the checkpoint's fp32 master weights and moments carry over as they are
+            char line[160];
+            snprintf(line, sizeof line,
+                     "--precision %s differs from the checkpoint's %s: training goes on from its fp32 weights and "
+                     "optimizer state in %s", sk_precision_name(o->precision), sk_precision_name(was),
+                     sk_precision_name(o->precision));
+            notice(t, line);
         }
         t->st.rng = saved.rng;
         if ((st = t->be->ops->set_optimizer_state(t->be, saved.m, saved.v)) != SK_OK) {
@@ -510,7 +533,8 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     sk_status st;
     if (!t->sampler) {
         sk_backend_config bc = {.model = t->o.model, .batch_size = 1, .seq_len = t->o.seq_len, .training = 0,
-                                .threads = t->o.threads, .seed = t->st.seed, .rnn_impl = t->be->cfg.rnn_impl};
+                                .threads = t->o.threads, .seed = t->st.seed, .rnn_impl = t->be->cfg.rnn_impl,
+                                .precision = t->be->cfg.precision};
         char dev[32] = "cpu"; // the trainer's own device
         if (strcmp(t->be->ops->name, "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;

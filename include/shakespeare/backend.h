@@ -4,7 +4,7 @@
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
 //          sk_cuda_available, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
 //          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_backend_train_step_eager,
-//          sk_backend_read_stats_eager
+//          sk_backend_read_stats_eager, sk_precision, sk_precision_parse, sk_precision_name
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
@@ -47,6 +47,17 @@ typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2 } sk_rnn
 // enqueue the same work. The CPU backend accepts auto and off.
 typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2 } sk_cuda_graph;
 
+// The arithmetic of the CUDA backend (--precision). In every precision the parameters,
+// their gradients and Adam's moments stay fp32 in the canonical layout (the master copy,
+// which checkpoints hold); lower-precision copies of the weights are derived from it.
+//   fp32: strict fp32 everywhere (FMA, no TF32 tensor cores): the CPU reference's numerics.
+//   tf32: TF32 tensor cores allowed for fp32 GEMMs (cuBLAS) and in cuDNN's RNN (10-bit mantissa
+//         operands, fp32 accumulation).
+//   bf16: the LSTM recurrence with bf16 operands (weights, h, gate gradients), fp32
+//         accumulation and an fp32 cell state (the persistent kernel; the other GEMMs as tf32).
+// The CPU backend computes in fp32 only.
+typedef enum { SK_PRECISION_FP32 = 0, SK_PRECISION_TF32 = 1, SK_PRECISION_BF16 = 2 } sk_precision;
+
 typedef struct {
     sk_model_config model;
     int batch_size;   // B
@@ -56,6 +67,7 @@ typedef struct {
     int device_index; // CUDA device ordinal
     uint64_t seed;    // dropout masks are a pure function of (seed, step, site, index)
     sk_rnn_impl rnn_impl;
+    sk_precision precision; // fp32 (0) unless set
     // Data-parallel training: this backend holds streams [stream_offset, stream_offset +
     // batch_size) of a global batch of global_batch streams (0: batch_size, one process).
     // Dropout masks are indexed by the global stream, and backward's gradient is that of
@@ -156,6 +168,12 @@ sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats);
 // Parses "auto", "cudnn", "persistent" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
 const char *sk_rnn_impl_name(sk_rnn_impl r);
+// Parses "fp32", "tf32", "bf16" (--precision); SK_ERR_ARG otherwise, *out untouched.
+sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err);
+// Inline: the CUDA module names precisions in its messages without linking backend.c.
+static inline const char *sk_precision_name(sk_precision p) {
+    return p == SK_PRECISION_FP32 ? "fp32" : p == SK_PRECISION_TF32 ? "tf32" : p == SK_PRECISION_BF16 ? "bf16" : "unknown";
+}
 // The message of b's last failed op, e.g. "cudnnRNNForward failed: CUDNN_STATUS_BAD_PARAM
 // at cudnn_rnn.cu:311"; "no message" when the op left none (never NULL).
 const char *sk_backend_error(const sk_backend *b);

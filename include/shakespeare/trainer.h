@@ -52,6 +52,8 @@ typedef struct {
     const char *device;      // auto | cpu | cuda | cuda:N
     sk_rnn_impl rnn_impl;    // the CUDA backend's LSTM implementation (auto by default)
     sk_cuda_graph cuda_graph; // --cuda-graph: replay each step as one CUDA graph (one process only)
+    sk_precision precision;  // the CUDA backend's arithmetic (fp32 by default; the CPU takes only fp32).
+                             // A resumed run may change it: the checkpoint holds fp32 master weights
     const char *train_config_json; // the options as JSON, stored in checkpoints (borrowed)
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)

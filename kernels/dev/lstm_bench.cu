@@ -153,7 +153,8 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CUDA_OR_DIE(cudaEventCreate(&e0));
     CUDA_OR_DIE(cudaEventCreate(&e1));
-    const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0}; // no dropout: no keys
+    // No dropout: no keys.
+    const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, SK_PRECISION_FP32};
     static const sk_rnn_impl impls[] = {SK_RNN_CUDNN, SK_RNN_PERSISTENT};
     for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
         const char *name = sk_rnn_impl_name(impls[m]);

@@ -17,7 +17,7 @@
 #define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
 
 enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_ARGMAX, OPT_SEED, OPT_DEVICE,
-       OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_HELP, OPT_VERSION };
+       OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
@@ -26,6 +26,7 @@ static const struct option long_options[] = {
     {"argmax", no_argument, 0, OPT_ARGMAX}, {"seed", required_argument, 0, OPT_SEED},
     {"device", required_argument, 0, OPT_DEVICE}, {"score", required_argument, 0, OPT_SCORE},
     {"threads", required_argument, 0, OPT_THREADS}, {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
+    {"precision", required_argument, 0, OPT_PRECISION},
     {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
@@ -46,6 +47,8 @@ static void usage(void) {
            "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
            "  --device D            auto | cpu | cuda | cuda:N (default: auto)\n"
            "  --threads N           CPU threads; 0 = all cores (default: 0)\n"
+           "  --precision P         the CUDA arithmetic: fp32 | tf32 | bf16 (see shakespeare-train --help);\n"
+           "                        the CPU takes only fp32 (default: fp32)\n"
            "  --score FILE          instead of sampling, print the mean negative log-likelihood of FILE in\n"
            "                        nats and bits per character: every character after the first is\n"
            "                        predicted from all those before it, starting from a zero state, batch 1\n"
@@ -126,6 +129,7 @@ int main(int argc, char **argv) {
     const char *cache_dir = NULL;
     sk_sample_opts so = {1.0f, 0, 0};
     int length = 500, threads = 0;
+    sk_precision precision = SK_PRECISION_FP32;
     uint64_t seed = 1;
     sk_error err = {{0}};
     sk_status st = SK_OK;
@@ -151,6 +155,7 @@ int main(int argc, char **argv) {
         case OPT_SCORE: score_path = optarg; break;
         case OPT_THREADS: st = cli_parse_int("--threads", optarg, 0, 1024, &threads, &err); break;
         case OPT_CACHE_DIR: cache_dir = optarg; break;
+        case OPT_PRECISION: st = sk_precision_parse(optarg, &precision, &err); break;
         case OPT_HELP: usage(); return 0;
         case OPT_VERSION: cli_print_version("shakespeare-sample"); return 0;
         default: cli_bad_option(c, argv);
@@ -200,11 +205,13 @@ int main(int argc, char **argv) {
     }
 
     sk_backend_config bc = {.model = model.cfg, .batch_size = 1, .seq_len = SCORE_WINDOW, .training = 0,
-                            .threads = threads, .seed = seed};
+                            .threads = threads, .seed = seed, .precision = precision};
     sk_backend *be;
     char note[512];
-    if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
-        cli_die(st == SK_ERR_DEVICE && strcmp(device, "auto") != 0 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
+    if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK) // SK_ERR_ARG: a refused flag
+        cli_die(st == SK_ERR_ARG || (st == SK_ERR_DEVICE && strcmp(device, "auto") != 0) ? CLI_EXIT_USAGE
+                                                                                          : CLI_EXIT_FAILURE,
+                "%s", err.msg);
     if (note[0]) fprintf(stderr, "note: %s\n", note);
     // After every check of the input, so that this notice never precedes an "error:" line.
     if (!model.has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt_path);

@@ -40,8 +40,8 @@ enum {
     OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
     OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
     OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
-    OPT_DEVICE, OPT_RNN_IMPL, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_VOCAB, OPT_CACHE_DIR,
-    OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_HELP, OPT_VERSION,
+    OPT_DEVICE, OPT_RNN_IMPL, OPT_PRECISION, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_VOCAB,
+    OPT_CACHE_DIR, OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -62,7 +62,8 @@ static const struct option long_options[] = {
     {"sample-every", required_argument, 0, OPT_SAMPLE_EVERY}, {"sample-length", required_argument, 0, OPT_SAMPLE_LENGTH},
     {"log-every", required_argument, 0, OPT_LOG_EVERY}, {"seed", required_argument, 0, OPT_SEED},
     {"threads", required_argument, 0, OPT_THREADS}, {"device", required_argument, 0, OPT_DEVICE},
-    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"init-from", required_argument, 0, OPT_INIT_FROM},
+    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"precision", required_argument, 0, OPT_PRECISION},
+    {"init-from", required_argument, 0, OPT_INIT_FROM},
     {"eval-only", no_argument, 0, OPT_EVAL_ONLY}, {"log", required_argument, 0, OPT_LOG},
     {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"vocab", required_argument, 0, OPT_VOCAB},
     {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"eval-tokens", required_argument, 0, OPT_EVAL_TOKENS},
@@ -133,6 +134,9 @@ static void usage(const sk_train_options *d) {
            "                           the model) | cudnn | persistent; the CPU takes only auto (default: auto)\n"
            "  --cuda-graph G           replay each CUDA training step as one captured graph: auto (once validated\n"
            "                           on a GPU) | on | off; one process only; the CPU takes auto and off (default: auto)\n"
+           "  --precision P            the CUDA arithmetic: fp32 (strict) | tf32 (TF32 tensor cores) | bf16 (bf16\n"
+           "                           LSTM operands, fp32 accumulation, cell state and master weights);\n"
+           "                           the CPU takes only fp32 (default: fp32)\n"
            "  --help, --version\n",
            "tinyshakespeare.txt", d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
            (double)d->model.dropout, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
@@ -243,12 +247,12 @@ static void options_json(const sk_train_options *o, const char *init, char *buf,
              "{\"data\":\"%s\",\"train_frac\":%g,\"val_frac\":%g,\"batch_size\":%d,\"seq_length\":%d,"
              "\"lr\":%g,\"lr_schedule\":\"%s\",\"warmup_iters\":%lld,\"min_lr\":%g,\"beta1\":%g,\"beta2\":%g,"
              "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"init\":\"%s\",\"seed\":%llu,"
-             "\"eval_tokens\":%lld}",
+             "\"eval_tokens\":%lld,\"precision\":\"%s\"}",
              data, o->train_frac, o->val_frac, o->batch_size, o->seq_len, (double)o->lr.lr,
              sk_lr_kind_name(o->lr.kind), (long long)o->lr.warmup_iters, (double)o->lr.min_lr,
              (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, (double)o->adam.weight_decay,
              (double)o->adam.grad_clip, (double)o->model.dropout, init, (unsigned long long)o->seed,
-             (long long)o->eval_tokens);
+             (long long)o->eval_tokens, sk_precision_name(o->precision));
 }
 
 static const char *opt_name(int id) {
@@ -333,6 +337,7 @@ int main(int argc, char **argv) {
         }
         case OPT_RNN_IMPL: st = sk_rnn_impl_parse(v, &o.rnn_impl, &err); break;
         case OPT_CUDA_GRAPH: st = sk_cuda_graph_parse(v, &o.cuda_graph, &err); break;
+        case OPT_PRECISION: st = sk_precision_parse(v, &o.precision, &err); break;
         case OPT_INIT_FROM: o.init_from = v; break;
         case OPT_EVAL_ONLY: o.eval_only = 1; break;
         case OPT_LOG: o.log_path = v; break;

@@ -20,6 +20,9 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
                          size_t notice_size, sk_error *err) {
     *out = NULL;
     if (notice && notice_size) notice[0] = '\0';
+    if (cfg->precision != SK_PRECISION_FP32)
+        return sk_fail(err, SK_ERR_ARG, "--precision %s is not implemented by the CUDA LSTM yet",
+                       sk_precision_name(cfg->precision));
     switch (which) {
     case SK_RNN_CUDNN:
         return sk_lstm_create_cudnn(cfg, out, err);

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# test_precision.sh: --precision in both programs, on the CPU.
+#  - a value other than fp32, tf32, bf16 is one "error:" line and exit 2 (train and sample);
+#  - tf32 and bf16 on the CPU are refused the same way, naming the flag and the reason;
+#  - --precision fp32 is the default: a run with it is bit-identical to one without;
+#  - the checkpoint's train_config records the precision ("precision":"fp32"), and resuming
+#    with the same precision says nothing about it.
+# (A resume that changes the precision needs a GPU: tests/gpu/test_gpu_resume.sh.)
+. "$(dirname "$0")/lib.sh"
+
+gen_text text.txt 30 2
+RUN=("$SK_TRAIN" "${TINY[@]}" --data text.txt --max-iters 4 --eval-every 2)
+expect_ok "${RUN[@]}" --out-dir plain || finish
+SA=("$SK_SAMPLE" --checkpoint plain/last.safetensors --device cpu --threads 1 --length 5)
+
+for bad in fp16 FP32 "" " bf16" tf32x; do
+    expect_error "^error: --precision expects fp32, tf32 or bf16, got \"$bad\"" "${RUN[@]}" --out-dir fresh \
+        --precision "$bad"
+    expect_error "^error: --precision expects fp32, tf32 or bf16, got \"$bad\"" "${SA[@]}" --precision "$bad"
+done
+expect_error '^error: option --precision needs a value' "${RUN[@]}" --out-dir fresh --precision
+for p in tf32 bf16; do
+    expect_error "^error: --precision $p needs a CUDA device; the CPU backend computes in fp32 only" \
+        "${RUN[@]}" --out-dir fresh --device cpu --precision $p
+    expect_error "^error: --precision $p needs a CUDA device; the CPU backend computes in fp32 only" \
+        "${SA[@]}" --precision $p
+done
+[ ! -e fresh ] || [ -z "$(ls -A fresh)" ] || fail "a refused run left files in its out-dir: $(ls fresh)"
+
+expect_ok "${RUN[@]}" --out-dir explicit --precision fp32 || finish
+same_tensors plain/last.safetensors explicit/last.safetensors && note "--precision fp32 is the default, bit for bit" ||
+    fail "--precision fp32 trains differently from the default"
+
+# The JSON of train_config sits inside the header's JSON, its quotes escaped.
+header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
+header plain/last.safetensors | grep -qF '\"precision\":\"fp32\"' &&
+    note "train_config records the precision" || fail "no precision in train_config: $(header plain/last.safetensors)"
+
+expect_ok "${RUN[@]}" --out-dir plain --max-iters 6 --precision fp32 --init-from plain/last.safetensors || finish
+grep -q 'precision' .ok.err && fail "resuming in the same precision printed: $(cat .ok.err)"
+expect_ok "${SA[@]}" --precision fp32 && note "shakespeare-sample --precision fp32 samples on the CPU" ||
+    fail "sample --precision fp32"
+finish

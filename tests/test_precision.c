@@ -1,0 +1,65 @@
+// test_precision.c: the --precision choice at the backend interface, on any machine.
+//  1. sk_precision_parse takes exactly fp32, tf32, bf16 (names round-trip through
+//     sk_precision_name), refuses anything else with a line naming the value, and leaves
+//     *out untouched on failure; fp32 is the zero value, so a config that never sets the
+//     field asks for fp32;
+//  2. the CPU backend takes only fp32 and refuses tf32 and bf16 with one line naming the
+//     flag and the reason (directly, through sk_backend_create with --device cpu, and, with
+//     no usable GPU, with --device auto), rather than silently computing in fp32.
+// The CUDA side (each precision against the CPU reference) is in tests/gpu.
+#include <stdio.h>
+#include <string.h>
+
+#include "shakespeare/backend.h"
+#include "test_util.h"
+
+int main(void) {
+    sk_error err = {{0}};
+    static const char *const names[] = {"fp32", "tf32", "bf16"};
+    for (int i = 0; i < 3; i++) {
+        sk_precision p = (sk_precision)-1;
+        CHECK_OK(sk_precision_parse(names[i], &p, &err));
+        CHECK((int)p == i);
+        CHECK(strcmp(sk_precision_name(p), names[i]) == 0);
+    }
+    CHECK(SK_PRECISION_FP32 == 0);
+    CHECK(strcmp(sk_precision_name((sk_precision)7), "unknown") == 0);
+    static const char *const bad[] = {"", "FP32", "fp16", "bf16 ", " tf32", "float", "fp32x", "auto"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sk_precision p = SK_PRECISION_TF32;
+        err.msg[0] = '\0';
+        CHECK(sk_precision_parse(bad[i], &p, &err) == SK_ERR_ARG);
+        char want[96];
+        snprintf(want, sizeof want, "--precision expects fp32, tf32 or bf16, got \"%s\"", bad[i]);
+        CHECK(strcmp(err.msg, want) == 0);
+        CHECK(p == SK_PRECISION_TF32); // untouched on failure
+    }
+
+    sk_backend_config cfg = {.model = {7, 4, 8, 2, 0.1f}, .batch_size = 2, .seq_len = 3, .training = 1,
+                             .threads = 1, .seed = 3};
+    sk_backend *be = NULL;
+    CHECK(cfg.precision == SK_PRECISION_FP32);
+    for (int i = 1; i < 3; i++) {
+        cfg.precision = (sk_precision)i;
+        char want[96];
+        snprintf(want, sizeof want, "--precision %s needs a CUDA device; the CPU backend computes in fp32 only",
+                 names[i]);
+        err.msg[0] = '\0';
+        CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+        printf("cpu, precision %s: %s\n", names[i], err.msg);
+        CHECK(strstr(err.msg, want) == err.msg && strchr(err.msg, '\n') == NULL);
+        char notice[256] = "x";
+        CHECK(sk_backend_create(&cfg, "cpu", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);
+        CHECK(strstr(err.msg, want) == err.msg);
+        char reason[256];
+        if (!sk_cuda_available(0, reason, sizeof reason)) {
+            CHECK(sk_backend_create(&cfg, "auto", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);
+            CHECK(strstr(err.msg, want) == err.msg);
+        }
+    }
+    cfg.precision = SK_PRECISION_FP32;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
+    CHECK(be->notice[0] == '\0' && be->cfg.precision == SK_PRECISION_FP32);
+    sk_backend_free(be);
+    return sk_test_done("test_precision");
+}
