@@ -31,6 +31,7 @@
 #include "cudnn_rnn.h"
 #include "kernels.h"
 #include "lstm_impl.h"
+#include "math_mode.h"
 #include "step_graph.h"
 
 extern "C" {
@@ -193,8 +194,8 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&ci->blas));
     CUBLAS_CHECK(cublasSetStream(ci->blas, ci->stream));
-    // Plain fp32 GEMMs (no TF32): the CPU reference is fp32.
-    CUBLAS_CHECK(cublasSetMathMode(ci->blas, CUBLAS_DEFAULT_MATH));
+    // fp32: plain fp32 GEMMs (no TF32), as the CPU reference; tf32, bf16: TF32 (math_mode.h).
+    CUBLAS_CHECK(cublasSetMathMode(ci->blas, sk_cublas_math(cfg->precision)));
     SK_TRY(dev_alloc(&ci->blas_ws, kBlasWorkspaceBytes, "the cuBLAS workspace", err));
     CUBLAS_CHECK(cublasSetWorkspace(ci->blas, ci->blas_ws, kBlasWorkspaceBytes));
     CUDNN_CHECK(cudnnCreate(&ci->dnn));

@@ -60,12 +60,14 @@ typedef struct {
 } sk_cudnn_lstm;
 
 // Creates descriptors and buffers for windows of up to T steps of a (B, ., E) input
-// through the model's layers [first_layer, first_layer + layers). r->work must be pointed
+// through the model's layers [first_layer, first_layer + layers), fp32 data with math type
+// `math` (math_mode.h: CUDNN_FMA_MATH for strict fp32, CUDNN_DEFAULT_MATH for TF32; read
+// back after setting, an error if cuDNN changed it). r->work must be pointed
 // at a workspace of r->work_cap bytes before the first forward. r must be zeroed; on
 // failure sk_cudnn_lstm_free(r) releases what was made.
 sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
                              const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
-                             sk_error *err);
+                             cudnnMathType_t math, sk_error *err);
 void sk_cudnn_lstm_free(sk_cudnn_lstm *r);
 
 // Points the data descriptors at windows of len steps (no-op when unchanged) and checks

@@ -9,7 +9,8 @@
 // backend's, so CPU/GPU parity holds with dropout on and a resumed run draws the same
 // masks as an uninterrupted one. cuDNN's own dropout (a generator state seeded once and
 // never saved) is not used. The networks share one workspace (scratch only, used by one
-// call at a time); each keeps its reserve space for its backward.
+// call at a time); each keeps its reserve space for its backward. Precision (math_mode.h):
+// fp32 data always; fp32 strict (CUDNN_FMA_MATH) or tf32 (CUDNN_DEFAULT_MATH); bf16 refused.
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "cudnn_rnn.h"
 #include "kernels.h"
 #include "lstm_impl.h"
+#include "math_mode.h"
 
 namespace {
 
@@ -173,7 +175,8 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
     size_t work = 0;
     for (int u = 0; u < s->nunits; u++) {
         SK_TRY(sk_cudnn_lstm_init(&s->units[u], c->dnn, c->stream, c->layout, per_layer ? u : 0,
-                                  per_layer ? 1 : c->L, c->B, c->T, c->training, err));
+                                  per_layer ? 1 : c->L, c->B, c->T, c->training, sk_cudnn_rnn_math(c->precision),
+                                  err));
         if (s->units[u].work_cap > work) work = s->units[u].work_cap;
     }
     SK_TRY(dev_alloc(&s->work, work, err));
@@ -192,6 +195,10 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
 
 sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
     *out = NULL;
+    const char *why = "";
+    if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why))
+        return sk_fail(err, SK_ERR_ARG, "--rnn-impl cudnn cannot compute in --precision %s: %s",
+                       sk_precision_name(cfg->precision), why);
     sk_lstm *l = (sk_lstm *)calloc(1, sizeof *l);
     cudnn_stack *s = (cudnn_stack *)calloc(1, sizeof *s);
     if (!l || !s) {

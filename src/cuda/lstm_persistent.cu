@@ -14,6 +14,7 @@
 
 #include "cuda_check.h"
 #include "lstm_impl.h"
+#include "math_mode.h"
 #include "lstm_persistent.h"
 
 namespace {
@@ -173,7 +174,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
     SK_TRY(st);
     CUBLAS_CHECK(cublasCreate(&p->blas));
     CUBLAS_CHECK(cublasSetStream(p->blas, c->stream));
-    CUBLAS_CHECK(cublasSetMathMode(p->blas, CUBLAS_DEFAULT_MATH)); // plain fp32, no TF32
+    CUBLAS_CHECK(cublasSetMathMode(p->blas, sk_cublas_math(c->precision))); // fp32: no TF32 (math_mode.h)
 
     sk_plstm_args *a = &p->a;
     a->B = c->B, a->T = c->T, a->E = c->E, a->H = H, a->L = L;
@@ -228,6 +229,8 @@ sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *wh
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
     *out = NULL;
     sk_plstm_plan plan;
+    if (cfg->precision == SK_PRECISION_BF16)
+        return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel has no bf16 operands yet");
     SK_TRY(make_plan(cfg, &plan, err));
     if (!plan.supported)
         return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);

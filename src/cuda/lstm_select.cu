@@ -5,9 +5,12 @@
 // is an error saying why). auto takes the persistent kernel only once it has been
 // validated on a GPU (kPersistentValidated; kernels/PERSISTENT_LSTM_FLOOR.md says what
 // that takes) and only where it fits, with a one-line notice when it falls back to cuDNN.
+// Precision: cuDNN computes in fp32 and tf32 only (math_mode.h); --rnn-impl cudnn with bf16
+// is refused with the reason, and auto with bf16 takes the persistent kernel.
 #include <stdio.h>
 
 #include "lstm_impl.h"
+#include "math_mode.h"
 
 namespace {
 
@@ -20,15 +23,23 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
                          size_t notice_size, sk_error *err) {
     *out = NULL;
     if (notice && notice_size) notice[0] = '\0';
-    if (cfg->precision != SK_PRECISION_FP32)
-        return sk_fail(err, SK_ERR_ARG, "--precision %s is not implemented by the CUDA LSTM yet",
-                       sk_precision_name(cfg->precision));
     switch (which) {
     case SK_RNN_CUDNN:
         return sk_lstm_create_cudnn(cfg, out, err);
     case SK_RNN_PERSISTENT:
         return sk_lstm_create_persistent(cfg, out, err);
-    case SK_RNN_AUTO:
+    case SK_RNN_AUTO: {
+        const char *why_not_cudnn = "";
+        if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why_not_cudnn)) {
+            // bf16: the persistent kernel is the only implementation; refused (with its
+            // reason) where it does not fit.
+            sk_status st = sk_lstm_create_persistent(cfg, out, err);
+            if (st == SK_OK && !kPersistentValidated && notice && notice_size)
+                snprintf(notice, notice_size,
+                         "--precision %s runs on the persistent LSTM kernel, which no GPU session has validated yet",
+                         sk_precision_name(cfg->precision));
+            return st;
+        }
         if (kPersistentValidated) {
             int fits = 0;
             char why[160];
@@ -40,6 +51,7 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
                          "--rnn-impl auto: using cuDNN, the persistent LSTM kernel does not fit: %s", why);
         }
         return sk_lstm_create_cudnn(cfg, out, err);
+    }
     }
     return sk_fail(err, SK_ERR_ARG, "unknown LSTM implementation %d", (int)which);
 }
