@@ -1,15 +1,19 @@
-// lstm_persistent.cu: the persistent wavefront LSTM, fp32 (see lstm_persistent.h).
+// lstm_persistent.cu: the persistent wavefront LSTM, fp32 or bf16 operands (see lstm_persistent.h).
 // defines: sk_plstm_plan_make, sk_plstm_forward, sk_plstm_backward
 //
-// Numerics: fp32 throughout, fmaf dot products (lane-strided, then a fixed xor-shuffle
-// tree), expf/tanhf activations; the CPU reference sums in other orders and uses its own
-// activation approximations, so results agree to fp32 rounding (the tolerances of
-// tests/gpu/test_cuda_parity.c), not bitwise. Data written by other blocks during the
+// Numerics: fmaf dot products in fp32 (lane-strided, then a fixed xor-shuffle tree),
+// expf/tanhf activations, fp32 cell state; the CPU reference sums in other orders and uses
+// its own activation approximations, so with fp32 operands results agree to fp32 rounding
+// (the tolerances of tests/gpu/test_cuda_parity.c), not bitwise. With bf16 operands each
+// weight and staged vector element carries a relative rounding error of up to 2^-9 (8
+// significant bits), which sets that precision's tolerance. The kernels are templates on the
+// operand type T (float or __nv_bfloat16); the plan picks the instance. Data written by other blocks during the
 // same launch is read with __ldcg (L2, never a stale L1 line) after the grid sync.
 #include <stdio.h>
 #include <string.h>
 
 #include <cooperative_groups.h>
+#include <cuda_bf16.h>
 
 #include "lstm_persistent.h"
 #include "shakespeare/hash.h"
@@ -19,6 +23,14 @@ namespace cg = cooperative_groups;
 namespace {
 
 constexpr int kWarps = SK_PLSTM_THREADS / 32;
+constexpr int kBatchBlock = SK_PLSTM_BATCH_BLOCK;
+
+// Operands in shared memory: stored as T, computed with as float.
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -35,39 +47,62 @@ __device__ __forceinline__ size_t seq_row(const sk_plstm_args &a, int k, int b, 
     return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
 }
 
-// acc[bb][r] = sum_i w[r][i] * vec[bb][voff(r) + i] for bb < nb, r < nrows, i < K: one warp
-// per dot product, each in a fixed order. w rows have stride wstride, vec rows vstride;
-// rows_per_unit rows r = u*rows_per_unit + q read vec at q*qoff.
-__device__ void block_dots(const float *w, int wstride, int nrows, int rows_per_unit, int qoff, int K,
-                           const float *vec, int vstride, int nb, float *acc) {
+// acc[bb][r] = sum_i w[r][i] * vec[bb][voff(r) + i] for bb < nb, r < nrows, i < K. w rows
+// have stride wstride, vec rows vstride; rows_per_unit rows r = u*rows_per_unit + q read vec
+// at q*qoff. One warp per weight row r and group of kBatchBlock batch rows (register
+// blocking over the batch): each weight element it loads from shared memory feeds
+// kBatchBlock products. Every dot product sums in the same fixed order whatever the
+// grouping (lane-strided fmaf partial sums, then a fixed xor-shuffle tree), so fp32 results
+// are those of one warp per dot product, bit for bit. A group reaching past nb recomputes
+// row nb-1 in its spare slots and discards it (no branch in the inner loop).
+template <typename T>
+__device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit, int qoff, int K, const T *vec,
+                           int vstride, int nb, float *acc) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    for (int d = warp; d < nb * nrows; d += kWarps) {
-        const int bb = d / nrows, r = d % nrows;
-        const float *wr = w + (size_t)r * wstride, *vr = vec + (size_t)bb * vstride + (r % rows_per_unit) * qoff;
-        float s = 0.0f;
-        for (int i = lane; i < K; i += 32) s = fmaf(wr[i], vr[i], s);
-        s = warp_sum(s);
-        if (lane == 0) acc[(size_t)bb * nrows + r] = s;
+    const int groups = (nb + kBatchBlock - 1) / kBatchBlock;
+    for (int d = warp; d < groups * nrows; d += kWarps) {
+        const int g = d / nrows, r = d % nrows, b0 = g * kBatchBlock;
+        const T *wr = w + (size_t)r * wstride;
+        const T *vr[kBatchBlock];
+        float s[kBatchBlock];
+#pragma unroll
+        for (int q = 0; q < kBatchBlock; q++) {
+            vr[q] = vec + (size_t)min(b0 + q, nb - 1) * vstride + (r % rows_per_unit) * qoff;
+            s[q] = 0.0f;
+        }
+        for (int i = lane; i < K; i += 32) {
+            const float wv = to_f(wr[i]);
+#pragma unroll
+            for (int q = 0; q < kBatchBlock; q++) s[q] = fmaf(wv, to_f(vr[q][i]), s[q]);
+        }
+#pragma unroll
+        for (int q = 0; q < kBatchBlock; q++) {
+            const float t = warp_sum(s[q]);
+            if (lane == 0 && b0 + q < nb) acc[(size_t)(b0 + q) * nrows + r] = t;
+        }
     }
 }
 
+template <typename T>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plstm_args a) {
     cg::grid_group grid = cg::this_grid();
-    extern __shared__ float smem[];
+    extern __shared__ __align__(16) unsigned char smem[];
     const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_fwd;
     const int bpl = (H + U - 1) / U;
     const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
     const sk_plstm_layer ly = a.layers[k];
-    const int in = ly.in, K = in + H, Kf = max(a.E, H) + H; // Kf: the row stride of every layer
-    float *w = smem;                       // [U][4][Kf]: rows g*H + j0 + u of [W_ih | W_hh]
-    float *vec = w + (size_t)U * 4 * Kf;   // [bc][Kf]: [input | h_{t-1}] per staged batch row
-    float *pre = vec + (size_t)bc * Kf;    // [bc][U*4] gate pre-activations (without bias)
-    float *cst = pre + (size_t)bc * 4 * U; // [B][U] the carried cell state
+    const int in = ly.in, K = in + H, Kf = a.plan.kstride; // Kf: the row stride of every layer (even)
+    T *w = (T *)smem;                                // [U][4][Kf]: rows g*H + j0 + u of [W_ih | W_hh]
+    T *vec = w + (size_t)U * 4 * Kf;                 // [bc][Kf]: [input | h_{t-1}] per staged batch row
+    float *pre = (float *)(vec + (size_t)bc * Kf);   // [bc][U*4] gate pre-activations (without bias);
+                                                     // 4-byte aligned: Kf is even
+    float *cst = pre + (size_t)bc * 4 * U;           // [B][U] the carried cell state (fp32)
     const int tid = threadIdx.x;
     for (int idx = tid; idx < nu * 4 * K; idx += blockDim.x) {
         const int u = idx / (4 * K), rem = idx % (4 * K), g = rem / K, i = rem % K;
         const size_t row = (size_t)g * H + j0 + u;
-        w[((size_t)u * 4 + g) * Kf + i] = i < in ? a.w[ly.w_ih + row * in + i] : a.w[ly.w_hh + row * H + (i - in)];
+        w[((size_t)u * 4 + g) * Kf + i] =
+            from_f<T>(i < in ? a.w[ly.w_ih + row * in + i] : a.w[ly.w_hh + row * H + (i - in)]);
     }
     for (int idx = tid; idx < B * nu; idx += blockDim.x) {
         const int b = idx / nu, u = idx % nu;
@@ -93,7 +128,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                     else
                         v = t == 0 ? a.hx[((size_t)k * B + b) * H + (i - in)]
                                    : __ldcg(a.hh + pad_row(a, k, b, t, H) + (i - in)); // row t = h(t-1)
-                    vec[(size_t)bb * Kf + i] = v;
+                    vec[(size_t)bb * Kf + i] = from_f<T>(v);
                 }
                 __syncthreads();
                 block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
@@ -135,25 +170,26 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     }
 }
 
+template <typename T>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_plstm_args a) {
     cg::grid_group grid = cg::this_grid();
-    extern __shared__ float smem[];
+    extern __shared__ __align__(16) unsigned char smem[];
     const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_bwd, H4 = 4 * H;
     const int bpl = (H + U - 1) / U;
     const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
     const int top = k == L - 1;
     const int R = top ? 1 : 2; // rows per unit: W_hh_k column j, and W_ih_{k+1} column j below the top
     const sk_plstm_layer ly = a.layers[k];
-    float *w = smem;                      // [U][2][4H]
-    float *vec = w + (size_t)U * 2 * H4;  // [bc][8H]: [dg_k(t+1) | dg_{k+1}(t)]
-    float *acc = vec + (size_t)bc * 2 * H4; // [bc][U*2]
-    float *dcs = acc + (size_t)bc * 2 * U;  // [B][U] the carried cell-state gradient
+    T *w = (T *)smem;                                  // [U][2][4H]
+    T *vec = w + (size_t)U * 2 * H4;                   // [bc][8H]: [dg_k(t+1) | dg_{k+1}(t)]
+    float *acc = (float *)(vec + (size_t)bc * 2 * H4); // [bc][U*2]
+    float *dcs = acc + (size_t)bc * 2 * U;             // [B][U] the carried cell-state gradient (fp32)
     const int tid = threadIdx.x;
     for (int idx = tid; idx < nu * R * H4; idx += blockDim.x) {
         const int u = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4;
         const size_t col = (size_t)j0 + u;
-        w[((size_t)u * 2 + q) * H4 + r] = q == 0 ? a.w[ly.w_hh + (size_t)r * H + col]
-                                                 : a.w[a.layers[k + 1].w_ih + (size_t)r * H + col];
+        w[((size_t)u * 2 + q) * H4 + r] = from_f<T>(q == 0 ? a.w[ly.w_hh + (size_t)r * H + col]
+                                                           : a.w[a.layers[k + 1].w_ih + (size_t)r * H + col]);
     }
     for (int idx = tid; idx < B * nu; idx += blockDim.x) dcs[(idx / nu) * U + idx % nu] = 0.0f;
     const int drop = a.p > 0.0f && !top;
@@ -169,7 +205,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                     float v;
                     if (q == 0) v = t + 1 < len ? __ldcg(a.dg + pad_row(a, k, b, t + 1, H4) + r) : 0.0f;
                     else v = __ldcg(a.dg + pad_row(a, k + 1, b, t, H4) + r);
-                    vec[(size_t)bb * 2 * H4 + q * H4 + r] = v;
+                    vec[(size_t)bb * 2 * H4 + q * H4 + r] = from_f<T>(v);
                 }
                 __syncthreads();
                 // acc[bb][u*R + q]: row u*R + q is w[u][q] (stride 2*4H/R over the compacted
@@ -210,6 +246,16 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
     }
 }
 
+// The instances for an operand type.
+const void *forward_kernel(sk_plstm_operands o) {
+    return o == SK_PLSTM_BF16 ? (const void *)plstm_forward_kernel<__nv_bfloat16>
+                              : (const void *)plstm_forward_kernel<float>;
+}
+const void *backward_kernel(sk_plstm_operands o) {
+    return o == SK_PLSTM_BF16 ? (const void *)plstm_backward_kernel<__nv_bfloat16>
+                              : (const void *)plstm_backward_kernel<float>;
+}
+
 cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
     if (!a->plan.supported) return cudaErrorInvalidConfiguration;
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -222,8 +268,10 @@ cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cuda
 
 } // namespace
 
-extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L) {
+extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L,
+                                          sk_plstm_operands operands) {
     memset(plan, 0, sizeof *plan);
+    plan->operands = operands;
     int sms = 0, optin = 0, coop = 0;
     cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
@@ -238,28 +286,31 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
         snprintf(plan->why_not, sizeof plan->why_not, "%d layers need more than the device's %d SMs", L, sms);
         return cudaSuccess;
     }
+    // Bytes (lstm_persistent.h): operands of s bytes, fp32 state and accumulators.
     const size_t U = (size_t)(H + per_layer - 1) / per_layer;
-    const size_t cap = (size_t)optin / sizeof(float);
-    const size_t Kf = (size_t)(E > H ? E : H) + H, H4 = (size_t)4 * H;
-    const size_t fix_f = U * 4 * Kf + (size_t)B * U, row_f = Kf + 4 * U;
-    const size_t fix_b = U * 2 * H4 + (size_t)B * U, row_b = 2 * H4 + 2 * U;
+    const size_t s = operands == SK_PLSTM_BF16 ? 2 : 4, f = sizeof(float), cap = (size_t)optin;
+    const size_t Kf = ((size_t)(E > H ? E : H) + H + 1) & ~(size_t)1, H4 = (size_t)4 * H;
+    const size_t fix_f = U * 4 * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
+    const size_t fix_b = U * 2 * H4 * s + (size_t)B * U * f, row_b = 2 * H4 * s + 2 * U * f;
     if (fix_f + row_f > cap || fix_b + row_b > cap) {
+        const size_t need = fix_f + row_f > fix_b + row_b ? fix_f + row_f : fix_b + row_b;
         snprintf(plan->why_not, sizeof plan->why_not,
-                 "a slice of %zu units per block needs %zu KiB of shared memory, more than the %d KiB a block gets",
-                 U, ((fix_f + row_f > fix_b + row_b ? fix_f + row_f : fix_b + row_b) * sizeof(float)) >> 10,
-                 optin >> 10);
+                 "a slice of %zu units per block needs %zu KiB of shared memory with %s operands, more than the %d "
+                 "KiB a block gets%s", U, need >> 10, operands == SK_PLSTM_BF16 ? "bf16" : "fp32", optin >> 10,
+                 operands == SK_PLSTM_BF16 ? "" : " (bf16 operands, --precision bf16, halve the weights)");
         return cudaSuccess;
     }
     size_t bf = (cap - fix_f) / row_f, bb = (cap - fix_b) / row_b;
     if (bf > (size_t)B) bf = (size_t)B;
     if (bb > (size_t)B) bb = (size_t)B;
     plan->U = (int)U;
+    plan->kstride = (int)Kf;
     plan->blocks = L * (int)((H + U - 1) / U);
     plan->bc_fwd = (int)bf, plan->bc_bwd = (int)bb;
-    plan->smem_fwd = (fix_f + bf * row_f) * sizeof(float);
-    plan->smem_bwd = (fix_b + bb * row_b) * sizeof(float);
+    plan->smem_fwd = fix_f + bf * row_f;
+    plan->smem_bwd = fix_b + bb * row_b;
     // Every block must be resident at once for the grid syncs.
-    const void *kernels[2] = {(const void *)plstm_forward_kernel, (const void *)plstm_backward_kernel};
+    const void *kernels[2] = {forward_kernel(operands), backward_kernel(operands)};
     const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
     for (int i = 0; i < 2; i++) {
         int per_sm = 0;
@@ -279,9 +330,9 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
 }
 
 extern "C" cudaError_t sk_plstm_forward(const sk_plstm_args *a, cudaStream_t stream) {
-    return launch((const void *)plstm_forward_kernel, a, a->plan.smem_fwd, stream);
+    return launch(forward_kernel(a->plan.operands), a, a->plan.smem_fwd, stream);
 }
 
 extern "C" cudaError_t sk_plstm_backward(const sk_plstm_args *a, cudaStream_t stream) {
-    return launch((const void *)plstm_backward_kernel, a, a->plan.smem_bwd, stream);
+    return launch(backward_kernel(a->plan.operands), a, a->plan.smem_bwd, stream);
 }

@@ -1,6 +1,7 @@
-// lstm_persistent.h: the persistent wavefront LSTM kernels (lstm_persistent.cu), fp32.
-// defines: sk_plstm_layer, sk_plstm_args, sk_plstm_plan, sk_plstm_plan_make, sk_plstm_forward,
-//          sk_plstm_backward, SK_PLSTM_THREADS
+// lstm_persistent.h: the persistent wavefront LSTM kernels (lstm_persistent.cu), with fp32 or
+// bf16 operands (fp32 accumulation, fp32 cell state, fp32 weights in global memory).
+// defines: sk_plstm_layer, sk_plstm_args, sk_plstm_plan, sk_plstm_operands, sk_plstm_plan_make,
+//          sk_plstm_forward, sk_plstm_backward, SK_PLSTM_THREADS, SK_PLSTM_BATCH_BLOCK
 //
 // One cooperative grid holds the whole L-layer stack: block n owns hidden units
 // [j0, j0 + U) of layer k = n / ceil(H/U) and keeps their weight rows (forward: the 4 gate
@@ -9,9 +10,14 @@
 // layer k handles time t = s - k (backward: t = len-1 - (s - (L-1-k))), so one grid-wide
 // synchronization per chain step orders everything: len + L - 1 syncs per direction.
 // Dot products run in a fixed order (lane-strided partial sums, then a fixed shuffle
-// tree): results are bitwise reproducible run to run. Dropout between layers uses
-// hash.h's masks (site k keyed by keys[k], sk_dropout_key(seed, step, k) read from device
-// memory when the kernel runs, index ((stream_offset + b)*len + t)*H + j),
+// tree), each warp carrying SK_PLSTM_BATCH_BLOCK batch rows so that every weight it reads
+// from shared memory serves that many rows: results are bitwise reproducible run to run.
+// Operands (sk_plstm_operands): fp32, or bf16 (--precision bf16): the weight slices in shared
+// memory are bf16 copies made at launch from the fp32 weights (half the footprint), and the
+// staged vectors ([x | h_{t-1}] forward, the gate gradients backward) are rounded to bf16;
+// products and sums stay fp32, as do c, h and every buffer in global memory. Dropout between
+// layers uses hash.h's masks (site k keyed by keys[k], sk_dropout_key(seed, step, k) read from
+// device memory when the kernel runs, index ((stream_offset + b)*len + t)*H + j),
 // the CPU's.
 //
 // Buffers (device, floats). Per-layer sequences use a row stride of len+1 so that one
@@ -37,6 +43,10 @@ extern "C" {
 #endif
 
 #define SK_PLSTM_THREADS 256
+#define SK_PLSTM_BATCH_BLOCK 4 // batch rows per warp in the dot products (register blocking)
+
+// The operands of the in-kernel dot products.
+typedef enum { SK_PLSTM_FP32 = 0, SK_PLSTM_BF16 = 1 } sk_plstm_operands;
 
 typedef struct {
     size_t w_ih, w_hh, b_ih, b_hh; // float offsets into sk_plstm_args.w
@@ -46,7 +56,9 @@ typedef struct {
 // How the grid is cut, from the shape and the device (sk_plstm_plan_make).
 typedef struct {
     int supported;     // 0: why_not says why
-    char why_not[160];
+    char why_not[200];
+    sk_plstm_operands operands;
+    int kstride;       // row stride of the forward weight slice and staged vectors: max(E, H) + H, made even
     int U;             // hidden units per block
     int blocks;        // L * ceil(H / U), all co-resident
     int bc_fwd, bc_bwd; // batch rows staged in shared memory at once
@@ -72,8 +84,13 @@ typedef struct {
 
 // Cuts the grid for device `device`; plan->supported = 0 with a reason when the shape does
 // not fit (weights of a layer slice plus one staged batch row over the shared memory of a
-// block, more blocks than can be co-resident, no cooperative launch). Host only.
-cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L);
+// block, more blocks than can be co-resident, no cooperative launch). Shared memory per block
+// (s = 4 bytes per operand for fp32, 2 for bf16; Kf = kstride; U units; bc staged rows):
+//   forward  U*4*Kf*s (weights) + B*U*4 (c) + bc*(Kf*s + 4U*4) (vectors, pre-activations)
+//   backward U*2*4H*s (weights) + B*U*4 (dc) + bc*(2*4H*s + 2U*4)
+// Host only.
+cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L,
+                               sk_plstm_operands operands);
 
 // Forward over len steps (cooperative launch of plan.blocks blocks).
 cudaError_t sk_plstm_forward(const sk_plstm_args *a, cudaStream_t stream);

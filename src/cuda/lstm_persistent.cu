@@ -1,9 +1,13 @@
-// lstm_persistent.cu: the persistent-kernel implementation of the LSTM seam (lstm_impl.h),
-// fp32: the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
+// lstm_persistent.cu: the persistent-kernel implementation of the LSTM seam (lstm_impl.h):
+// the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
 // and backward to the gate gradients of every layer), cuBLAS for what has no time
 // dependency (dx of layer 0 and every weight gradient: one GEMM each over the window).
 // defines: sk_lstm_create_persistent, sk_lstm_persistent_fits
 //
+// Precision (backend.h): fp32 runs the kernels with fp32 operands and cuBLAS without TF32;
+// tf32 the same kernels (fp32 recurrence: no tensor-core path in them yet, and fp32 is within
+// TF32's tolerance) with cuBLAS in TF32; bf16 the kernels' bf16 operands (weight slices
+// converted from the fp32 copy at every launch) with cuBLAS in TF32.
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
 // them back. Not chosen by --rnn-impl auto until a GPU session has validated it
@@ -214,7 +218,8 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
 static sk_status make_plan(const sk_lstm_config *cfg, sk_plstm_plan *plan, sk_error *err) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(sk_plstm_plan_make(plan, device, cfg->B, cfg->E, cfg->H, cfg->L));
+    const sk_plstm_operands operands = cfg->precision == SK_PRECISION_BF16 ? SK_PLSTM_BF16 : SK_PLSTM_FP32;
+    CUDA_CHECK(sk_plstm_plan_make(plan, device, cfg->B, cfg->E, cfg->H, cfg->L, operands));
     return SK_OK;
 }
 
@@ -229,8 +234,6 @@ sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *wh
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
     *out = NULL;
     sk_plstm_plan plan;
-    if (cfg->precision == SK_PRECISION_BF16)
-        return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel has no bf16 operands yet");
     SK_TRY(make_plan(cfg, &plan, err));
     if (!plan.supported)
         return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);
