@@ -36,35 +36,41 @@ sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *i
     return sk_fail(err, SK_ERR_ARG, "--device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
 }
 
-// The index of s among the 3 names of flag's values, or SK_ERR_ARG naming them.
-static sk_status parse_choice(const char *s, const char *const names[3], const char *flag, int *out, sk_error *err) {
-    for (int i = 0; i < 3; i++) {
+// The index of s among the n names of flag's values, or SK_ERR_ARG naming them all.
+static sk_status parse_choice(const char *s, const char *const *names, int n, const char *flag, int *out,
+                              sk_error *err) {
+    char list[160] = "";
+    size_t at = 0;
+    for (int i = 0; i < n; i++) {
         if (strcmp(s, names[i]) == 0) {
             *out = i;
             return SK_OK;
         }
+        if (at < sizeof list)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                                   names[i]);
     }
-    return sk_fail(err, SK_ERR_ARG, "%s expects %s, %s or %s, got \"%s\"", flag, names[0], names[1], names[2], s);
+    return sk_fail(err, SK_ERR_ARG, "%s expects %s, got \"%s\"", flag, list, s);
 }
 
-static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent"};
+static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent", "cudnn-persist"};
 
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, rnn_impl_names, "--rnn-impl", &i, err);
+    sk_status st = parse_choice(s, rnn_impl_names, 4, "--rnn-impl", &i, err);
     if (st == SK_OK) *out = (sk_rnn_impl)i;
     return st;
 }
 
 const char *sk_rnn_impl_name(sk_rnn_impl r) {
-    return (unsigned)r < 3 ? rnn_impl_names[r] : "unknown";
+    return (unsigned)r < 4 ? rnn_impl_names[r] : "unknown";
 }
 
 static const char *const cuda_graph_names[] = {"auto", "on", "off"};
 
 sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, cuda_graph_names, "--cuda-graph", &i, err);
+    sk_status st = parse_choice(s, cuda_graph_names, 3, "--cuda-graph", &i, err);
     if (st == SK_OK) *out = (sk_cuda_graph)i;
     return st;
 }
@@ -77,7 +83,7 @@ sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {
     const char *const names[3] = {sk_precision_name(SK_PRECISION_FP32), sk_precision_name(SK_PRECISION_TF32),
                                   sk_precision_name(SK_PRECISION_BF16)};
     int i = 0;
-    sk_status st = parse_choice(s, names, "--precision", &i, err);
+    sk_status st = parse_choice(s, names, 3, "--precision", &i, err);
     if (st == SK_OK) *out = (sk_precision)i;
     return st;
 }

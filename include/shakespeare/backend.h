@@ -38,8 +38,10 @@
 
 // The CUDA backend's LSTM implementation (src/cuda/lstm_impl.h). auto: the fastest one
 // validated on a GPU that supports the configuration (a notice says when it passes over
-// one); the CPU backend has a single implementation and accepts only auto.
-typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2 } sk_rnn_impl;
+// one); cudnn-persist: cuDNN on the first of its persistent algorithms that accepts the shape
+// (refused with cuDNN's reasons when none does); the CPU backend has a single implementation
+// and accepts only auto.
+typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2, SK_RNN_CUDNN_PERSIST = 3 } sk_rnn_impl;
 
 // --cuda-graph: whether the CUDA backend replays train_step as a captured CUDA graph. auto:
 // only once a GPU session has validated it (kGraphValidated in src/cuda/backend_cuda.cu),
@@ -165,14 +167,17 @@ const char *sk_cuda_graph_name(sk_cuda_graph g);
 sk_status sk_backend_train_step_eager(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
                                       const sk_adam_hparams *h, float lr, int64_t opt_step);
 sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats);
-// Parses "auto", "cudnn", "persistent" (--rnn-impl); SK_ERR_ARG otherwise.
+// Parses "auto", "cudnn", "persistent", "cudnn-persist" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
 const char *sk_rnn_impl_name(sk_rnn_impl r);
 // Parses "fp32", "tf32", "bf16" (--precision); SK_ERR_ARG otherwise, *out untouched.
 sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err);
 // Inline: the CUDA module names precisions in its messages without linking backend.c.
 static inline const char *sk_precision_name(sk_precision p) {
-    return p == SK_PRECISION_FP32 ? "fp32" : p == SK_PRECISION_TF32 ? "tf32" : p == SK_PRECISION_BF16 ? "bf16" : "unknown";
+    return p == SK_PRECISION_FP32   ? "fp32"
+           : p == SK_PRECISION_TF32 ? "tf32"
+           : p == SK_PRECISION_BF16 ? "bf16"
+                                    : "unknown";
 }
 // The message of b's last failed op, e.g. "cudnnRNNForward failed: CUDNN_STATUS_BAD_PARAM
 // at cudnn_rnn.cu:311"; "no message" when the op left none (never NULL).

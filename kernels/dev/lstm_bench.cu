@@ -1,16 +1,19 @@
 // lstm_bench.cu: the kernel workbench for the LSTM stack (in the manner of llm.c's
-// dev/cuda): every implementation behind the CUDA backend's LSTM seam (cudnn, persistent)
-// against the CPU reference layer (src/cpu/lstm_cpu.c), then timed, in one small program.
+// dev/cuda): every implementation behind the CUDA backend's LSTM seam (cuDNN on each of its
+// RNN algorithms: STANDARD, PERSIST_STATIC, PERSIST_DYNAMIC, PERSIST_STATIC_SMALL_H; our
+// persistent kernel) in every precision (--precision fp32, tf32, bf16) against the CPU
+// reference layer (src/cpu/lstm_cpu.c), then timed, in one small program.
 // defines: main
 //
-//   build/lstm_bench [B E H L T reps]     (default: config A, 32 128 256 2 100 20)
+//   build/lstm_bench [B E H L T reps [fp32|tf32|bf16|all]]  (default: config A, 32 128 256 2 100 20 all)
 //
 // For each implementation: one training forward and backward over a T-step window from a
 // random nonzero state, compared with the CPU reference (y, hy, cy, dx, every LSTM weight
 // gradient: the largest |difference| over the tensor's largest |value|), then the mean
 // time of `reps` forwards and of `reps` forward + backward (data and weights), from CUDA
 // events, with tokens/s = B*T / time. No dropout here (the backend tests cover the masks).
-// An implementation that does not fit the shape is reported and skipped. Needs a GPU.
+// An implementation that does not take the shape or the precision is reported with its
+// reason (cuDNN's own for its persistent algorithms) and skipped. Needs a GPU.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,10 +118,16 @@ void cpu_reference(const sk_param_layout *lay, int B, int T, const float *p, con
 } // namespace
 
 int main(int argc, char **argv) {
-    int B = 32, E = 128, H = 256, L = 2, T = 100, reps = 20;
-    if (argc == 7) B = atoi(argv[1]), E = atoi(argv[2]), H = atoi(argv[3]), L = atoi(argv[4]), T = atoi(argv[5]),
+    int B = 32, E = 128, H = 256, L = 2, T = 100, reps = 20, precision_arg = -1; // -1: all
+    if (argc >= 7) B = atoi(argv[1]), E = atoi(argv[2]), H = atoi(argv[3]), L = atoi(argv[4]), T = atoi(argv[5]),
                    reps = atoi(argv[6]);
-    DIE_IF(argc != 1 && argc != 7, "usage: lstm_bench [B E H L T reps]");
+    DIE_IF(argc != 1 && argc != 7 && argc != 8, "usage: lstm_bench [B E H L T reps [fp32|tf32|bf16|all]]");
+    if (argc == 8 && strcmp(argv[7], "all") != 0) {
+        sk_error perr;
+        sk_precision p;
+        DIE_IF(sk_precision_parse(argv[7], &p, &perr) != SK_OK, "%s", perr.msg);
+        precision_arg = (int)p;
+    }
     DIE_IF(B < 1 || E < 1 || H < 1 || L < 1 || T < 1 || reps < 1, "every size must be positive");
     int dev = 0;
     CUDA_OR_DIE(cudaSetDevice(dev));
@@ -153,51 +162,69 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CUDA_OR_DIE(cudaEventCreate(&e0));
     CUDA_OR_DIE(cudaEventCreate(&e1));
-    // No dropout: no keys.
-    const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, SK_PRECISION_FP32};
-    static const sk_rnn_impl impls[] = {SK_RNN_CUDNN, SK_RNN_PERSISTENT};
-    for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
-        const char *name = sk_rnn_impl_name(impls[m]);
-        sk_lstm *l = NULL;
-        if (sk_lstm_create(impls[m], &cfg, &l, NULL, 0, &err) != SK_OK) {
-            printf("%-10s skipped: %s\n", name, err.msg);
-            continue;
-        }
+    // cuDNN on each algorithm (-1: our persistent kernel), in each precision asked for; no
+    // dropout, so no keys.
+    static const int variants[] = {CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_ALGO_PERSIST_STATIC,
+                                   CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1};
+    for (int pi = 0; pi < 3; pi++) {
+        if (precision_arg >= 0 && pi != precision_arg) continue;
+        const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi};
+        for (size_t m = 0; m < sizeof variants / sizeof variants[0]; m++) {
+            char name[48];
+            if (variants[m] < 0) snprintf(name, sizeof name, "%s persistent", sk_precision_name(cfg.precision));
+            else snprintf(name, sizeof name, "%s cudnn %s", sk_precision_name(cfg.precision),
+                          sk_cudnn_algo_name((cudnnRNNAlgo_t)variants[m]));
+            sk_lstm *l = NULL;
+            const cudnnRNNAlgo_t algo = (cudnnRNNAlgo_t)variants[m];
+            const sk_status cs = variants[m] < 0 ? sk_lstm_create_persistent(&cfg, &l, &err)
+                                                 : sk_lstm_create_cudnn_algo(&cfg, algo, &l, &err);
+            if (cs != SK_OK) {
+                printf("%-34s skipped: %s\n", name, err.msg);
+                continue;
+            }
+            // The first pass may still be refused (cuDNN can turn a persistent algorithm down
+            // only when it runs): reported and skipped; later failures end the program.
+            CUDA_OR_DIE(cudaMemset(dgr, 0, n * sizeof(float)));
+            if (l->ops->import_weights(l, dp, &err) != SK_OK ||
+                l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err) != SK_OK ||
+                l->ops->backward_data(l, ddy, ddx, &err) != SK_OK || l->ops->backward_weights(l, dgr, &err) != SK_OK ||
+                cudaStreamSynchronize(stream) != cudaSuccess) {
+                printf("%-34s skipped at its first pass: %s\n", name, err.msg);
+                sk_lstm_destroy(l);
+                CUDA_OR_DIE(cudaDeviceSynchronize());
+                continue;
+            }
 #define STEP_OK(call) DIE_IF((call) != SK_OK, "%s: %s", name, err.msg)
-        STEP_OK(l->ops->import_weights(l, dp, &err));
-        STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
-        STEP_OK(l->ops->backward_data(l, ddy, ddx, &err));
-        CUDA_OR_DIE(cudaMemset(dgr, 0, n * sizeof(float)));
-        STEP_OK(l->ops->backward_weights(l, dgr, &err));
-        CUDA_OR_DIE(cudaStreamSynchronize(stream));
-        printf("%-10s max |diff| / max |ref|: y %.2e  hy %.2e  cy %.2e  dx %.2e", name, rel_err(dyo, ref.y, ys),
-               rel_err(dhy, ref.hy, ss), rel_err(dcy, ref.cy, ss), rel_err(ddx, ref.dx, xs));
-        for (int k = 0; k < L; k++) {
-            sk_lstm_layer_offsets o = sk_lstm_layer(&lay, k);
-            size_t nih = (size_t)4 * H * o.in, nhh = (size_t)4 * H * H;
-            printf("  dW_ih%d %.2e dW_hh%d %.2e db%d %.2e", k, rel_err(dgr + o.w_ih, ref.grads + o.w_ih, nih), k,
-                   rel_err(dgr + o.w_hh, ref.grads + o.w_hh, nhh), k, rel_err(dgr + o.b_ih, ref.grads + o.b_ih, 4 * H));
-        }
-        printf("\n");
-        float ms_f = 0.0f, ms_fb = 0.0f;
-        CUDA_OR_DIE(cudaEventRecord(e0, stream));
-        for (int i = 0; i < reps; i++) STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
-        CUDA_OR_DIE(cudaEventRecord(e1, stream));
-        CUDA_OR_DIE(cudaEventSynchronize(e1));
-        CUDA_OR_DIE(cudaEventElapsedTime(&ms_f, e0, e1));
-        CUDA_OR_DIE(cudaEventRecord(e0, stream));
-        for (int i = 0; i < reps; i++) {
-            STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
-            STEP_OK(l->ops->backward_data(l, ddy, ddx, &err));
-            STEP_OK(l->ops->backward_weights(l, dgr, &err));
-        }
-        CUDA_OR_DIE(cudaEventRecord(e1, stream));
-        CUDA_OR_DIE(cudaEventSynchronize(e1));
-        CUDA_OR_DIE(cudaEventElapsedTime(&ms_fb, e0, e1));
-        printf("%-10s forward %.3f ms, forward+backward %.3f ms per window (%.0f tokens/s)\n", name, ms_f / reps,
-               ms_fb / reps, (double)B * T / (ms_fb / reps * 1e-3));
+            printf("%-34s max |diff| / max |ref|: y %.2e  hy %.2e  cy %.2e  dx %.2e", name, rel_err(dyo, ref.y, ys),
+                   rel_err(dhy, ref.hy, ss), rel_err(dcy, ref.cy, ss), rel_err(ddx, ref.dx, xs));
+            for (int k = 0; k < L; k++) {
+                sk_lstm_layer_offsets o = sk_lstm_layer(&lay, k);
+                size_t nih = (size_t)4 * H * o.in, nhh = (size_t)4 * H * H;
+                printf("  dW_ih%d %.2e dW_hh%d %.2e db%d %.2e", k, rel_err(dgr + o.w_ih, ref.grads + o.w_ih, nih), k,
+                       rel_err(dgr + o.w_hh, ref.grads + o.w_hh, nhh), k,
+                       rel_err(dgr + o.b_ih, ref.grads + o.b_ih, 4 * H));
+            }
+            printf("\n");
+            float ms_f = 0.0f, ms_fb = 0.0f;
+            CUDA_OR_DIE(cudaEventRecord(e0, stream));
+            for (int i = 0; i < reps; i++) STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
+            CUDA_OR_DIE(cudaEventRecord(e1, stream));
+            CUDA_OR_DIE(cudaEventSynchronize(e1));
+            CUDA_OR_DIE(cudaEventElapsedTime(&ms_f, e0, e1));
+            CUDA_OR_DIE(cudaEventRecord(e0, stream));
+            for (int i = 0; i < reps; i++) {
+                STEP_OK(l->ops->forward(l, 1, T, dx_in, dyo, dh0, dc0, dhy, dcy, &err));
+                STEP_OK(l->ops->backward_data(l, ddy, ddx, &err));
+                STEP_OK(l->ops->backward_weights(l, dgr, &err));
+            }
+            CUDA_OR_DIE(cudaEventRecord(e1, stream));
+            CUDA_OR_DIE(cudaEventSynchronize(e1));
+            CUDA_OR_DIE(cudaEventElapsedTime(&ms_fb, e0, e1));
+            printf("%-34s forward %.3f ms, forward+backward %.3f ms per window (%.0f tokens/s)\n", name, ms_f / reps,
+                   ms_fb / reps, (double)B * T / (ms_fb / reps * 1e-3));
 #undef STEP_OK
-        sk_lstm_destroy(l);
+            sk_lstm_destroy(l);
+        }
     }
     return 0;
 }

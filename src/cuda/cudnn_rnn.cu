@@ -5,12 +5,12 @@
 //
 // Configuration: CUDNN_LSTM, two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
 // a learned input matrix, no dropout (the stack in lstm_cudnn.cu applies the project's
-// keyed dropout between separate networks), the standard algorithm, fp32 data and fp32 math with
-// the caller's math type: CUDNN_FMA_MATH for --precision fp32 (CUDNN_DEFAULT_MATH would let
-// cuDNN use TF32 tensor cores on Ampere and later GPUs, about 3 decimal digits, far from the
-// CPU reference), CUDNN_DEFAULT_MATH for tf32 (math_mode.h). Data descriptors are
-// BATCH_MAJOR_UNPACKED with every sequence length equal to the window length, which
-// needs CUDNN_RNN_PADDED_IO_ENABLED.
+// keyed dropout between separate networks), the caller's algorithm (standard or persistent),
+// fp32 data and fp32 math with the caller's math type: CUDNN_FMA_MATH for --precision fp32
+// (CUDNN_DEFAULT_MATH would let cuDNN use TF32 tensor cores on Ampere and later GPUs, about
+// 3 decimal digits, far from the CPU reference), CUDNN_DEFAULT_MATH for tf32 (math_mode.h).
+// Data descriptors are BATCH_MAJOR_UNPACKED with every sequence length equal to the window
+// length, which needs CUDNN_RNN_PADDED_IO_ENABLED.
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,11 +197,11 @@ sk_status check_math(const sk_cudnn_lstm *r, cudnnMathType_t want, sk_error *err
     uint32_t aux;
     CUDNN_CHECK(cudnnGetRNNDescriptor_v8(r->rnn, &algo, &cell, &bias, &dir, &input, &data, &prec, &math, &in, &hid,
                                          &proj, &layers, &drop, &aux));
-    if (data != CUDNN_DATA_FLOAT || prec != CUDNN_DATA_FLOAT || math != want)
+    if (data != CUDNN_DATA_FLOAT || prec != CUDNN_DATA_FLOAT || math != want || algo != r->algo)
         return sk_fail(err, SK_ERR_DEVICE,
-                       "cuDNN's RNN descriptor reads back data type %d, math precision %d, math type %d; asked for "
-                       "%d, %d, %d", (int)data, (int)prec, (int)math, (int)CUDNN_DATA_FLOAT, (int)CUDNN_DATA_FLOAT,
-                       (int)want);
+                       "cuDNN's RNN descriptor reads back data type %d, math precision %d, math type %d, algorithm %d; "
+                       "asked for %d, %d, %d, %d", (int)data, (int)prec, (int)math, (int)algo, (int)CUDNN_DATA_FLOAT,
+                       (int)CUDNN_DATA_FLOAT, (int)want, (int)r->algo);
     return SK_OK;
 }
 
@@ -233,7 +233,7 @@ sk_status set_descriptors(sk_cudnn_lstm *r, int len, sk_error *err) {
 
 sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
                              const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
-                             cudnnMathType_t math, sk_error *err) {
+                             cudnnRNNAlgo_t algo, cudnnMathType_t math, sk_error *err) {
     const sk_model_config *m = &layout->cfg;
     if (first_layer < 0 || layers < 1 || first_layer + layers > m->num_layers)
         return sk_fail(err, SK_ERR_ARG, "cuDNN LSTM over layers [%d, %d) of a %d-layer model", first_layer,
@@ -244,6 +244,7 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
     r->B = B, r->T = T, r->H = m->hidden_size, r->L = layers;
     r->E = first_layer == 0 ? m->embed_size : m->hidden_size;
     r->training = training;
+    r->algo = algo;
     CUDNN_CHECK(cudnnCreateRNNDescriptor(&r->rnn));
     CUDNN_CHECK(cudnnCreateDropoutDescriptor(&r->drop));
     CUDNN_CHECK(cudnnCreateRNNDataDescriptor(&r->xdesc));
@@ -252,10 +253,12 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
 
     // No dropout inside the network: a stateless descriptor with probability 0.
     CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, 0.0f, NULL, 0, 0));
-    CUDNN_CHECK(cudnnSetRNNDescriptor_v8(r->rnn, CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+    CUDNN_CHECK(cudnnSetRNNDescriptor_v8(r->rnn, algo, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
                                          CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                          math, r->E, r->H, r->H, r->L, r->drop, CUDNN_RNN_PADDED_IO_ENABLED));
     SK_TRY(check_math(r, math, err));
+    // The dynamic persistent algorithm compiles its kernels for this batch size, once.
+    if (algo == CUDNN_RNN_ALGO_PERSIST_DYNAMIC) CUDNN_CHECK(cudnnBuildRNNDynamic(dnn, r->rnn, B));
     const int hdims[3] = {r->L, B, r->H}, hstrides[3] = {B * r->H, r->H, 1};
     CUDNN_CHECK(cudnnSetTensorNdDescriptor(r->hdesc, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
 

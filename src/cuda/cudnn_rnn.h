@@ -39,6 +39,7 @@ typedef struct {
     int first_layer; // the model's layer that is this network's layer 0
     int B, T, E, H, L; // E: this network's input width; L: its layer count
     int training;      // reserve space and weight-gradient space allocated
+    cudnnRNNAlgo_t algo;
     cudnnRNNDescriptor_t rnn;
     cudnnDropoutDescriptor_t drop; // probability 0 (cuDNN wants one)
     cudnnRNNDataDescriptor_t xdesc, ydesc;
@@ -60,14 +61,16 @@ typedef struct {
 } sk_cudnn_lstm;
 
 // Creates descriptors and buffers for windows of up to T steps of a (B, ., E) input
-// through the model's layers [first_layer, first_layer + layers), fp32 data with math type
+// through the model's layers [first_layer, first_layer + layers) with cuDNN's algorithm
+// `algo` (CUDNN_RNN_ALGO_STANDARD, or a persistent one: PERSIST_DYNAMIC gets its plan built
+// here for B rows; one cuDNN does not accept fails with cuDNN's reason), fp32 data with math type
 // `math` (math_mode.h: CUDNN_FMA_MATH for strict fp32, CUDNN_DEFAULT_MATH for TF32; read
 // back after setting, an error if cuDNN changed it). r->work must be pointed
 // at a workspace of r->work_cap bytes before the first forward. r must be zeroed; on
 // failure sk_cudnn_lstm_free(r) releases what was made.
 sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
                              const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
-                             cudnnMathType_t math, sk_error *err);
+                             cudnnRNNAlgo_t algo, cudnnMathType_t math, sk_error *err);
 void sk_cudnn_lstm_free(sk_cudnn_lstm *r);
 
 // Points the data descriptors at windows of len steps (no-op when unchanged) and checks

@@ -1,5 +1,5 @@
 // lstm_cudnn.cu: the cuDNN implementation of the LSTM seam (lstm_impl.h).
-// defines: sk_lstm_create_cudnn
+// defines: sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name
 //
 // Without inter-layer dropout (p = 0, L = 1, or an inference-only backend) the stack is one
 // cuDNN network over all L layers: one call per direction. With a training dropout p > 0
@@ -23,6 +23,7 @@
 namespace {
 
 typedef struct {
+    cudnnRNNAlgo_t algo;  // of every network
     int nunits;           // 1: one network over all layers; L: one per layer, dropout between
     sk_cudnn_lstm *units; // (nunits)
     void *work;           // shared workspace
@@ -159,6 +160,10 @@ const sk_lstm_ops cudnn_ops = {
     "cudnn", cudnn_import, cudnn_export, cudnn_forward, cudnn_backward_data, cudnn_backward_weights, cudnn_destroy,
     cudnn_prepare,
 };
+const sk_lstm_ops cudnn_persist_ops = {
+    "cudnn-persist", cudnn_import,           cudnn_export,  cudnn_forward, cudnn_backward_data,
+    cudnn_backward_weights, cudnn_destroy, cudnn_prepare,
+};
 
 sk_status dev_alloc(void **p, size_t bytes, sk_error *err) {
     CUDA_CHECK(cudaMalloc(p, bytes ? bytes : 1));
@@ -175,8 +180,8 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
     size_t work = 0;
     for (int u = 0; u < s->nunits; u++) {
         SK_TRY(sk_cudnn_lstm_init(&s->units[u], c->dnn, c->stream, c->layout, per_layer ? u : 0,
-                                  per_layer ? 1 : c->L, c->B, c->T, c->training, sk_cudnn_rnn_math(c->precision),
-                                  err));
+                                  per_layer ? 1 : c->L, c->B, c->T, c->training, s->algo,
+                                  sk_cudnn_rnn_math(c->precision), err));
         if (s->units[u].work_cap > work) work = s->units[u].work_cap;
     }
     SK_TRY(dev_alloc(&s->work, work, err));
@@ -193,12 +198,27 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
 
 } // namespace
 
+const char *sk_cudnn_algo_name(cudnnRNNAlgo_t algo) {
+    switch (algo) {
+    case CUDNN_RNN_ALGO_STANDARD: return "STANDARD";
+    case CUDNN_RNN_ALGO_PERSIST_STATIC: return "PERSIST_STATIC";
+    case CUDNN_RNN_ALGO_PERSIST_DYNAMIC: return "PERSIST_DYNAMIC";
+    case CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H: return "PERSIST_STATIC_SMALL_H";
+    default: return "unknown";
+    }
+}
+
 sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
+    return sk_lstm_create_cudnn_algo(cfg, CUDNN_RNN_ALGO_STANDARD, out, err);
+}
+
+sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out, sk_error *err) {
     *out = NULL;
     const char *why = "";
     if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why))
-        return sk_fail(err, SK_ERR_ARG, "--rnn-impl cudnn cannot compute in --precision %s: %s",
-                       sk_precision_name(cfg->precision), why);
+        return sk_fail(err, SK_ERR_ARG, "--rnn-impl %s cannot compute in --precision %s: %s",
+                       algo == CUDNN_RNN_ALGO_STANDARD ? "cudnn" : "cudnn-persist", sk_precision_name(cfg->precision),
+                       why);
     sk_lstm *l = (sk_lstm *)calloc(1, sizeof *l);
     cudnn_stack *s = (cudnn_stack *)calloc(1, sizeof *s);
     if (!l || !s) {
@@ -206,13 +226,18 @@ sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_erro
         free(s);
         return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the cuDNN LSTM");
     }
-    l->ops = &cudnn_ops;
+    l->ops = algo == CUDNN_RNN_ALGO_STANDARD ? &cudnn_ops : &cudnn_persist_ops;
     l->cfg = *cfg;
     l->impl = s;
+    s->algo = algo;
     sk_status st = stack_init(l, err);
     if (st != SK_OK) {
         cudnn_destroy(l);
-        return st;
+        if (algo == CUDNN_RNN_ALGO_STANDARD || st != SK_ERR_DEVICE) return st;
+        char why[SK_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        return sk_fail(err, SK_ERR_ARG, "cuDNN's %s algorithm does not take this model: %.300s",
+                       sk_cudnn_algo_name(algo), why);
     }
     *out = l;
     return SK_OK;

@@ -3,7 +3,8 @@
 // small table of operations; the backend drives the L-layer LSTM only through it (private
 // to src/cuda/).
 // defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
-//          sk_lstm_create_cudnn, sk_lstm_create_persistent, sk_lstm_persistent_fits
+//          sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name,
+//          sk_lstm_create_persistent, sk_lstm_persistent_fits
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
 //   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
@@ -50,7 +51,7 @@ typedef struct {
 typedef struct sk_lstm sk_lstm;
 
 typedef struct {
-    const char *name; // "cudnn", "persistent"
+    const char *name; // "cudnn", "cudnn-persist", "persistent"
     // Canonical parameters (the whole buffer; only the LSTM tensors are read) -> the
     // implementation's weights. Needed after every change of the parameters.
     sk_status (*import_weights)(sk_lstm *l, const float *params, sk_error *err);
@@ -90,6 +91,11 @@ void sk_lstm_destroy(sk_lstm *l);
 // The implementations. create_persistent refuses (SK_ERR_ARG, with the reason) a shape
 // the kernel does not fit; persistent_fits asks the same question without creating.
 sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
+// The cuDNN implementation on one of cuDNN's RNN algorithms (create_cudnn: STANDARD). A
+// persistent one (PERSIST_STATIC, _DYNAMIC, _STATIC_SMALL_H) that cuDNN does not accept for
+// the shape is refused (SK_ERR_ARG) with cuDNN's reason.
+sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out, sk_error *err);
+const char *sk_cudnn_algo_name(cudnnRNNAlgo_t algo);
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
 

@@ -17,6 +17,32 @@ namespace {
 // Until a GPU session has run tests/gpu against it and measured it faster than cuDNN.
 constexpr bool kPersistentValidated = false;
 
+// cudnn-persist: the first of cuDNN's persistent algorithms that takes the shape (the small-H
+// one first: the fastest where it applies), its name in the notice; else every refusal.
+sk_status create_cudnn_persist(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size,
+                               sk_error *err) {
+    static const cudnnRNNAlgo_t algos[] = {CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, CUDNN_RNN_ALGO_PERSIST_STATIC,
+                                           CUDNN_RNN_ALGO_PERSIST_DYNAMIC};
+    char why[SK_ERROR_MSG_MAX] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
+        sk_status st = sk_lstm_create_cudnn_algo(cfg, algos[i], out, err);
+        if (st == SK_OK) {
+            if (notice && notice_size)
+                snprintf(notice, notice_size, "--rnn-impl cudnn-persist: cuDNN's %s algorithm",
+                         sk_cudnn_algo_name(algos[i]));
+            return SK_OK;
+        }
+        const char *unused;
+        if (st != SK_ERR_ARG || !sk_cudnn_rnn_precision_ok(cfg->precision, &unused))
+            return st; // not a refusal of the shape: the same for every algorithm
+        if (at < sizeof why)
+            at += (size_t)snprintf(why + at, sizeof why - at, "%s%.150s", i ? "; " : "", err->msg);
+    }
+    return sk_fail(err, SK_ERR_ARG, "--rnn-impl cudnn-persist: no persistent cuDNN algorithm takes this model: %s",
+                   why);
+}
+
 } // namespace
 
 sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm **out, char *notice,
@@ -28,6 +54,8 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
         return sk_lstm_create_cudnn(cfg, out, err);
     case SK_RNN_PERSISTENT:
         return sk_lstm_create_persistent(cfg, out, err);
+    case SK_RNN_CUDNN_PERSIST:
+        return create_cudnn_persist(cfg, out, notice, notice_size, err);
     case SK_RNN_AUTO: {
         const char *why_not_cudnn = "";
         if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why_not_cudnn)) {

@@ -46,11 +46,12 @@ expect_error '--init expects uniform or pytorch, got "gaussian"' "${TR[@]}" --in
 expect_error '--lr-schedule expects constant, step or cosine, got "linear"' "${TR[@]}" --lr-schedule linear
 expect_error '--device expects auto, cpu, cuda or cuda:N, got "gpu"' "${TR[@]}" --device gpu
 expect_error '--device expects .* got "cuda:x"' "${TR[@]}" --device cuda:x
-expect_error '^error: --rnn-impl expects auto, cudnn or persistent, got "fast"' "${TR[@]}" --rnn-impl fast
+expect_error '^error: --rnn-impl expects auto, cudnn, persistent or cudnn-persist, got "fast"' "${TR[@]}" --rnn-impl fast
 # A CUDA LSTM implementation named for a CPU run is refused, not silently ignored.
 expect_error '^error: --rnn-impl cudnn selects a CUDA LSTM implementation; the CPU backend has one' \
     "${TR[@]}" --rnn-impl cudnn
 expect_error '^error: --rnn-impl persistent selects a CUDA LSTM implementation' "${TR[@]}" --rnn-impl persistent
+expect_error '^error: --rnn-impl cudnn-persist selects a CUDA LSTM implementation' "${TR[@]}" --rnn-impl cudnn-persist
 expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir rnn-auto --max-iters 2 --rnn-impl auto &&
     note "--rnn-impl auto trains on the CPU" || fail "--rnn-impl auto on the CPU"
 expect_error '^error: --cuda-graph expects auto, on or off, got "yes"' "${TR[@]}" --cuda-graph yes
