@@ -37,7 +37,7 @@ header plain/last.safetensors | grep -qF '\"precision\":\"fp32\"' &&
     note "train_config records the precision" || fail "no precision in train_config: $(header plain/last.safetensors)"
 
 expect_ok "${RUN[@]}" --out-dir plain --max-iters 6 --precision fp32 --init-from plain/last.safetensors || finish
-grep -q 'precision' .ok.err && fail "resuming in the same precision printed: $(cat .ok.err)"
+grep -q 'differs from the checkpoint' .ok.err && fail "resuming in the same precision printed: $(cat .ok.err)"
 expect_ok "${SA[@]}" --precision fp32 && note "shakespeare-sample --precision fp32 samples on the CPU" ||
     fail "sample --precision fp32"
 finish

@@ -17,8 +17,13 @@
 // Also: error paths (bad ids, backward without a training forward, non-finite gradients),
 // and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
 // checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
+// Precisions (--precision): every implementation in every precision it computes in
+// (cudnn: fp32, tf32; cudnn-persist: fp32, tf32, where cuDNN takes the shape, else its
+// refusal is printed; persistent: fp32, tf32, bf16) over the same fixed and random shapes,
+// each with its own tolerances (precision_tolerance.h derives tf32's and bf16's from the
+// operands' unit roundoff); cudnn and cudnn-persist must refuse bf16 with the reason.
 //
-// Tolerances (|got - ref| <= atol + rtol*|ref|, atol scaled by the tensor's max |ref|):
+// fp32 tolerances (|got - ref| <= atol + rtol*|ref|, atol scaled by the tensor's max |ref|):
 //   forward (logits, h, c): atol 1e-5*scale, rtol 1e-4. Both sides are fp32; cuDNN and
 //     cuBLAS (and the persistent kernel, with expf/tanhf where the CPU has its own ~2-ulp
 //     activations) sum in other orders (and fuse multiply-adds), so each dot product differs by
@@ -49,7 +54,10 @@
 #include "shakespeare/optim.h"
 #include "shakespeare/rng.h"
 #include "gpu_test_util.h"
+#include "precision_tolerance.h"
 #include "test_util.h"
+
+static precision_tol tol; // of the case being run
 
 typedef struct {
     const char *name;
@@ -82,19 +90,19 @@ static void forward_both(sk_backend *cpu, sk_backend *gpu, const int32_t *x, con
     OP_OK(cpu, cpu->ops->forward(cpu, x, y, len, mode, step, &lc));
     OP_OK(gpu, gpu->ops->forward(gpu, x, y, len, mode, step, &lg));
     printf(" %s: len %d %s loss cpu %.9g cuda %.9g\n", tag, len, mode == SK_MODE_TRAIN ? "train" : "eval", lc, lg);
-    if (y) CHECK(fabs(lg - lc) <= 1e-5 * fabs(lc) + 1e-6);
+    if (y) CHECK(fabs(lg - lc) <= tol.loss_rtol * fabs(lc) + 1e-6);
     else CHECK(lc == 0.0 && lg == 0.0);
     float *a = alloc_f(nl), *b = alloc_f(nl);
     OP_OK(cpu, cpu->ops->get_logits(cpu, a));
     OP_OK(gpu, gpu->ops->get_logits(gpu, b));
-    compare_scaled("logits", b, a, nl, 1e-5, 1e-4);
+    compare_scaled("logits", b, a, nl, tol.fwd_atol, tol.fwd_rtol);
     free(a);
     free(b);
     float *hc = alloc_f(ns), *cc = alloc_f(ns), *hg = alloc_f(ns), *cg = alloc_f(ns);
     OP_OK(cpu, cpu->ops->get_state(cpu, hc, cc));
     OP_OK(gpu, gpu->ops->get_state(gpu, hg, cg));
-    compare_scaled("final h", hg, hc, ns, 1e-5, 1e-4);
-    compare_scaled("final c", cg, cc, ns, 1e-5, 1e-4);
+    compare_scaled("final h", hg, hc, ns, tol.fwd_atol, tol.fwd_rtol);
+    compare_scaled("final c", cg, cc, ns, tol.fwd_atol, tol.fwd_rtol);
     free(hc), free(cc), free(hg), free(cg);
 }
 
@@ -127,7 +135,7 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
         const sk_tensor_info *ti = &lay->tensors[t];
         char what[64];
         snprintf(what, sizeof what, "grad %s", ti->name);
-        compare_scaled(what, gg + ti->offset, gc + ti->offset, ti->numel, 1e-4, 1e-3);
+        compare_scaled(what, gg + ti->offset, gc + ti->offset, ti->numel, tol.grad_atol, tol.grad_rtol);
     }
     // Host reference of the GPU's step from the GPU's own gradients and state.
     OP_OK(gpu, gpu->ops->get_params(gpu, p0));
@@ -136,7 +144,7 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
     OP_OK(cpu, sk_backend_step(cpu, hp, lr, step, &nc));
     OP_OK(gpu, sk_backend_step(gpu, hp, lr, step, &ng));
     printf("  grad norm cpu %.9g cuda %.9g (clip %g)\n", nc, ng, (double)hp->grad_clip);
-    CHECK(fabs(ng - nc) <= 1e-4 * nc);
+    CHECK(fabs(ng - nc) <= tol.norm_rtol * nc);
     double nh = sk_grad_norm(gg, n);
     CHECK(fabs(ng - nh) <= 1e-9 * nh); // same gradients: the double sums differ by rounding only
     // The GPU clipped with its own norm ng: so does the reference (nh may differ in the
@@ -156,14 +164,14 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
         double gmax = max_abs(gc + ti->offset, ti->numel);
         for (size_t j = 0; j < ti->numel; j++) {
             size_t i = ti->offset + j;
-            if (fabs((double)gc[i]) >= 1e-3 * gmax && gmax > 0.0) {
+            if (fabs((double)gc[i]) >= tol.adam_gmin * gmax && gmax > 0.0) {
                 gg[k] = pg[i]; // reuse gg, gc as compaction buffers (k <= i)
                 gc[k] = pc[i];
                 k++;
             }
         }
     }
-    sk_test_compare("params after step vs cpu", gg, gc, k, 0.05 * lr, 1e-6);
+    sk_test_compare("params after step vs cpu", gg, gc, k, tol.adam_atol_lr * lr, 1e-6);
     free(gc), free(gg), free(p0), free(m0), free(v0), free(pg), free(mg), free(vg), free(pc);
 }
 
@@ -184,17 +192,26 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
 
 // stream_offset, global_batch: the backends hold streams [stream_offset, stream_offset + B)
 // of a global batch (0, 0: one process).
-static void run_case(const parity_case *pc, sk_rnn_impl impl, int stream_offset, int global_batch) {
+static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, int stream_offset,
+                     int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, streams [%d, %d) of %d, --rnn-impl %s\n", pc->name,
-           pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, stream_offset, stream_offset + pc->B,
-           global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl));
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, streams [%d, %d) of %d, --rnn-impl %s --precision %s\n",
+           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, stream_offset,
+           stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl), sk_precision_name(prec));
+    tol = precision_tol_of(prec);
     sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
                              .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
                              .rnn_impl = impl, .stream_offset = stream_offset, .global_batch = global_batch};
     sk_backend *cpu, *gpu;
-    CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
-    CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
+    CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err)); // the reference: fp32
+    cfg.precision = prec;
+    sk_status st = sk_backend_create_cuda(&cfg, &gpu, &err);
+    if (st == SK_ERR_ARG && impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice, reported with its reason
+        printf("  skipped: %s\n", err.msg);
+        sk_backend_free(cpu);
+        return;
+    }
+    CHECK_OK(st);
     CHECK(strcmp(gpu->ops->name, "cuda") == 0);
     CHECK(gpu->layout.total == cpu->layout.total);
     const size_t n = cpu->layout.total, bt = (size_t)pc->B * pc->T;
@@ -306,14 +323,27 @@ int main(void) {
         {"T = 1, B = 1, H = 33", 11, 5, 33, 2, 1, 1, 0.0f},
         {"one layer, T = 1, E > H", 9, 48, 7, 1, 3, 1, 0.0f},
     };
-    // Both implementations, the same cases and tolerances (both are fp32 with other
-    // summation orders than the CPU's); then random shapes (fixed seed, printed).
-    static const sk_rnn_impl impls[] = {SK_RNN_CUDNN, SK_RNN_PERSISTENT};
-    for (size_t m = 0; m < sizeof impls / sizeof impls[0]; m++) {
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impls[m], 0, 0);
-        // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.
-        run_case(&cases[3], impls[m], 3, 9);
-        run_case(&cases[5], impls[m], 6, 8);
+    // Every implementation in every precision it computes in, the same cases, each
+    // precision with its tolerances; then random shapes (fixed seed, printed). The sharded
+    // cases (mask indexing, which no precision changes) run in fp32 only.
+    static const struct {
+        sk_rnn_impl impl;
+        sk_precision prec;
+    } runs[] = {
+        {SK_RNN_CUDNN, SK_PRECISION_FP32},         {SK_RNN_PERSISTENT, SK_PRECISION_FP32},
+        {SK_RNN_CUDNN_PERSIST, SK_PRECISION_FP32}, {SK_RNN_CUDNN, SK_PRECISION_TF32},
+        {SK_RNN_PERSISTENT, SK_PRECISION_TF32},    {SK_RNN_CUDNN_PERSIST, SK_PRECISION_TF32},
+        {SK_RNN_PERSISTENT, SK_PRECISION_BF16},
+    };
+    for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
+        const sk_rnn_impl impl = runs[m].impl;
+        const sk_precision prec = runs[m].prec;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impl, prec, 0, 0);
+        if (prec == SK_PRECISION_FP32) {
+            // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.
+            run_case(&cases[3], impl, prec, 3, 9);
+            run_case(&cases[5], impl, prec, 6, 8);
+        }
         sk_rng r;
         sk_rng_seed(&r, 99);
         for (int i = 0; i < 6; i++) {
@@ -321,8 +351,19 @@ int main(void) {
                               1 + (int)(sk_rng_u64(&r) % 70), 1 + (int)(sk_rng_u64(&r) % 4),
                               1 + (int)(sk_rng_u64(&r) % 5), 1 + (int)(sk_rng_u64(&r) % 9),
                               sk_rng_u64(&r) % 2 ? 0.3f : 0.0f};
-            run_case(&pc, impls[m], 0, 0);
+            run_case(&pc, impl, prec, 0, 0);
         }
+    }
+    // cuDNN's RNN cannot give bf16 operands with an fp32 cell state: refused, with why.
+    static const sk_rnn_impl no_bf16[] = {SK_RNN_CUDNN, SK_RNN_CUDNN_PERSIST};
+    for (size_t m = 0; m < 2; m++) {
+        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
+                                 .rnn_impl = no_bf16[m], .precision = SK_PRECISION_BF16};
+        sk_backend *be = NULL;
+        sk_error err = {{0}};
+        CHECK(sk_backend_create_cuda(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+        printf("--rnn-impl %s --precision bf16: %s\n", sk_rnn_impl_name(no_bf16[m]), err.msg);
+        CHECK(strstr(err.msg, "cannot compute in --precision bf16") != NULL && strstr(err.msg, "cell state") != NULL);
     }
     return sk_test_done("test_cuda_parity");
 }

@@ -7,7 +7,9 @@
 #   - the same command twice gives bit-identical parameters (deterministic cuDNN algorithms
 #     and kernels, no float atomics);
 #   - the comparison can fail: the checkpoint at N differs from the one at 2N (that masks
-#     depend on the seed alone, not on the initialization, is test_cuda_determinism.c's).
+#     depend on the seed alone, not on the initialization, is test_cuda_determinism.c's);
+#   - --precision tf32 and bf16: 25 + 25 == 50 bit for bit too, the checkpoint records the
+#     precision, and resuming a bf16 checkpoint in fp32 goes on with a note naming both.
 # The runs cross an epoch boundary and evaluate in between. Skipped (77) where no GPU is usable.
 . "$(dirname "$0")/../cli/lib.sh"
 
@@ -41,5 +43,28 @@ for dropout in 0 0.3; do
     if same_tensors "$d/b25/last.safetensors" "$d/a/last.safetensors"; then
         fail "dropout $dropout: the checkpoints at 25 and 50 are identical"
     fi
+done
+
+# The JSON header of a safetensors file (train_config sits in it, its quotes escaped).
+header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
+for prec in tf32 bf16; do
+    C=("$SK_TRAIN" --data text.txt --embed-size 16 --hidden-size 72 --num-layers 2 --dropout 0.3 --batch-size 4
+       --seq-length 32 --device cuda --max-epochs 0 --warmup-iters 5 --eval-every 10 --log-every 5 --lr 0.004)
+    d=p$prec
+    expect_ok "${C[@]}" --precision "$prec" --out-dir "$d/a" --max-iters 50 || continue
+    expect_ok "${C[@]}" --precision "$prec" --out-dir "$d/b" --max-iters 25 || continue
+    header "$d/b/last.safetensors" | grep -qF "\\\"precision\\\":\\\"$prec\\\"" ||
+        fail "$prec: the checkpoint's train_config does not record the precision"
+    cp -r "$d/b" "$d/c"
+    expect_ok "${C[@]}" --precision "$prec" --out-dir "$d/b" --max-iters 50 --init-from "$d/b/last.safetensors" ||
+        continue
+    grep -q 'differs from the checkpoint' .ok.err &&
+        fail "$prec: resuming in the same precision printed: $(cat .ok.err)"
+    same_tensors "$d/a/last.safetensors" "$d/b/last.safetensors" &&
+        note "$prec: 25 + 25 steps == 50 steps, bit for bit" || fail "$prec: resumed parameters differ"
+    expect_ok "${C[@]}" --precision fp32 --out-dir "$d/c" --max-iters 30 --init-from "$d/c/last.safetensors" ||
+        continue
+    grep -q "note: --precision fp32 differs from the checkpoint's $prec" .ok.err &&
+        note "$prec checkpoint resumed in fp32, with the note" || fail "$prec -> fp32: no note: $(cat .ok.err)"
 done
 finish
