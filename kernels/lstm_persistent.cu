@@ -5,8 +5,9 @@
 // expf/tanhf activations, fp32 cell state; the CPU reference sums in other orders and uses
 // its own activation approximations, so with fp32 operands results agree to fp32 rounding
 // (the tolerances of tests/gpu/test_cuda_parity.c), not bitwise. With bf16 operands each
-// weight and staged vector element carries a relative rounding error of up to 2^-9 (8
-// significant bits), which sets that precision's tolerance. The kernels are templates on the
+// weight and staged vector element carries a relative rounding error of up to 2^-8 (8
+// significant bits, round to nearest), which sets that precision's tolerance
+// (tests/gpu/precision_tolerance.h). The kernels are templates on the
 // operand type T (float or __nv_bfloat16); the plan picks the instance. Data written by other blocks during the
 // same launch is read with __ldcg (L2, never a stale L1 line) after the grid sync.
 #include <stdio.h>

@@ -62,6 +62,12 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
             // bf16: the persistent kernel is the only implementation; refused (with its
             // reason) where it does not fit.
             sk_status st = sk_lstm_create_persistent(cfg, out, err);
+            if (st == SK_ERR_ARG) {
+                char why[SK_ERROR_MSG_MAX];
+                snprintf(why, sizeof why, "%s", err->msg);
+                return sk_fail(err, SK_ERR_ARG, "--precision %s runs only on the persistent LSTM kernel, and %.400s",
+                               sk_precision_name(cfg->precision), why);
+            }
             if (st == SK_OK && !kPersistentValidated && notice && notice_size)
                 snprintf(notice, notice_size,
                          "--precision %s runs on the persistent LSTM kernel, which no GPU session has validated yet",
