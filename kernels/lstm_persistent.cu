@@ -7,9 +7,11 @@
 // (the tolerances of tests/gpu/test_cuda_parity.c), not bitwise. With bf16 operands each
 // weight and staged vector element carries a relative rounding error of up to 2^-8 (8
 // significant bits, round to nearest), which sets that precision's tolerance
-// (tests/gpu/precision_tolerance.h). The kernels are templates on the
-// operand type T (float or __nv_bfloat16); the plan picks the instance. Data written by other blocks during the
-// same launch is read with __ldcg (L2, never a stale L1 line) after the grid sync.
+// (tests/gpu/precision_tolerance.h). The kernels are templates on the operand type T
+// (float or __nv_bfloat16) and on the inner product (CUDA cores, or with MMA = true tensor
+// cores, bf16 only: lstm_persistent_dots.cuh); the plan picks the instance and the strides.
+// Data written by other blocks during the same launch is read with __ldcg (L2, never a
+// stale L1 line) after the grid sync.
 #include <stdio.h>
 #include <string.h>
 
@@ -17,26 +19,13 @@
 #include <cuda_bf16.h>
 
 #include "lstm_persistent.h"
+#include "lstm_persistent_dots.cuh"
 #include "shakespeare/hash.h"
 
 namespace cg = cooperative_groups;
+using namespace sk_plstm;
 
 namespace {
-
-constexpr int kWarps = SK_PLSTM_THREADS / 32;
-constexpr int kBatchBlock = SK_PLSTM_BATCH_BLOCK;
-
-// Operands in shared memory: stored as T, computed with as float.
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <typename T> __device__ __forceinline__ T from_f(float v);
-template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-__device__ __forceinline__ float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 __device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
@@ -48,43 +37,7 @@ __device__ __forceinline__ size_t seq_row(const sk_plstm_args &a, int k, int b, 
     return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
 }
 
-// acc[bb][r] = sum_i w[r][i] * vec[bb][voff(r) + i] for bb < nb, r < nrows, i < K. w rows
-// have stride wstride, vec rows vstride; rows_per_unit rows r = u*rows_per_unit + q read vec
-// at q*qoff. One warp per weight row r and group of kBatchBlock batch rows (register
-// blocking over the batch): each weight element it loads from shared memory feeds
-// kBatchBlock products. Every dot product sums in the same fixed order whatever the
-// grouping (lane-strided fmaf partial sums, then a fixed xor-shuffle tree), so fp32 results
-// are those of one warp per dot product, bit for bit. A group reaching past nb recomputes
-// row nb-1 in its spare slots and discards it (no branch in the inner loop).
-template <typename T>
-__device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit, int qoff, int K, const T *vec,
-                           int vstride, int nb, float *acc) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int groups = (nb + kBatchBlock - 1) / kBatchBlock;
-    for (int d = warp; d < groups * nrows; d += kWarps) {
-        const int g = d / nrows, r = d % nrows, b0 = g * kBatchBlock;
-        const T *wr = w + (size_t)r * wstride;
-        const T *vr[kBatchBlock];
-        float s[kBatchBlock];
-#pragma unroll
-        for (int q = 0; q < kBatchBlock; q++) {
-            vr[q] = vec + (size_t)min(b0 + q, nb - 1) * vstride + (r % rows_per_unit) * qoff;
-            s[q] = 0.0f;
-        }
-        for (int i = lane; i < K; i += 32) {
-            const float wv = to_f(wr[i]);
-#pragma unroll
-            for (int q = 0; q < kBatchBlock; q++) s[q] = fmaf(wv, to_f(vr[q][i]), s[q]);
-        }
-#pragma unroll
-        for (int q = 0; q < kBatchBlock; q++) {
-            const float t = warp_sum(s[q]);
-            if (lane == 0 && b0 + q < nb) acc[(size_t)(b0 + q) * nrows + r] = t;
-        }
-    }
-}
-
-template <typename T>
+template <typename T, bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plstm_args a) {
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) unsigned char smem[];
@@ -93,18 +46,24 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
     const sk_plstm_layer ly = a.layers[k];
     const int in = ly.in, K = in + H, Kf = a.plan.kstride; // Kf: the row stride of every layer (even)
-    T *w = (T *)smem;                                // [U][4][Kf]: rows g*H + j0 + u of [W_ih | W_hh]
-    T *vec = w + (size_t)U * 4 * Kf;                 // [bc][Kf]: [input | h_{t-1}] per staged batch row
+    const int Kp = MMA ? (K + 15) / 16 * 16 : K;     // the tensor cores' K: zeros past K
+    const int wrows = a.plan.wrows_fwd;              // U*4, or rounded up to 16 for the tensor cores
+    T *w = (T *)smem;                                // [wrows][Kf]: row u*4 + g = row g*H + j0 + u of [W_ih | W_hh]
+    T *vec = w + (size_t)wrows * Kf;                 // [bc][Kf]: [input | h_{t-1}] per staged batch row
     float *pre = (float *)(vec + (size_t)bc * Kf);   // [bc][U*4] gate pre-activations (without bias);
                                                      // 4-byte aligned: Kf is even
     float *cst = pre + (size_t)bc * 4 * U;           // [B][U] the carried cell state (fp32)
     const int tid = threadIdx.x;
-    for (int idx = tid; idx < nu * 4 * K; idx += blockDim.x) {
-        const int u = idx / (4 * K), rem = idx % (4 * K), g = rem / K, i = rem % K;
+    // The slice, zero past K and past the block's rows (the tensor cores read both), and
+    // the staged vectors zero (their columns past K are never written again).
+    for (int idx = tid; idx < wrows * Kf; idx += blockDim.x) {
+        const int r = idx / Kf, i = idx % Kf, u = r / 4, g = r % 4;
         const size_t row = (size_t)g * H + j0 + u;
-        w[((size_t)u * 4 + g) * Kf + i] =
-            from_f<T>(i < in ? a.w[ly.w_ih + row * in + i] : a.w[ly.w_hh + row * H + (i - in)]);
+        float v = 0.0f;
+        if (u < nu && i < K) v = i < in ? a.w[ly.w_ih + row * in + i] : a.w[ly.w_hh + row * H + (i - in)];
+        w[idx] = from_f<T>(v);
     }
+    for (int idx = tid; idx < bc * Kf; idx += blockDim.x) vec[idx] = from_f<T>(0.0f);
     for (int idx = tid; idx < B * nu; idx += blockDim.x) {
         const int b = idx / nu, u = idx % nu;
         cst[b * U + u] = a.cx[((size_t)k * B + b) * H + j0 + u];
@@ -132,7 +91,8 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                     vec[(size_t)bb * Kf + i] = from_f<T>(v);
                 }
                 __syncthreads();
-                block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
+                if constexpr (MMA) mma_dots_bf16(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
+                else block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
                 __syncthreads();
                 for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
                     const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
@@ -171,27 +131,34 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     }
 }
 
-template <typename T>
+template <typename T, bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_plstm_args a) {
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) unsigned char smem[];
     const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_bwd, H4 = 4 * H;
+    const int G = a.plan.gstride;    // stride of a 4H-long half: 4H, or rounded up to 16 (tensor cores)
+    const int wu = a.plan.wunits_bwd; // units held: U, or rounded up to 16 (tensor cores)
     const int bpl = (H + U - 1) / U;
     const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
     const int top = k == L - 1;
     const int R = top ? 1 : 2; // rows per unit: W_hh_k column j, and W_ih_{k+1} column j below the top
     const sk_plstm_layer ly = a.layers[k];
-    T *w = (T *)smem;                                  // [U][2][4H]
-    T *vec = w + (size_t)U * 2 * H4;                   // [bc][8H]: [dg_k(t+1) | dg_{k+1}(t)]
-    float *acc = (float *)(vec + (size_t)bc * 2 * H4); // [bc][U*2]
+    T *w = (T *)smem;                                 // [wu][2][G]
+    T *vec = w + (size_t)wu * 2 * G;                  // [bc][2][G]: [dg_k(t+1) | dg_{k+1}(t)]
+    float *acc = (float *)(vec + (size_t)bc * 2 * G); // [bc][U*2]
     float *dcs = acc + (size_t)bc * 2 * U;             // [B][U] the carried cell-state gradient (fp32)
     const int tid = threadIdx.x;
-    for (int idx = tid; idx < nu * R * H4; idx += blockDim.x) {
-        const int u = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4;
+    // The slices, zero past 4H and past the block's units (the tensor cores read both), and
+    // the staged vectors zero (their columns past 4H are never written again).
+    for (int idx = tid; idx < wu * 2 * G; idx += blockDim.x) {
+        const int u = idx / (2 * G), q = idx / G % 2, r = idx % G;
         const size_t col = (size_t)j0 + u;
-        w[((size_t)u * 2 + q) * H4 + r] = from_f<T>(q == 0 ? a.w[ly.w_hh + (size_t)r * H + col]
-                                                           : a.w[a.layers[k + 1].w_ih + (size_t)r * H + col]);
+        float v = 0.0f;
+        if (u < nu && q < R && r < H4)
+            v = q == 0 ? a.w[ly.w_hh + (size_t)r * H + col] : a.w[a.layers[k + 1].w_ih + (size_t)r * H + col];
+        w[idx] = from_f<T>(v);
     }
+    for (int idx = tid; idx < bc * 2 * G; idx += blockDim.x) vec[idx] = from_f<T>(0.0f);
     for (int idx = tid; idx < B * nu; idx += blockDim.x) dcs[(idx / nu) * U + idx % nu] = 0.0f;
     const int drop = a.p > 0.0f && !top;
     const uint64_t key = drop ? a.keys[k] : 0; // this step's, from device memory
@@ -206,12 +173,18 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                     float v;
                     if (q == 0) v = t + 1 < len ? __ldcg(a.dg + pad_row(a, k, b, t + 1, H4) + r) : 0.0f;
                     else v = __ldcg(a.dg + pad_row(a, k + 1, b, t, H4) + r);
-                    vec[(size_t)bb * 2 * H4 + q * H4 + r] = from_f<T>(v);
+                    vec[(size_t)bb * 2 * G + q * G + r] = from_f<T>(v);
                 }
                 __syncthreads();
-                // acc[bb][u*R + q]: row u*R + q is w[u][q] (stride 2*4H/R over the compacted
-                // index), dotted with vec[bb][q*4H ...].
-                block_dots(w, (2 / R) * H4, nu * R, R, H4, H4, vec, 2 * H4, nb, acc);
+                // acc[bb][u*R + q] = w[u][q] . vec[bb][q]: on CUDA cores row u*R + q of the
+                // compacted index (stride 2G/R); on tensor cores one product per slice q.
+                if constexpr (MMA) {
+                    for (int q = 0; q < R; q++)
+                        mma_dots_bf16(w + (size_t)q * G, 2 * G, nu, vec + (size_t)q * G, 2 * G, nb, G, acc, nu * R, R,
+                                      q);
+                } else {
+                    block_dots(w, (2 / R) * G, nu * R, R, G, H4, vec, 2 * G, nb, acc);
+                }
                 __syncthreads();
                 for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
                     const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
@@ -247,14 +220,16 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
     }
 }
 
-// The instances for an operand type.
+// The instances for an operand type and inner product.
 const void *forward_kernel(sk_plstm_operands o) {
-    return o == SK_PLSTM_BF16 ? (const void *)plstm_forward_kernel<__nv_bfloat16>
-                              : (const void *)plstm_forward_kernel<float>;
+    return o == SK_PLSTM_BF16_MMA ? (const void *)plstm_forward_kernel<__nv_bfloat16, true>
+           : o == SK_PLSTM_BF16   ? (const void *)plstm_forward_kernel<__nv_bfloat16, false>
+                                  : (const void *)plstm_forward_kernel<float, false>;
 }
 const void *backward_kernel(sk_plstm_operands o) {
-    return o == SK_PLSTM_BF16 ? (const void *)plstm_backward_kernel<__nv_bfloat16>
-                              : (const void *)plstm_backward_kernel<float>;
+    return o == SK_PLSTM_BF16_MMA ? (const void *)plstm_backward_kernel<__nv_bfloat16, true>
+           : o == SK_PLSTM_BF16   ? (const void *)plstm_backward_kernel<__nv_bfloat16, false>
+                                  : (const void *)plstm_backward_kernel<float, false>;
 }
 
 cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
@@ -288,24 +263,44 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
         return cudaSuccess;
     }
     // Bytes (lstm_persistent.h): operands of s bytes, fp32 state and accumulators.
+    const int mma = operands == SK_PLSTM_BF16_MMA;
+    if (mma) {
+        int major = 0;
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+        if (e != cudaSuccess) return e;
+        if (major < 8) {
+            snprintf(plan->why_not, sizeof plan->why_not, "bf16 tensor cores need compute capability 8.0 or later");
+            return cudaSuccess;
+        }
+    }
     const size_t U = (size_t)(H + per_layer - 1) / per_layer;
-    const size_t s = operands == SK_PLSTM_BF16 ? 2 : 4, f = sizeof(float), cap = (size_t)optin;
-    const size_t Kf = ((size_t)(E > H ? E : H) + H + 1) & ~(size_t)1, H4 = (size_t)4 * H;
-    const size_t fix_f = U * 4 * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
-    const size_t fix_b = U * 2 * H4 * s + (size_t)B * U * f, row_b = 2 * H4 * s + 2 * U * f;
-    if (fix_f + row_f > cap || fix_b + row_b > cap) {
-        const size_t need = fix_f + row_f > fix_b + row_b ? fix_f + row_f : fix_b + row_b;
+    const size_t s = operands == SK_PLSTM_FP32 ? 4 : 2, f = sizeof(float), cap = (size_t)optin;
+    const size_t kalign = mma ? 16 : 2, galign = mma ? 16 : 1, ralign = mma ? 16 : 1, balign = mma ? 8 : 1;
+    const size_t Kf = ((size_t)(E > H ? E : H) + H + kalign - 1) / kalign * kalign;
+    const size_t G = ((size_t)4 * H + galign - 1) / galign * galign;
+    const size_t wrows = (4 * U + ralign - 1) / ralign * ralign, wunits = (U + ralign - 1) / ralign * ralign;
+    const size_t fix_f = wrows * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
+    const size_t fix_b = wunits * 2 * G * s + (size_t)B * U * f, row_b = 2 * G * s + 2 * U * f;
+    if (fix_f + balign * row_f > cap || fix_b + balign * row_b > cap) {
+        const size_t need = fix_f + balign * row_f > fix_b + balign * row_b ? fix_f + balign * row_f
+                                                                            : fix_b + balign * row_b;
         snprintf(plan->why_not, sizeof plan->why_not,
                  "a slice of %zu units per block needs %zu KiB of shared memory with %s operands, more than the %d "
-                 "KiB a block gets%s", U, need >> 10, operands == SK_PLSTM_BF16 ? "bf16" : "fp32", optin >> 10,
-                 operands == SK_PLSTM_BF16 ? "" : " (bf16 operands, --precision bf16, halve the weights)");
+                 "KiB a block gets%s", U, need >> 10, operands == SK_PLSTM_FP32 ? "fp32" : "bf16", optin >> 10,
+                 operands == SK_PLSTM_FP32 ? " (bf16 operands, --precision bf16, halve the weights)" : "");
         return cudaSuccess;
     }
-    size_t bf = (cap - fix_f) / row_f, bb = (cap - fix_b) / row_b;
-    if (bf > (size_t)B) bf = (size_t)B;
-    if (bb > (size_t)B) bb = (size_t)B;
+    // Batch rows per chunk: as many as fit, at most B (tensor cores: multiples of 8, at most
+    // B rounded up to 8; rows past B are staged but never used).
+    const size_t bmax = (B + balign - 1) / balign * balign;
+    size_t bf = (cap - fix_f) / row_f / balign * balign, bb = (cap - fix_b) / row_b / balign * balign;
+    if (bf > bmax) bf = bmax;
+    if (bb > bmax) bb = bmax;
     plan->U = (int)U;
     plan->kstride = (int)Kf;
+    plan->gstride = (int)G;
+    plan->wrows_fwd = (int)wrows;
+    plan->wunits_bwd = (int)wunits;
     plan->blocks = L * (int)((H + U - 1) / U);
     plan->bc_fwd = (int)bf, plan->bc_bwd = (int)bb;
     plan->smem_fwd = fix_f + bf * row_f;

@@ -45,8 +45,9 @@ extern "C" {
 #define SK_PLSTM_THREADS 256
 #define SK_PLSTM_BATCH_BLOCK 4 // batch rows per warp in the dot products (register blocking)
 
-// The operands of the in-kernel dot products.
-typedef enum { SK_PLSTM_FP32 = 0, SK_PLSTM_BF16 = 1 } sk_plstm_operands;
+// The operands and inner product of the in-kernel dot products: fp32 or bf16 on CUDA cores,
+// or bf16 on tensor cores (mma.sync m16n8k16, fp32 accumulation; compute capability >= 8.0).
+typedef enum { SK_PLSTM_FP32 = 0, SK_PLSTM_BF16 = 1, SK_PLSTM_BF16_MMA = 2 } sk_plstm_operands;
 
 typedef struct {
     size_t w_ih, w_hh, b_ih, b_hh; // float offsets into sk_plstm_args.w
@@ -58,10 +59,15 @@ typedef struct {
     int supported;     // 0: why_not says why
     char why_not[200];
     sk_plstm_operands operands;
-    int kstride;       // row stride of the forward weight slice and staged vectors: max(E, H) + H, made even
+    int kstride;       // row stride of the forward weight slice and staged vectors: max(E, H) + H, made
+                       // even (CUDA cores) or a multiple of 16 (tensor cores)
+    int gstride;       // backward: stride of each 4H-long half of a slice row or staged row: 4H, or a
+                       // multiple of 16 (tensor cores)
+    int wrows_fwd;     // forward weight rows held: 4U, or rounded up to 16 (tensor cores; zeros past 4U)
+    int wunits_bwd;    // backward units held: U, or rounded up to 16 (tensor cores; zeros past U)
     int U;             // hidden units per block
     int blocks;        // L * ceil(H / U), all co-resident
-    int bc_fwd, bc_bwd; // batch rows staged in shared memory at once
+    int bc_fwd, bc_bwd; // batch rows staged in shared memory at once (multiples of 8 on tensor cores)
     size_t smem_fwd, smem_bwd; // dynamic shared memory bytes per block
 } sk_plstm_plan;
 
@@ -85,9 +91,10 @@ typedef struct {
 // Cuts the grid for device `device`; plan->supported = 0 with a reason when the shape does
 // not fit (weights of a layer slice plus one staged batch row over the shared memory of a
 // block, more blocks than can be co-resident, no cooperative launch). Shared memory per block
-// (s = 4 bytes per operand for fp32, 2 for bf16; Kf = kstride; U units; bc staged rows):
-//   forward  U*4*Kf*s (weights) + B*U*4 (c) + bc*(Kf*s + 4U*4) (vectors, pre-activations)
-//   backward U*2*4H*s (weights) + B*U*4 (dc) + bc*(2*4H*s + 2U*4)
+// (s = 4 bytes per operand for fp32, 2 for bf16; Kf = kstride, G = gstride; U units; bc
+// staged rows):
+//   forward  wrows_fwd*Kf*s (weights) + B*U*4 (c) + bc*(Kf*s + 4U*4) (vectors, pre-activations)
+//   backward wunits_bwd*2*G*s (weights) + B*U*4 (dc) + bc*(2*G*s + 2U*4)
 // Host only.
 cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L,
                                sk_plstm_operands operands);

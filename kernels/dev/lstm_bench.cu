@@ -1,8 +1,9 @@
 // lstm_bench.cu: the kernel workbench for the LSTM stack (in the manner of llm.c's
 // dev/cuda): every implementation behind the CUDA backend's LSTM seam (cuDNN on each of its
 // RNN algorithms: STANDARD, PERSIST_STATIC, PERSIST_DYNAMIC, PERSIST_STATIC_SMALL_H; our
-// persistent kernel) in every precision (--precision fp32, tf32, bf16) against the CPU
-// reference layer (src/cpu/lstm_cpu.c), then timed, in one small program.
+// persistent kernel on CUDA cores and, bf16 only, on tensor cores) in every precision
+// (--precision fp32, tf32, bf16) against the CPU reference layer (src/cpu/lstm_cpu.c), then
+// timed, in one small program.
 // defines: main
 //
 //   build/lstm_bench [B E H L T reps [fp32|tf32|bf16|all]]  (default: config A, 32 128 256 2 100 20 all)
@@ -162,22 +163,25 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CUDA_OR_DIE(cudaEventCreate(&e0));
     CUDA_OR_DIE(cudaEventCreate(&e1));
-    // cuDNN on each algorithm (-1: our persistent kernel), in each precision asked for; no
-    // dropout, so no keys.
+    // cuDNN on each algorithm (-1: our persistent kernel on CUDA cores, -2: on tensor cores),
+    // in each precision asked for; no dropout, so no keys.
     static const int variants[] = {CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_ALGO_PERSIST_STATIC,
-                                   CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1};
+                                   CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1, -2};
     for (int pi = 0; pi < 3; pi++) {
         if (precision_arg >= 0 && pi != precision_arg) continue;
         const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi};
         for (size_t m = 0; m < sizeof variants / sizeof variants[0]; m++) {
             char name[48];
-            if (variants[m] < 0) snprintf(name, sizeof name, "%s persistent", sk_precision_name(cfg.precision));
+            if (variants[m] < 0)
+                snprintf(name, sizeof name, "%s persistent%s", sk_precision_name(cfg.precision),
+                         variants[m] == -2 ? " tensor cores" : "");
             else snprintf(name, sizeof name, "%s cudnn %s", sk_precision_name(cfg.precision),
                           sk_cudnn_algo_name((cudnnRNNAlgo_t)variants[m]));
             sk_lstm *l = NULL;
             const cudnnRNNAlgo_t algo = (cudnnRNNAlgo_t)variants[m];
-            const sk_status cs = variants[m] < 0 ? sk_lstm_create_persistent(&cfg, &l, &err)
-                                                 : sk_lstm_create_cudnn_algo(&cfg, algo, &l, &err);
+            const sk_status cs = variants[m] < 0
+                                     ? sk_lstm_create_persistent_variant(&cfg, variants[m] == -2, &l, &err)
+                                     : sk_lstm_create_cudnn_algo(&cfg, algo, &l, &err);
             if (cs != SK_OK) {
                 printf("%-34s skipped: %s\n", name, err.msg);
                 continue;

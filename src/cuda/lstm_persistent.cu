@@ -2,12 +2,13 @@
 // the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
 // and backward to the gate gradients of every layer), cuBLAS for what has no time
 // dependency (dx of layer 0 and every weight gradient: one GEMM each over the window).
-// defines: sk_lstm_create_persistent, sk_lstm_persistent_fits
+// defines: sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
 //
 // Precision (backend.h): fp32 runs the kernels with fp32 operands and cuBLAS without TF32;
-// tf32 the same kernels (fp32 recurrence: no tensor-core path in them yet, and fp32 is within
-// TF32's tolerance) with cuBLAS in TF32; bf16 the kernels' bf16 operands (weight slices
-// converted from the fp32 copy at every launch) with cuBLAS in TF32.
+// tf32 the same kernels (fp32 recurrence: no TF32 tensor-core path in them yet, and fp32 is
+// within TF32's tolerance) with cuBLAS in TF32; bf16 the kernels' bf16 operands (weight slices
+// converted from the fp32 copy at every launch), on CUDA cores, or on tensor cores once
+// kBf16TensorCores is set (create_persistent_variant picks either), with cuBLAS in TF32.
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
 // them back. Not chosen by --rnn-impl auto until a GPU session has validated it
@@ -215,26 +216,40 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
 
 } // namespace
 
-static sk_status make_plan(const sk_lstm_config *cfg, sk_plstm_plan *plan, sk_error *err) {
+// bf16 on tensor cores (mma.sync): off until a GPU session has run tests/gpu with it on and
+// lstm_bench shows it correct and faster than bf16 on CUDA cores.
+static const int kBf16TensorCores = 0;
+
+static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_plan *plan, sk_error *err) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    const sk_plstm_operands operands = cfg->precision == SK_PRECISION_BF16 ? SK_PLSTM_BF16 : SK_PLSTM_FP32;
+    const sk_plstm_operands operands = cfg->precision != SK_PRECISION_BF16 ? SK_PLSTM_FP32
+                                       : tensor_cores                      ? SK_PLSTM_BF16_MMA
+                                                                           : SK_PLSTM_BF16;
     CUDA_CHECK(sk_plstm_plan_make(plan, device, cfg->B, cfg->E, cfg->H, cfg->L, operands));
     return SK_OK;
 }
 
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
     sk_plstm_plan plan;
-    SK_TRY(make_plan(cfg, &plan, err));
+    SK_TRY(make_plan(cfg, kBf16TensorCores, &plan, err));
     *fits = plan.supported;
     if (why && why_size) snprintf(why, why_size, "%s", plan.why_not);
     return SK_OK;
 }
 
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
+    return sk_lstm_create_persistent_variant(cfg, kBf16TensorCores, out, err);
+}
+
+sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
+                                            sk_error *err) {
     *out = NULL;
+    if (tensor_cores && cfg->precision != SK_PRECISION_BF16)
+        return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel has tensor cores for bf16 only, not %s",
+                       sk_precision_name(cfg->precision));
     sk_plstm_plan plan;
-    SK_TRY(make_plan(cfg, &plan, err));
+    SK_TRY(make_plan(cfg, tensor_cores, &plan, err));
     if (!plan.supported)
         return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);
     sk_lstm *l = (sk_lstm *)calloc(1, sizeof *l);
