@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
     const sk_plstm_layer ly = a.layers[k];
     const int in = ly.in, K = in + H, Kf = a.plan.kstride; // Kf: the row stride of every layer (even)
-    const int Kp = MMA ? (K + 15) / 16 * 16 : K;     // the tensor cores' K: zeros past K
+    const int Kp = MMA ? (K + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T> : K; // the tensor cores' K: zeros past K
     const int wrows = a.plan.wrows_fwd;              // U*4, or rounded up to 16 for the tensor cores
     T *w = (T *)smem;                                // [wrows][Kf]: row u*4 + g = row g*H + j0 + u of [W_ih | W_hh]
     T *vec = w + (size_t)wrows * Kf;                 // [bc][Kf]: [input | h_{t-1}] per staged batch row
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                     vec[(size_t)bb * Kf + i] = from_f<T>(v);
                 }
                 __syncthreads();
-                if constexpr (MMA) mma_dots_bf16(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
+                if constexpr (MMA) mma_dots(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
                 else block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
                 __syncthreads();
                 for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
@@ -136,7 +136,8 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
     cg::grid_group grid = cg::this_grid();
     extern __shared__ __align__(16) unsigned char smem[];
     const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_bwd, H4 = 4 * H;
-    const int G = a.plan.gstride;    // stride of a 4H-long half: 4H, or rounded up to 16 (tensor cores)
+    const int G = a.plan.gstride;    // stride of a 4H-long half: 4H, or more (tensor cores; zeros past 4H)
+    const int Gk = MMA ? (H4 + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T> : H4; // the tensor cores' K
     const int wu = a.plan.wunits_bwd; // units held: U, or rounded up to 16 (tensor cores)
     const int bpl = (H + U - 1) / U;
     const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
@@ -180,8 +181,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                 // compacted index (stride 2G/R); on tensor cores one product per slice q.
                 if constexpr (MMA) {
                     for (int q = 0; q < R; q++)
-                        mma_dots_bf16(w + (size_t)q * G, 2 * G, nu, vec + (size_t)q * G, 2 * G, nb, G, acc, nu * R, R,
-                                      q);
+                        mma_dots(w + (size_t)q * G, 2 * G, nu, vec + (size_t)q * G, 2 * G, nb, Gk, acc, nu * R, R, q);
                 } else {
                     block_dots(w, (2 / R) * G, nu * R, R, G, H4, vec, 2 * G, nb, acc);
                 }
@@ -222,14 +222,20 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
 
 // The instances for an operand type and inner product.
 const void *forward_kernel(sk_plstm_operands o) {
-    return o == SK_PLSTM_BF16_MMA ? (const void *)plstm_forward_kernel<__nv_bfloat16, true>
-           : o == SK_PLSTM_BF16   ? (const void *)plstm_forward_kernel<__nv_bfloat16, false>
-                                  : (const void *)plstm_forward_kernel<float, false>;
+    switch (o) {
+    case SK_PLSTM_BF16: return (const void *)plstm_forward_kernel<__nv_bfloat16, false>;
+    case SK_PLSTM_BF16_MMA: return (const void *)plstm_forward_kernel<__nv_bfloat16, true>;
+    case SK_PLSTM_TF32_MMA: return (const void *)plstm_forward_kernel<float, true>;
+    default: return (const void *)plstm_forward_kernel<float, false>;
+    }
 }
 const void *backward_kernel(sk_plstm_operands o) {
-    return o == SK_PLSTM_BF16_MMA ? (const void *)plstm_backward_kernel<__nv_bfloat16, true>
-           : o == SK_PLSTM_BF16   ? (const void *)plstm_backward_kernel<__nv_bfloat16, false>
-                                  : (const void *)plstm_backward_kernel<float, false>;
+    switch (o) {
+    case SK_PLSTM_BF16: return (const void *)plstm_backward_kernel<__nv_bfloat16, false>;
+    case SK_PLSTM_BF16_MMA: return (const void *)plstm_backward_kernel<__nv_bfloat16, true>;
+    case SK_PLSTM_TF32_MMA: return (const void *)plstm_backward_kernel<float, true>;
+    default: return (const void *)plstm_backward_kernel<float, false>;
+    }
 }
 
 cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
@@ -263,21 +269,26 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
         return cudaSuccess;
     }
     // Bytes (lstm_persistent.h): operands of s bytes, fp32 state and accumulators.
-    const int mma = operands == SK_PLSTM_BF16_MMA;
+    const int mma = operands == SK_PLSTM_BF16_MMA || operands == SK_PLSTM_TF32_MMA;
+    const int half = operands == SK_PLSTM_BF16 || operands == SK_PLSTM_BF16_MMA; // 2-byte operands
     if (mma) {
         int major = 0;
         e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
         if (e != cudaSuccess) return e;
         if (major < 8) {
-            snprintf(plan->why_not, sizeof plan->why_not, "bf16 tensor cores need compute capability 8.0 or later");
+            snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
             return cudaSuccess;
         }
     }
     const size_t U = (size_t)(H + per_layer - 1) / per_layer;
-    const size_t s = operands == SK_PLSTM_FP32 ? 4 : 2, f = sizeof(float), cap = (size_t)optin;
-    const size_t kalign = mma ? 16 : 2, galign = mma ? 16 : 1, ralign = mma ? 16 : 1, balign = mma ? 8 : 1;
-    const size_t Kf = ((size_t)(E > H ? E : H) + H + kalign - 1) / kalign * kalign;
-    const size_t G = ((size_t)4 * H + galign - 1) / galign * galign;
+    const size_t s = half ? 2 : 4, f = sizeof(float), cap = (size_t)optin;
+    // Tensor cores: K rounded up to the instruction's (16 bf16, 8 TF32), then padded so that
+    // a fragment load's 8 rows fall in distinct banks (row strides of 4 mod 8 words: forward
+    // rows Kf, backward rows 2G); CUDA cores: Kf even (bf16 pairs), G = 4H.
+    const size_t kstep = half ? 16 : 8, ralign = mma ? 16 : 1, balign = mma ? 8 : 1;
+    const size_t Kmax = (size_t)(E > H ? E : H) + H;
+    const size_t Kf = mma ? (Kmax + kstep - 1) / kstep * kstep + (half ? 8 : 4) : (Kmax + 1) & ~(size_t)1;
+    const size_t G = mma ? ((size_t)4 * H + kstep - 1) / kstep * kstep + (half ? 4 : 2) : (size_t)4 * H;
     const size_t wrows = (4 * U + ralign - 1) / ralign * ralign, wunits = (U + ralign - 1) / ralign * ralign;
     const size_t fix_f = wrows * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
     const size_t fix_b = wunits * 2 * G * s + (size_t)B * U * f, row_b = 2 * G * s + 2 * U * f;
@@ -286,8 +297,8 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
                                                                             : fix_b + balign * row_b;
         snprintf(plan->why_not, sizeof plan->why_not,
                  "a slice of %zu units per block needs %zu KiB of shared memory with %s operands, more than the %d "
-                 "KiB a block gets%s", U, need >> 10, operands == SK_PLSTM_FP32 ? "fp32" : "bf16", optin >> 10,
-                 operands == SK_PLSTM_FP32 ? " (bf16 operands, --precision bf16, halve the weights)" : "");
+                 "KiB a block gets%s", U, need >> 10, half ? "bf16" : "fp32", optin >> 10,
+                 half ? "" : " (bf16 operands, --precision bf16, halve the weights)");
         return cudaSuccess;
     }
     // Batch rows per chunk: as many as fit, at most B (tensor cores: multiples of 8, at most

@@ -46,8 +46,14 @@ extern "C" {
 #define SK_PLSTM_BATCH_BLOCK 4 // batch rows per warp in the dot products (register blocking)
 
 // The operands and inner product of the in-kernel dot products: fp32 or bf16 on CUDA cores,
-// or bf16 on tensor cores (mma.sync m16n8k16, fp32 accumulation; compute capability >= 8.0).
-typedef enum { SK_PLSTM_FP32 = 0, SK_PLSTM_BF16 = 1, SK_PLSTM_BF16_MMA = 2 } sk_plstm_operands;
+// or on tensor cores (fp32 accumulation; compute capability >= 8.0) bf16 (mma.sync
+// m16n8k16) or fp32 rounded to TF32 (mma.sync m16n8k8).
+typedef enum {
+    SK_PLSTM_FP32 = 0,
+    SK_PLSTM_BF16 = 1,
+    SK_PLSTM_BF16_MMA = 2,
+    SK_PLSTM_TF32_MMA = 3,
+} sk_plstm_operands;
 
 typedef struct {
     size_t w_ih, w_hh, b_ih, b_hh; // float offsets into sk_plstm_args.w
@@ -60,9 +66,9 @@ typedef struct {
     char why_not[200];
     sk_plstm_operands operands;
     int kstride;       // row stride of the forward weight slice and staged vectors: max(E, H) + H, made
-                       // even (CUDA cores) or a multiple of 16 (tensor cores)
-    int gstride;       // backward: stride of each 4H-long half of a slice row or staged row: 4H, or a
-                       // multiple of 16 (tensor cores)
+                       // even (CUDA cores), or rounded up to the MMA's K plus a bank-spreading pad
+    int gstride;       // backward: stride of each 4H-long half of a slice row or staged row: 4H, or
+                       // rounded up to the MMA's K plus a bank-spreading pad (tensor cores)
     int wrows_fwd;     // forward weight rows held: 4U, or rounded up to 16 (tensor cores; zeros past 4U)
     int wunits_bwd;    // backward units held: U, or rounded up to 16 (tensor cores; zeros past U)
     int U;             // hidden units per block

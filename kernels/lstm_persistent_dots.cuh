@@ -1,6 +1,6 @@
 // lstm_persistent_dots.cuh: the inner products of the persistent LSTM kernels
 // (lstm_persistent.cu): a block's weight slice in shared memory times the staged batch rows.
-// defines: to_f, from_f, warp_sum, block_dots, mma_dots_bf16 (device only, in namespace sk_plstm)
+// defines: to_f, from_f, warp_sum, block_dots, mma_dots, kMmaK (device only, in namespace sk_plstm)
 //
 // Both compute acc[n * nrows + m * R + q] = sum_k w[m][k] * vec[n][k] for the weight rows m
 // and batch rows n < nb of one call; R and q place a call's rows among the caller's (the
@@ -69,8 +69,12 @@ __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit
     }
 }
 
-// Tensor cores, bf16 operands, fp32 accumulation: mma.sync.m16n8k16 (PTX ISA, "Matrix
-// Fragments for mma.m16n8k16 with floating point type"; g = lane / 4, c = lane % 4):
+// Tensor cores: mma_dots(w, ...) for bf16 operands (mma.sync.m16n8k16) and for fp32 ones
+// rounded to TF32 (mma.sync.m16n8k8), fp32 accumulation. kMmaK<T>: the instruction's K.
+template <typename T> constexpr int kMmaK = sizeof(T) == 2 ? 16 : 8;
+
+// bf16: mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating
+// point type"; g = lane / 4, c = lane % 4):
 //   A (16 x 16, row): a0,a1 = A[g][2c, 2c+1], a2,a3 = A[g+8][2c, 2c+1], a4..a7 the same at
 //     columns + 8; each pair is one 32-bit word of a row-major row, low half first;
 //   B (16 x 8, col): b0,b1 = B[2c, 2c+1][g], b2,b3 = B[2c+8, 2c+9][g]: B[k][n] = vec[n][k],
@@ -80,11 +84,23 @@ __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit
 // the real length in both w and vec; w has rows up to mrows rounded up to 16 (zeros past
 // mrows), vec rows up to nb rounded up to 8 (any finite or not values past nb: column n of
 // C depends on row n of vec only, and columns past nb are dropped). Strides are even (bf16
-// pairs are 4-byte aligned). One warp per 16 x 8 tile, k ascending: a fixed order.
+// pairs are 4-byte aligned). One warp per 16 x 8 tile, k ascending: a fixed order. Row
+// strides of 8 mod 64 elements (the plan's) put the 8 rows a fragment load touches in
+// different banks.
 __device__ __forceinline__ uint32_t pair_at(const __nv_bfloat16 *p) { return *(const uint32_t *)p; }
 
-__device__ void mma_dots_bf16(const __nv_bfloat16 *w, int wstride, int mrows, const __nv_bfloat16 *vec, int vstride,
-                              int nb, int K, float *acc, int nrows, int R, int q) {
+// C (16 x 8) of one tile into acc: rows m0 + g (+8), columns n0 + 2c (+1), where in range.
+__device__ __forceinline__ void store_tile(float *acc, int nrows, int R, int q, int mrows, int nb, int m0, int n0,
+                                           float d0, float d1, float d2, float d3) {
+    const int lane = threadIdx.x % 32, m = m0 + (lane >> 2), n = n0 + 2 * (lane & 3);
+    const float out[2][2] = {{d0, d1}, {d2, d3}};
+    for (int h = 0; h < 2; h++)
+        for (int e = 0; e < 2; e++)
+            if (m + 8 * h < mrows && n + e < nb) acc[(size_t)(n + e) * nrows + (size_t)(m + 8 * h) * R + q] = out[h][e];
+}
+
+__device__ void mma_dots(const __nv_bfloat16 *w, int wstride, int mrows, const __nv_bfloat16 *vec, int vstride,
+                         int nb, int K, float *acc, int nrows, int R, int q) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, c = lane & 3;
     const int mt = (mrows + 15) / 16, nt = (nb + 7) / 8;
@@ -101,12 +117,46 @@ __device__ void mma_dots_bf16(const __nv_bfloat16 *w, int wstride, int mrows, co
                          : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
                          : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
         }
-        const int m = m0 + g, n = n0 + 2 * c;
-        const float out[2][2] = {{d0, d1}, {d2, d3}};
-        for (int h = 0; h < 2; h++)
-            for (int e = 0; e < 2; e++)
-                if (m + 8 * h < mrows && n + e < nb)
-                    acc[(size_t)(n + e) * nrows + (size_t)(m + 8 * h) * R + q] = out[h][e];
+        store_tile(acc, nrows, R, q, mrows, nb, m0, n0, d0, d1, d2, d3);
+    }
+#else
+    (void)w, (void)wstride, (void)mrows, (void)vec, (void)vstride, (void)nb, (void)K, (void)acc, (void)nrows, (void)R,
+        (void)q;
+    __trap(); // the plan never picks tensor cores below compute capability 8.0
+#endif
+}
+
+// TF32: mma.sync.m16n8k8 (PTX ISA, "Matrix Fragments for mma.m16n8k8", .tf32; g, c as above):
+//   A (16 x 8, row): a0 = A[g][c], a1 = A[g+8][c], a2 = A[g][c+4], a3 = A[g+8][c+4];
+//   B (8 x 8, col): b0 = B[c][g], b1 = B[c+4][g] (= vec[n0+g][k0+c], vec[n0+g][k0+c+4]);
+//   C as for bf16. Operands are fp32 in shared memory, rounded to TF32 (cvt.rna.tf32.f32,
+//   to nearest, ties away) as they are loaded. The same padding rules with K a multiple of
+//   8; row strides of 4 mod 32 floats keep the fragment loads free of bank conflicts.
+__device__ __forceinline__ uint32_t tf32_at(const float *p) {
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(*p));
+    return r;
+}
+
+__device__ void mma_dots(const float *w, int wstride, int mrows, const float *vec, int vstride, int nb, int K,
+                         float *acc, int nrows, int R, int q) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, c = lane & 3;
+    const int mt = (mrows + 15) / 16, nt = (nb + 7) / 8;
+    for (int d = warp; d < mt * nt; d += kWarps) {
+        const int m0 = (d / nt) * 16, n0 = (d % nt) * 8;
+        const float *a_lo = w + (size_t)(m0 + g) * wstride + c, *a_hi = a_lo + (size_t)8 * wstride;
+        const float *bp = vec + (size_t)(n0 + g) * vstride + c;
+        float d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
+        for (int k0 = 0; k0 < K; k0 += 8) {
+            const uint32_t a0 = tf32_at(a_lo + k0), a1 = tf32_at(a_hi + k0), a2 = tf32_at(a_lo + k0 + 4),
+                           a3 = tf32_at(a_hi + k0 + 4), b0 = tf32_at(bp + k0), b1 = tf32_at(bp + k0 + 4);
+            asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                         "{%8, %9}, {%0, %1, %2, %3};\n"
+                         : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
+                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        }
+        store_tile(acc, nrows, R, q, mrows, nb, m0, n0, d0, d1, d2, d3);
     }
 #else
     (void)w, (void)wstride, (void)mrows, (void)vec, (void)vstride, (void)nb, (void)K, (void)acc, (void)nrows, (void)R,

@@ -1,7 +1,7 @@
 // lstm_bench.cu: the kernel workbench for the LSTM stack (in the manner of llm.c's
 // dev/cuda): every implementation behind the CUDA backend's LSTM seam (cuDNN on each of its
 // RNN algorithms: STANDARD, PERSIST_STATIC, PERSIST_DYNAMIC, PERSIST_STATIC_SMALL_H; our
-// persistent kernel on CUDA cores and, bf16 only, on tensor cores) in every precision
+// persistent kernel on CUDA cores and, in tf32 and bf16, on tensor cores) in every precision
 // (--precision fp32, tf32, bf16) against the CPU reference layer (src/cpu/lstm_cpu.c), then
 // timed, in one small program.
 // defines: main

@@ -97,8 +97,8 @@ sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_erro
 sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out, sk_error *err);
 const char *sk_cudnn_algo_name(cudnnRNNAlgo_t algo);
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
-// The same with the inner product chosen: tensor_cores = 1 (bf16 only) runs mma.sync, 0 the
-// CUDA cores (create_persistent takes the validated default).
+// The same with the inner product chosen: tensor_cores = 1 (tf32 and bf16) runs mma.sync, 0
+// the CUDA cores (create_persistent takes the validated default).
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err);
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);

@@ -5,10 +5,11 @@
 // defines: sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
 //
 // Precision (backend.h): fp32 runs the kernels with fp32 operands and cuBLAS without TF32;
-// tf32 the same kernels (fp32 recurrence: no TF32 tensor-core path in them yet, and fp32 is
-// within TF32's tolerance) with cuBLAS in TF32; bf16 the kernels' bf16 operands (weight slices
-// converted from the fp32 copy at every launch), on CUDA cores, or on tensor cores once
-// kBf16TensorCores is set (create_persistent_variant picks either), with cuBLAS in TF32.
+// tf32 the same kernels on CUDA cores (an fp32 recurrence, within TF32's tolerance) or, once
+// kTf32TensorCores is set, on tensor cores (operands rounded to TF32), with cuBLAS in TF32;
+// bf16 the kernels' bf16 operands (weight slices converted from the fp32 copy at every
+// launch), on CUDA cores, or on tensor cores once kBf16TensorCores is set, with cuBLAS in
+// TF32. create_persistent_variant picks the inner product explicitly (lstm_bench).
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
 // them back. Not chosen by --rnn-impl auto until a GPU session has validated it
@@ -216,38 +217,44 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
 
 } // namespace
 
-// bf16 on tensor cores (mma.sync): off until a GPU session has run tests/gpu with it on and
-// lstm_bench shows it correct and faster than bf16 on CUDA cores.
-static const int kBf16TensorCores = 0;
+// Tensor cores (mma.sync) for bf16 and for tf32: off until a GPU session has run tests/gpu
+// with them on and lstm_bench shows them correct and faster than the CUDA cores.
+static const int kBf16TensorCores = 0, kTf32TensorCores = 0;
+
+static int default_tensor_cores(const sk_lstm_config *cfg) {
+    return cfg->precision == SK_PRECISION_BF16 ? kBf16TensorCores
+           : cfg->precision == SK_PRECISION_TF32 ? kTf32TensorCores
+                                                 : 0;
+}
 
 static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_plan *plan, sk_error *err) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    const sk_plstm_operands operands = cfg->precision != SK_PRECISION_BF16 ? SK_PLSTM_FP32
-                                       : tensor_cores                      ? SK_PLSTM_BF16_MMA
-                                                                           : SK_PLSTM_BF16;
+    sk_plstm_operands operands = SK_PLSTM_FP32; // fp32, and tf32 on CUDA cores (an fp32 recurrence)
+    if (cfg->precision == SK_PRECISION_BF16) operands = tensor_cores ? SK_PLSTM_BF16_MMA : SK_PLSTM_BF16;
+    if (cfg->precision == SK_PRECISION_TF32 && tensor_cores) operands = SK_PLSTM_TF32_MMA;
     CUDA_CHECK(sk_plstm_plan_make(plan, device, cfg->B, cfg->E, cfg->H, cfg->L, operands));
     return SK_OK;
 }
 
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
     sk_plstm_plan plan;
-    SK_TRY(make_plan(cfg, kBf16TensorCores, &plan, err));
+    SK_TRY(make_plan(cfg, default_tensor_cores(cfg), &plan, err));
     *fits = plan.supported;
     if (why && why_size) snprintf(why, why_size, "%s", plan.why_not);
     return SK_OK;
 }
 
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
-    return sk_lstm_create_persistent_variant(cfg, kBf16TensorCores, out, err);
+    return sk_lstm_create_persistent_variant(cfg, default_tensor_cores(cfg), out, err);
 }
 
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err) {
     *out = NULL;
-    if (tensor_cores && cfg->precision != SK_PRECISION_BF16)
-        return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel has tensor cores for bf16 only, not %s",
-                       sk_precision_name(cfg->precision));
+    if (tensor_cores && cfg->precision == SK_PRECISION_FP32)
+        return sk_fail(err, SK_ERR_ARG, "--precision fp32 is strict fp32: the persistent LSTM kernel uses no tensor "
+                                        "cores in it (tf32 and bf16 do)");
     sk_plstm_plan plan;
     SK_TRY(make_plan(cfg, tensor_cores, &plan, err));
     if (!plan.supported)
