@@ -263,59 +263,10 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
         snprintf(plan->why_not, sizeof plan->why_not, "the device has no cooperative launch");
         return cudaSuccess;
     }
-    const int per_layer = sms / L;
-    if (per_layer < 1) {
-        snprintf(plan->why_not, sizeof plan->why_not, "%d layers need more than the device's %d SMs", L, sms);
-        return cudaSuccess;
-    }
-    // Bytes (lstm_persistent.h): operands of s bytes, fp32 state and accumulators.
-    const int mma = operands == SK_PLSTM_BF16_MMA || operands == SK_PLSTM_TF32_MMA;
-    const int half = operands == SK_PLSTM_BF16 || operands == SK_PLSTM_BF16_MMA; // 2-byte operands
-    if (mma) {
-        int major = 0;
-        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-        if (e != cudaSuccess) return e;
-        if (major < 8) {
-            snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
-            return cudaSuccess;
-        }
-    }
-    const size_t U = (size_t)(H + per_layer - 1) / per_layer;
-    const size_t s = half ? 2 : 4, f = sizeof(float), cap = (size_t)optin;
-    // Tensor cores: K rounded up to the instruction's (16 bf16, 8 TF32), then padded so that
-    // a fragment load's 8 rows fall in distinct banks (row strides of 4 mod 8 words: forward
-    // rows Kf, backward rows 2G); CUDA cores: Kf even (bf16 pairs), G = 4H.
-    const size_t kstep = half ? 16 : 8, ralign = mma ? 16 : 1, balign = mma ? 8 : 1;
-    const size_t Kmax = (size_t)(E > H ? E : H) + H;
-    const size_t Kf = mma ? (Kmax + kstep - 1) / kstep * kstep + (half ? 8 : 4) : (Kmax + 1) & ~(size_t)1;
-    const size_t G = mma ? ((size_t)4 * H + kstep - 1) / kstep * kstep + (half ? 4 : 2) : (size_t)4 * H;
-    const size_t wrows = (4 * U + ralign - 1) / ralign * ralign, wunits = (U + ralign - 1) / ralign * ralign;
-    const size_t fix_f = wrows * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
-    const size_t fix_b = wunits * 2 * G * s + (size_t)B * U * f, row_b = 2 * G * s + 2 * U * f;
-    if (fix_f + balign * row_f > cap || fix_b + balign * row_b > cap) {
-        const size_t need = fix_f + balign * row_f > fix_b + balign * row_b ? fix_f + balign * row_f
-                                                                            : fix_b + balign * row_b;
-        snprintf(plan->why_not, sizeof plan->why_not,
-                 "a slice of %zu units per block needs %zu KiB of shared memory with %s operands, more than the %d "
-                 "KiB a block gets%s", U, need >> 10, half ? "bf16" : "fp32", optin >> 10,
-                 half ? "" : " (bf16 operands, --precision bf16, halve the weights)");
-        return cudaSuccess;
-    }
-    // Batch rows per chunk: as many as fit, at most B (tensor cores: multiples of 8, at most
-    // B rounded up to 8; rows past B are staged but never used).
-    const size_t bmax = (B + balign - 1) / balign * balign;
-    size_t bf = (cap - fix_f) / row_f / balign * balign, bb = (cap - fix_b) / row_b / balign * balign;
-    if (bf > bmax) bf = bmax;
-    if (bb > bmax) bb = bmax;
-    plan->U = (int)U;
-    plan->kstride = (int)Kf;
-    plan->gstride = (int)G;
-    plan->wrows_fwd = (int)wrows;
-    plan->wunits_bwd = (int)wunits;
-    plan->blocks = L * (int)((H + U - 1) / U);
-    plan->bc_fwd = (int)bf, plan->bc_bwd = (int)bb;
-    plan->smem_fwd = fix_f + bf * row_f;
-    plan->smem_bwd = fix_b + bb * row_b;
+    int major = 0;
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (e != cudaSuccess) return e;
+    if (!sk_plstm_plan_shape(plan, sms, optin, major, B, E, H, L, operands)) return cudaSuccess;
     // Every block must be resident at once for the grid syncs.
     const void *kernels[2] = {forward_kernel(operands), backward_kernel(operands)};
     const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};

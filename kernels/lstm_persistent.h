@@ -1,7 +1,7 @@
 // lstm_persistent.h: the persistent wavefront LSTM kernels (lstm_persistent.cu), with fp32 or
 // bf16 operands (fp32 accumulation, fp32 cell state, fp32 weights in global memory).
-// defines: sk_plstm_layer, sk_plstm_args, sk_plstm_plan, sk_plstm_operands, sk_plstm_plan_make,
-//          sk_plstm_forward, sk_plstm_backward, SK_PLSTM_THREADS, SK_PLSTM_BATCH_BLOCK
+// defines: sk_plstm_layer, sk_plstm_args, sk_plstm_plan_make, sk_plstm_forward, sk_plstm_backward
+// (the plan, its operands and its shared-memory arithmetic: lstm_persistent_plan.h)
 //
 // One cooperative grid holds the whole L-layer stack: block n owns hidden units
 // [j0, j0 + U) of layer k = n / ceil(H/U) and keeps their weight rows (forward: the 4 gate
@@ -38,44 +38,17 @@
 
 #include <cuda_runtime_api.h>
 
+#include "lstm_persistent_plan.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SK_PLSTM_THREADS 256
-#define SK_PLSTM_BATCH_BLOCK 4 // batch rows per warp in the dot products (register blocking)
-
-// The operands and inner product of the in-kernel dot products: fp32 or bf16 on CUDA cores,
-// or on tensor cores (fp32 accumulation; compute capability >= 8.0) bf16 (mma.sync
-// m16n8k16) or fp32 rounded to TF32 (mma.sync m16n8k8).
-typedef enum {
-    SK_PLSTM_FP32 = 0,
-    SK_PLSTM_BF16 = 1,
-    SK_PLSTM_BF16_MMA = 2,
-    SK_PLSTM_TF32_MMA = 3,
-} sk_plstm_operands;
 
 typedef struct {
     size_t w_ih, w_hh, b_ih, b_hh; // float offsets into sk_plstm_args.w
     int in;                        // input width: E for layer 0, else H
 } sk_plstm_layer;
 
-// How the grid is cut, from the shape and the device (sk_plstm_plan_make).
-typedef struct {
-    int supported;     // 0: why_not says why
-    char why_not[200];
-    sk_plstm_operands operands;
-    int kstride;       // row stride of the forward weight slice and staged vectors: max(E, H) + H, made
-                       // even (CUDA cores), or rounded up to the MMA's K plus a bank-spreading pad
-    int gstride;       // backward: stride of each 4H-long half of a slice row or staged row: 4H, or
-                       // rounded up to the MMA's K plus a bank-spreading pad (tensor cores)
-    int wrows_fwd;     // forward weight rows held: 4U, or rounded up to 16 (tensor cores; zeros past 4U)
-    int wunits_bwd;    // backward units held: U, or rounded up to 16 (tensor cores; zeros past U)
-    int U;             // hidden units per block
-    int blocks;        // L * ceil(H / U), all co-resident
-    int bc_fwd, bc_bwd; // batch rows staged in shared memory at once (multiples of 8 on tensor cores)
-    size_t smem_fwd, smem_bwd; // dynamic shared memory bytes per block
-} sk_plstm_plan;
 
 typedef struct {
     int B, T, len, E, H, L;

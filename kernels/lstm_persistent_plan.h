@@ -1,0 +1,115 @@
+// lstm_persistent_plan.h: how the persistent LSTM's grid is cut and its shared memory laid out
+// (the plan of lstm_persistent.h), as pure host arithmetic in C, so that it is checked without
+// a GPU (tests/test_plstm_plan.c); sk_plstm_plan_make adds the device's numbers and the
+// occupancy check.
+// defines: sk_plstm_operands, sk_plstm_plan, sk_plstm_plan_shape, SK_PLSTM_THREADS,
+//          SK_PLSTM_BATCH_BLOCK
+//
+// Shared memory per block (s = 4 bytes per operand for fp32 and TF32, 2 for bf16; Kf =
+// kstride, G = gstride; U units; bc staged batch rows):
+//   forward  wrows_fwd*Kf*s (weights) + B*U*4 (c) + bc*(Kf*s + 4U*4) (vectors, pre-activations)
+//   backward wunits_bwd*2*G*s (weights) + B*U*4 (dc) + bc*(2*G*s + 2U*4)
+// Tensor cores: K rounded up to the instruction's (16 for bf16, 8 for TF32) and padded so
+// that the 8 rows a fragment load touches fall in distinct banks (row strides of 4 mod 8
+// 32-bit words: forward rows Kf, backward rows 2G); weight rows (forward) and units
+// (backward) rounded up to 16 and staged rows to multiples of 8, all padding zero. CUDA
+// cores: Kf even (bf16 pairs), G = 4H, nothing rounded.
+#ifndef SK_LSTM_PERSISTENT_PLAN_H
+#define SK_LSTM_PERSISTENT_PLAN_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SK_PLSTM_THREADS 256
+#define SK_PLSTM_BATCH_BLOCK 4 // batch rows per warp in the dot products (register blocking)
+
+// The operands and inner product of the in-kernel dot products: fp32 or bf16 on CUDA cores,
+// or on tensor cores (fp32 accumulation; compute capability >= 8.0) bf16 (mma.sync
+// m16n8k16) or fp32 rounded to TF32 (mma.sync m16n8k8).
+typedef enum {
+    SK_PLSTM_FP32 = 0,
+    SK_PLSTM_BF16 = 1,
+    SK_PLSTM_BF16_MMA = 2,
+    SK_PLSTM_TF32_MMA = 3,
+} sk_plstm_operands;
+
+// How the grid is cut, from the shape and the device (sk_plstm_plan_make).
+typedef struct {
+    int supported;     // 0: why_not says why
+    char why_not[200];
+    sk_plstm_operands operands;
+    int kstride;       // row stride of the forward weight slice and staged vectors (see above)
+    int gstride;       // backward: stride of each 4H-long half of a slice row or staged row
+    int wrows_fwd;     // forward weight rows held: 4U, or rounded up to 16 (tensor cores)
+    int wunits_bwd;    // backward units held: U, or rounded up to 16 (tensor cores)
+    int U;             // hidden units per block
+    int blocks;        // L * ceil(H / U), all co-resident
+    int bc_fwd, bc_bwd; // batch rows staged in shared memory at once (multiples of 8 on tensor cores)
+    size_t smem_fwd, smem_bwd; // dynamic shared memory bytes per block
+} sk_plstm_plan;
+
+static inline size_t sk_plstm_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+// Fills plan for a device of `sms` SMs, `optin` bytes of shared memory per block and compute
+// capability `cc_major`: 1 when the shape fits (the occupancy check is the caller's), else 0
+// with plan->why_not saying why. plan->supported stays 0 either way.
+static inline int sk_plstm_plan_shape(sk_plstm_plan *plan, int sms, int optin, int cc_major, int B, int E, int H,
+                                      int L, sk_plstm_operands operands) {
+    memset(plan, 0, sizeof *plan);
+    plan->operands = operands;
+    const int mma = operands == SK_PLSTM_BF16_MMA || operands == SK_PLSTM_TF32_MMA;
+    const int half = operands == SK_PLSTM_BF16 || operands == SK_PLSTM_BF16_MMA; // 2-byte operands
+    if (mma && cc_major < 8) {
+        snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
+        return 0;
+    }
+    const int per_layer = sms / L;
+    if (per_layer < 1) {
+        snprintf(plan->why_not, sizeof plan->why_not, "%d layers need more than the device's %d SMs", L, sms);
+        return 0;
+    }
+    const size_t U = (size_t)(H + per_layer - 1) / per_layer;
+    const size_t s = half ? 2 : 4, f = sizeof(float), cap = (size_t)optin;
+    const size_t kstep = half ? 16 : 8, ralign = mma ? 16 : 1, balign = mma ? 8 : 1;
+    const size_t Kmax = (size_t)(E > H ? E : H) + H;
+    const size_t Kf = mma ? sk_plstm_round_up(Kmax, kstep) + (half ? 8 : 4) : sk_plstm_round_up(Kmax, 2);
+    const size_t G = mma ? sk_plstm_round_up((size_t)4 * H, kstep) + (half ? 4 : 2) : (size_t)4 * H;
+    const size_t wrows = sk_plstm_round_up(4 * U, ralign), wunits = sk_plstm_round_up(U, ralign);
+    const size_t fix_f = wrows * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
+    const size_t fix_b = wunits * 2 * G * s + (size_t)B * U * f, row_b = 2 * G * s + 2 * U * f;
+    const size_t need_f = fix_f + balign * row_f, need_b = fix_b + balign * row_b;
+    if (need_f > cap || need_b > cap) {
+        snprintf(plan->why_not, sizeof plan->why_not,
+                 "a slice of %zu units per block needs %zu KiB of shared memory with %s operands, more than the %d "
+                 "KiB a block gets%s", U, (need_f > need_b ? need_f : need_b) >> 10, half ? "bf16" : "fp32",
+                 optin >> 10, half ? "" : " (bf16 operands, --precision bf16, halve the weights)");
+        return 0;
+    }
+    // Batch rows per chunk: as many as fit, at most B (tensor cores: multiples of 8, at most
+    // B rounded up to 8; rows past B are staged but never used).
+    const size_t bmax = sk_plstm_round_up((size_t)B, balign);
+    size_t bf = (cap - fix_f) / row_f / balign * balign, bb = (cap - fix_b) / row_b / balign * balign;
+    if (bf > bmax) bf = bmax;
+    if (bb > bmax) bb = bmax;
+    plan->U = (int)U;
+    plan->kstride = (int)Kf;
+    plan->gstride = (int)G;
+    plan->wrows_fwd = (int)wrows;
+    plan->wunits_bwd = (int)wunits;
+    plan->blocks = L * (int)((H + U - 1) / U);
+    plan->bc_fwd = (int)bf, plan->bc_bwd = (int)bb;
+    plan->smem_fwd = fix_f + bf * row_f;
+    plan->smem_bwd = fix_b + bb * row_b;
+    return 1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,125 @@
+// test_plstm_plan.c: the persistent LSTM kernel's plan (kernels/lstm_persistent_plan.h), the
+// shared-memory arithmetic the kernels carve their buffers by, on any machine:
+//  1. configs A (E128 H256 L2 B32) and B (E256 H512 L4 B64) on a 132-SM H100/H200 (227 KiB
+//     per block, compute capability 9): the numbers of kernels/PERSISTENT_LSTM_FLOOR.md's
+//     plan table, for fp32, bf16 and both tensor-core variants; B refused in fp32 (with
+//     bf16 named as the way out) and on TF32 tensor cores;
+//  2. over 3000 random shapes on three devices, every plan that fits keeps the invariants
+//     the kernels rely on: both directions within the block's shared memory, every block
+//     of the grid co-resident by SM count, each layer's units covered, strides at least
+//     the rows they hold, the fp32 regions after the operand regions 4-byte aligned, and
+//     for the tensor cores K, rows and staged rows rounded to the instruction's tiles and
+//     fragment loads free of bank conflicts (the 32 lanes' words in 32 distinct banks);
+//     every refusal says why and really needs more than the block has;
+//  3. tensor cores below compute capability 8.0 are refused.
+#include <stdio.h>
+#include <string.h>
+
+#include "../kernels/lstm_persistent_plan.h"
+#include "shakespeare/rng.h"
+#include "test_util.h"
+
+enum { SMS = 132, OPTIN = 232448 }; // H100/H200: 227 KiB of opt-in shared memory per block
+
+static void expect_plan(const char *what, int B, int E, int H, int L, sk_plstm_operands op, int U, int blocks,
+                        int bc_fwd, int bc_bwd, size_t smem_fwd, size_t smem_bwd) {
+    sk_plstm_plan p;
+    const int ok = sk_plstm_plan_shape(&p, SMS, OPTIN, 9, B, E, H, L, op);
+    printf("%-22s U %d blocks %d rows %d/%d smem %zu/%zu bytes%s%s\n", what, p.U, p.blocks, p.bc_fwd, p.bc_bwd,
+           p.smem_fwd, p.smem_bwd, ok ? "" : ": ", p.why_not);
+    CHECK(ok && p.U == U && p.blocks == blocks && p.bc_fwd == bc_fwd && p.bc_bwd == bc_bwd);
+    CHECK(p.smem_fwd == smem_fwd && p.smem_bwd == smem_bwd);
+}
+
+// The 8 x 4 (g, c) lanes of a fragment load read word g*stride + c (stride in 32-bit words):
+// distinct banks for all 32 lanes.
+static int conflict_free(size_t stride_words) {
+    unsigned seen = 0;
+    for (unsigned g = 0; g < 8; g++)
+        for (unsigned c = 0; c < 4; c++) seen |= 1u << ((g * stride_words + c) % 32);
+    return seen == 0xffffffffu;
+}
+
+static void check_invariants(const sk_plstm_plan *p, int sms, int optin, int B, int E, int H, int L) {
+    const int mma = p->operands == SK_PLSTM_BF16_MMA || p->operands == SK_PLSTM_TF32_MMA;
+    const int half = p->operands == SK_PLSTM_BF16 || p->operands == SK_PLSTM_BF16_MMA;
+    const size_t s = half ? 2 : 4, U = (size_t)p->U, Kmax = (size_t)(E > H ? E : H) + H;
+    int ok = p->smem_fwd <= (size_t)optin && p->smem_bwd <= (size_t)optin;
+    ok &= p->blocks <= sms && p->blocks == L * ((H + p->U - 1) / p->U) && (size_t)H <= U * (size_t)(p->blocks / L);
+    ok &= (size_t)p->kstride >= Kmax && p->kstride % 2 == 0 && p->gstride >= 4 * H && p->gstride % 2 == 0;
+    ok &= (size_t)p->wrows_fwd >= 4 * U && (size_t)p->wunits_bwd >= U;
+    ok &= p->bc_fwd >= 1 && p->bc_bwd >= 1;
+    // The kernels' carve-up: weights, staged vectors, then fp32 pre-activations / accumulators
+    // and the carried cell state (gradient).
+    const size_t wf = (size_t)p->wrows_fwd * p->kstride * s, vf = (size_t)p->bc_fwd * p->kstride * s;
+    const size_t wb = (size_t)p->wunits_bwd * 2 * p->gstride * s, vb = (size_t)p->bc_bwd * 2 * p->gstride * s;
+    ok &= (wf + vf) % 4 == 0 && (wb + vb) % 4 == 0;
+    ok &= p->smem_fwd == wf + vf + (size_t)p->bc_fwd * 4 * U * 4 + (size_t)B * U * 4;
+    ok &= p->smem_bwd == wb + vb + (size_t)p->bc_bwd * 2 * U * 4 + (size_t)B * U * 4;
+    if (mma) {
+        const size_t kstep = half ? 16 : 8;
+        ok &= (size_t)p->kstride >= (Kmax + kstep - 1) / kstep * kstep;
+        ok &= (size_t)p->gstride >= (4 * (size_t)H + kstep - 1) / kstep * kstep;
+        ok &= p->wrows_fwd % 16 == 0 && p->wunits_bwd % 16 == 0 && p->bc_fwd % 8 == 0 && p->bc_bwd % 8 == 0;
+        ok &= p->bc_fwd <= (B + 7) / 8 * 8 && p->bc_bwd <= (B + 7) / 8 * 8;
+        ok &= conflict_free((size_t)p->kstride * s / 4) && conflict_free((size_t)2 * p->gstride * s / 4);
+    } else {
+        ok &= p->bc_fwd <= B && p->bc_bwd <= B;
+    }
+    if (!ok) {
+        printf("invariant broken: B %d E %d H %d L %d operands %d on %d SMs, %d bytes: U %d Kf %d G %d rows %d/%d "
+               "smem %zu/%zu\n", B, E, H, L, (int)p->operands, sms, optin, p->U, p->kstride, p->gstride, p->bc_fwd,
+               p->bc_bwd, p->smem_fwd, p->smem_bwd);
+        sk_test_failures++;
+    }
+}
+
+int main(void) {
+    // 1. The plan table.
+    expect_plan("A fp32", 32, 128, 256, 2, SK_PLSTM_FP32, 4, 128, 32, 24, 100864, 230656);
+    expect_plan("A bf16", 32, 128, 256, 2, SK_PLSTM_BF16, 4, 128, 32, 32, 51712, 148992);
+    expect_plan("A bf16 tensor cores", 32, 128, 256, 2, SK_PLSTM_BF16_MMA, 4, 128, 32, 32, 52480, 198912);
+    expect_plan("A tf32 tensor cores", 32, 128, 256, 2, SK_PLSTM_TF32_MMA, 4, 128, 32, 8, 101632, 197760);
+    expect_plan("B bf16", 64, 256, 512, 4, SK_PLSTM_BF16, 16, 128, 42, 11, 231936, 226688);
+    expect_plan("B bf16 tensor cores", 64, 256, 512, 4, SK_PLSTM_BF16_MMA, 16, 128, 40, 8, 228992, 202112);
+    sk_plstm_plan p;
+    CHECK(!sk_plstm_plan_shape(&p, SMS, OPTIN, 9, 64, 256, 512, 4, SK_PLSTM_FP32) && !p.supported);
+    printf("B fp32: %s\n", p.why_not);
+    CHECK(strstr(p.why_not, "16 units per block needs 276 KiB") && strstr(p.why_not, "--precision bf16"));
+    CHECK(!sk_plstm_plan_shape(&p, SMS, OPTIN, 9, 64, 256, 512, 4, SK_PLSTM_TF32_MMA));
+    printf("B tf32 tensor cores: %s\n", p.why_not);
+    CHECK(strstr(p.why_not, "389 KiB") != NULL);
+
+    // 2. Invariants over random shapes and devices (H100/H200, A100, a smaller part).
+    static const int devices[3][2] = {{132, 232448}, {108, 166912}, {46, 101376}};
+    static const sk_plstm_operands ops[4] = {SK_PLSTM_FP32, SK_PLSTM_BF16, SK_PLSTM_BF16_MMA, SK_PLSTM_TF32_MMA};
+    sk_rng r;
+    sk_rng_seed(&r, 11);
+    int fits = 0, refused = 0;
+    for (int i = 0; i < 3000; i++) {
+        const int sms = devices[i % 3][0], optin = devices[i % 3][1];
+        const int B = 1 + (int)(sk_rng_u64(&r) % 128), E = 1 + (int)(sk_rng_u64(&r) % 600);
+        const int H = 1 + (int)(sk_rng_u64(&r) % 700), L = 1 + (int)(sk_rng_u64(&r) % 5);
+        for (int o = 0; o < 4; o++) {
+            if (sk_plstm_plan_shape(&p, sms, optin, 9, B, E, H, L, ops[o])) {
+                fits++;
+                check_invariants(&p, sms, optin, B, E, H, L);
+            } else {
+                refused++;
+                if (!p.why_not[0] || !strstr(p.why_not, "needs")) {
+                    printf("refusal without a reason: B %d E %d H %d L %d operands %d: \"%s\"\n", B, E, H, L, o,
+                           p.why_not);
+                    sk_test_failures++;
+                }
+            }
+        }
+    }
+    printf("random shapes: %d plans fit, %d refused\n", fits, refused);
+    CHECK(fits > 1000 && refused > 100); // both branches exercised
+
+    // 3. No tensor cores before compute capability 8.0.
+    CHECK(!sk_plstm_plan_shape(&p, SMS, OPTIN, 7, 32, 128, 256, 2, SK_PLSTM_BF16_MMA));
+    CHECK(strstr(p.why_not, "compute capability 8.0") != NULL);
+    CHECK(sk_plstm_plan_shape(&p, SMS, OPTIN, 7, 32, 128, 256, 2, SK_PLSTM_BF16));
+    return sk_test_done("test_plstm_plan");
+}
