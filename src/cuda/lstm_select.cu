@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "lstm_impl.h"
+#include "lstm_persistent_plan.h"
 #include "math_mode.h"
 
 namespace {
@@ -76,7 +77,7 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
         }
         if (kPersistentValidated) {
             int fits = 0;
-            char why[160];
+            char why[sizeof ((sk_plstm_plan *)0)->why_not];
             sk_status st = sk_lstm_persistent_fits(cfg, &fits, why, sizeof why, err);
             if (st != SK_OK) return st;
             if (fits) return sk_lstm_create_persistent(cfg, out, err);
