@@ -70,7 +70,7 @@ out=""
 do_build=1 run_ours=1 run_torch=1 run_fp32=1 dry=0
 # The default run first (what the config= lines report), then every implementation and
 # precision with and without the CUDA graph.
-default_variants="auto/fp32/auto,cudnn/fp32/on,cudnn/tf32/on,cudnn-persist/fp32/on,persistent/fp32/off,persistent/fp32/on,persistent/tf32/on,persistent/bf16/on"
+default_variants="auto/fp32/auto,cudnn/fp32/on,cudnn/tf32/on,cudnn-persist/fp32/on,cudnn-persist/tf32/on,persistent/fp32/off,persistent/fp32/on,persistent/tf32/on,persistent/bf16/on,auto/bf16/auto"
 variants=$default_variants
 ttq="" ttq_only=0 ttq_every=200 ttq_max=20000 ttq_variant=""
 ttq_config="128 512 2 64 128 0.2"

@@ -6,9 +6,13 @@
 #
 # .carry is scripts/device_prep.sh's OpenBLAS, made on this side before the first call: the
 # device image has none. Plan of a 30-minute session (10 minutes a command):
-#   call 1 (about 6-8 min): build, GPU tests, CPU tests, benchmark     device_all.sh OUT
-#   call 2 (about 7 min):   the quality run, then time to quality      device_all.sh OUT --only-quality 300
+#   call 1 (about 8-9 min): build, GPU tests, CPU tests, benchmark,    device_all.sh OUT --keep-going
+#                           workbench
+#   call 2 (about 7-8 min): the quality run, then time to quality      device_all.sh OUT --only-quality 300
 #   the rest: fixes, and a re-run of what failed.
+# The first session to run the new code should keep going past failures (--keep-going): one
+# call then shows every failing test and still measures what works. Each call must build if
+# the machine is a fresh one (a machine stays warm only 30 s after a call).
 #
 # Steps, each logged under OUT as it goes (tee), in this order; the first that fails stops
 # the script (exit 1) and prints the end of the log that explains it, unless --keep-going:
@@ -19,6 +23,10 @@
 #   bench-gpu.txt      scripts/bench_gpu.sh: configs A and B against PyTorch, side by side, every
 #                      variant (LSTM implementation / precision / CUDA graph; BENCH_VARIANTS
 #                      overrides bench_gpu.sh's list)
+#   workbench.log      the kernel workbenches at A and B (unless --skip-workbench; 150 s at
+#                      most): kernels/dev/lstm_bench (every LSTM implementation and precision
+#                      against the CPU layer, then timed) and kernels/dev/step_bench (a whole
+#                      step eager, deferred and replayed as a CUDA graph)
 #   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU with
 #                      the README's quality configuration, stopped by SIGTERM after S seconds
 #   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8
@@ -31,13 +39,13 @@
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
 # Usage: scripts/device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going]
-#          [--skip-bench] [--skip-ttq]
+#          [--skip-bench] [--skip-ttq] [--skip-workbench]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq]}
+out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench]}
 shift
-quality=0 only_quality=0 keep_going=0 bench=1 ttq=1
+quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quality) quality=${2:?--quality needs seconds}; shift 2 ;;
@@ -45,6 +53,7 @@ while [ $# -gt 0 ]; do
     --keep-going) keep_going=1; shift ;;
     --skip-bench) bench=0; shift ;;
     --skip-ttq) ttq=0; shift ;;
+    --skip-workbench) workbench=0; shift ;;
     *) echo "device_all.sh: error: unknown option \"$1\"" >&2; exit 2 ;;
   esac
 done
@@ -88,7 +97,7 @@ preflight() {
   fi
 }
 
-filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |iter .* val_loss|done:)'
+filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |lstm_bench|step_bench|iter .* val_loss|done:)'
 if [ "$only_quality" = 0 ]; then
   step preflight preflight.log preflight
   step build build.log bash scripts/device_build.sh
@@ -99,6 +108,19 @@ if [ "$only_quality" = 0 ]; then
     step benchmark bench-gpu.txt env BENCH_COMMIT="$commit" bash scripts/bench_gpu.sh --skip-build \
       --build-dir build-gpu --out "$out/bench-gpu.raw" ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
     rm -f "$out/bench-gpu.raw" # the same text is in bench-gpu.txt
+  fi
+  if [ "$workbench" = 1 ]; then
+    # Configurations A and B (B E H L T ...); each program prints its own table.
+    workbenches() {
+      local rc=0
+      build-gpu/lstm_bench 32 128 256 2 100 20 all || rc=1
+      build-gpu/lstm_bench 64 256 512 4 128 20 all || rc=1
+      build-gpu/step_bench 32 128 256 2 100 100 cudnn 0 || rc=1
+      build-gpu/step_bench 64 256 512 4 128 100 cudnn 0 || rc=1
+      build-gpu/step_bench 32 128 256 2 100 100 persistent 0 || rc=1
+      return "$rc"
+    }
+    step workbench workbench.log with_env timeout 150 bash -c "$(declare -f workbenches); workbenches"
   fi
 elif [ ! -x build-gpu/shakespeare-train ]; then
   step build build.log bash scripts/device_build.sh
