@@ -20,13 +20,17 @@ so a checkpoint loads with load_state_dict(strict=True):
 
     from shakespeare_torch import load_checkpoint
     model, meta = load_checkpoint("out/model.safetensors")   # meta["vocab"]: code points
-    logits, state = model(torch.tensor([[meta["vocab"].index(ord("T"))]]))
+    logits, state = model(torch.tensor([token_ids(meta, "To be")]))
+
+A model trained with --vocab bytes has meta["vocab_mode"] == "bytes": its vocabulary holds byte
+values, and token_ids(meta, b"...") maps bytes (NUL and invalid UTF-8 included).
 
 and a CharLSTM trained in PyTorch saves as a file that shakespeare-sample and
 shakespeare-train --init-from load:
 
     from shakespeare_torch import save_checkpoint
     save_checkpoint(model, vocab, "torch.safetensors")   # vocab: sorted code points (or a str)
+    save_checkpoint(model, sorted(set(data)), "b.safetensors", vocab_mode="bytes")  # data: bytes
 
 Run as a script it loads a checkpoint and prints its configuration:
 
@@ -234,13 +238,16 @@ def read_safetensors(path):
 FORMAT = "shakespeare-lstm-2"   # what save_checkpoint writes (checksum over the content)
 FORMAT_V1 = "shakespeare-lstm-1"  # older files (checksum over the data section as stored)
 REQUIRED_METADATA = ("vocab", "vocab_size", "embed_size", "hidden_size", "num_layers")
+VOCAB_MODES = ("utf8", "bytes")  # metadata vocab_mode: code points (absent: utf8) or byte values
 
 
 def load_checkpoint(path, dropout=None):
     """Builds a CharLSTM from a shakespeare checkpoint: (model in eval mode, metadata).
 
     metadata has the raw strings plus, parsed: vocab_size, embed_size, hidden_size,
-    num_layers, dropout (ints / float) and vocab (list of code points, index = token id).
+    num_layers, dropout (ints / float), vocab_mode ("utf8", also when the file has none, or
+    "bytes": a model trained with --vocab bytes) and vocab (list of code points, or of byte
+    values in bytes mode; index = token id). token_ids(metadata, text) maps a text onto it.
     dropout overrides the checkpoint's dropout (e.g. 0.0 for inference).
     A format-2 checksum is verified (ValueError on a mismatch); a file without "format" and
     "checksum" (another writer's) loads unverified, as in shakespeare-sample.
@@ -263,6 +270,11 @@ def load_checkpoint(path, dropout=None):
     meta["vocab"] = [int(c) for c in json.loads(meta["vocab"])]
     if len(meta["vocab"]) != meta["vocab_size"]:
         raise ValueError(f"{path}: vocab has {len(meta['vocab'])} entries, vocab_size is {meta['vocab_size']}")
+    meta["vocab_mode"] = meta.get("vocab_mode", "utf8")
+    if meta["vocab_mode"] not in VOCAB_MODES:
+        raise ValueError(f"{path}: bad metadata vocab_mode {meta['vocab_mode']!r} (expected 'utf8' or 'bytes')")
+    if meta["vocab_mode"] == "bytes" and meta["vocab"] and max(meta["vocab"]) > 255:
+        raise ValueError(f"{path}: a byte vocabulary with an entry above 255")
     model = CharLSTM(meta["vocab_size"], meta["embed_size"], meta["hidden_size"], meta["num_layers"],
                      meta["dropout"] if dropout is None else dropout)
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
@@ -270,13 +282,29 @@ def load_checkpoint(path, dropout=None):
     return model, meta
 
 
-def _check_vocab(vocab, size):
-    """vocab (code points, characters or a str) as a list of code points: strictly increasing
-    Unicode scalar values, size of them."""
+def token_ids(meta, text):
+    """The token ids of text under a checkpoint's metadata (load_checkpoint's): text is a str
+    for a code-point vocabulary, bytes for a byte vocabulary (a str is then taken as UTF-8).
+    KeyError names a symbol the vocabulary lacks."""
+    index = {c: i for i, c in enumerate(meta["vocab"])}
+    if meta.get("vocab_mode", "utf8") == "bytes":
+        symbols = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    else:
+        symbols = [ord(ch) for ch in (text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text)]
+    return [index[c] for c in symbols]
+
+
+def _check_vocab(vocab, size, vocab_mode="utf8"):
+    """vocab (code points, characters or a str; byte values or a bytes object in bytes mode) as
+    a list of ints: strictly increasing Unicode scalar values (bytes: 0..255), size of them."""
+    if vocab_mode == "bytes" and isinstance(vocab, str):
+        raise ValueError("a byte vocabulary is a list of byte values or a bytes object, not a str")
     cps = [ord(c) if isinstance(c, str) and len(c) == 1 else int(c) for c in vocab]
     if len(cps) != size:
         raise ValueError(f"the vocabulary has {len(cps)} characters, the model's embedding {size}")
     for i, c in enumerate(cps):
+        if vocab_mode == "bytes" and not 0 <= c <= 255:
+            raise ValueError(f"vocabulary entry {i} ({c}) is not a byte value")
         if not (0 <= c <= 0x10FFFF) or 0xD800 <= c <= 0xDFFF:
             raise ValueError(f"vocabulary entry {i} ({c}) is not a Unicode scalar value")
         if i and c <= cps[i - 1]:
@@ -285,7 +313,7 @@ def _check_vocab(vocab, size):
     return cps
 
 
-def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer="auto"):
+def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer="auto", vocab_mode=None):
     """Saves a CharLSTM (or its state_dict) as a model file that shakespeare-sample samples and
     scores and shakespeare-train --init-from fine-tunes (a new run: no optimizer state).
 
@@ -294,6 +322,8 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
     train_config: optional dict or JSON text kept in the file (informational).
     dropout: recorded in the metadata; default the model's dropout_p (0 for a bare state_dict).
     writer: "auto" (the safetensors package when importable), "safetensors" or "python".
+    vocab_mode: "utf8" (code points) or "bytes" (byte values, as --vocab bytes: shakespeare-sample
+    then reads and writes raw bytes); default "bytes" when vocab is a bytes object, else "utf8".
     Returns the metadata written, checksum included."""
     state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
     tensors = {k: v.detach().to(device="cpu", dtype=torch.float32) for k, v in state.items()}
@@ -311,7 +341,11 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
     for name, t in expected.items():
         if tensors[name].shape != t.shape:
             raise ValueError(f"tensor {name} has shape {tuple(tensors[name].shape)}, expected {tuple(t.shape)}")
-    cps = _check_vocab(vocab, V)
+    if vocab_mode is None:
+        vocab_mode = "bytes" if isinstance(vocab, (bytes, bytearray)) else "utf8"
+    if vocab_mode not in VOCAB_MODES:
+        raise ValueError(f"vocab_mode must be 'utf8' or 'bytes', got {vocab_mode!r}")
+    cps = _check_vocab(vocab, V, vocab_mode)
     if dropout is None:
         dropout = getattr(model, "dropout_p", 0.0)
     if not 0.0 <= float(dropout) < 1.0:
@@ -319,6 +353,8 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
     meta = {"format": FORMAT, "vocab_size": str(V), "embed_size": str(E), "hidden_size": str(H),
             "num_layers": str(L), "dropout": repr(float(dropout)),
             "vocab": "[" + ",".join(str(c) for c in cps) + "]"}
+    if vocab_mode == "bytes":  # absent means code points, as the C writer does
+        meta["vocab_mode"] = "bytes"
     if train_config is not None:
         meta["train_config"] = train_config if isinstance(train_config, str) else json.dumps(train_config)
     meta["checksum"] = content_checksum(tensors, meta)
@@ -332,7 +368,7 @@ def main(argv):
         return 2
     model, meta = load_checkpoint(argv[1])
     print(f"loaded {argv[1]}: V={meta['vocab_size']} E={meta['embed_size']} H={meta['hidden_size']} "
-          f"L={meta['num_layers']} dropout={meta['dropout']} "
+          f"L={meta['num_layers']} dropout={meta['dropout']} vocab_mode={meta['vocab_mode']} "
           f"params={sum(p.numel() for p in model.parameters())}")
     for name, p in model.state_dict().items():
         print(f"  {name:24s} {tuple(p.shape)}")
