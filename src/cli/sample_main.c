@@ -17,7 +17,7 @@
 #define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
 
 enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_ARGMAX, OPT_SEED, OPT_DEVICE,
-       OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_HELP, OPT_VERSION };
+       OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_RNN_IMPL, OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
@@ -26,7 +26,7 @@ static const struct option long_options[] = {
     {"argmax", no_argument, 0, OPT_ARGMAX}, {"seed", required_argument, 0, OPT_SEED},
     {"device", required_argument, 0, OPT_DEVICE}, {"score", required_argument, 0, OPT_SCORE},
     {"threads", required_argument, 0, OPT_THREADS}, {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
-    {"precision", required_argument, 0, OPT_PRECISION},
+    {"precision", required_argument, 0, OPT_PRECISION}, {"rnn-impl", required_argument, 0, OPT_RNN_IMPL},
     {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
@@ -46,6 +46,9 @@ static void usage(void) {
            "                        (default: off)\n"
            "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
            "  --device D            auto | cpu | cuda | cuda:N (default: auto)\n"
+           "  --rnn-impl I          the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
+           "                        the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
+           "                        persistent; the CPU takes only auto (default: auto)\n"
            "  --threads N           CPU threads; 0 = all cores (default: 0)\n"
            "  --precision P         the CUDA arithmetic: fp32 | tf32 | bf16 (see shakespeare-train --help);\n"
            "                        the CPU takes only fp32 (default: fp32)\n"
@@ -130,6 +133,7 @@ int main(int argc, char **argv) {
     sk_sample_opts so = {1.0f, 0, 0};
     int length = 500, threads = 0;
     sk_precision precision = SK_PRECISION_FP32;
+    sk_rnn_impl rnn_impl = SK_RNN_AUTO;
     uint64_t seed = 1;
     sk_error err = {{0}};
     sk_status st = SK_OK;
@@ -156,6 +160,7 @@ int main(int argc, char **argv) {
         case OPT_THREADS: st = cli_parse_int("--threads", optarg, 0, 1024, &threads, &err); break;
         case OPT_CACHE_DIR: cache_dir = optarg; break;
         case OPT_PRECISION: st = sk_precision_parse(optarg, &precision, &err); break;
+        case OPT_RNN_IMPL: st = sk_rnn_impl_parse(optarg, &rnn_impl, &err); break;
         case OPT_HELP: usage(); return 0;
         case OPT_VERSION: cli_print_version("shakespeare-sample"); return 0;
         default: cli_bad_option(c, argv);
@@ -205,10 +210,11 @@ int main(int argc, char **argv) {
     }
 
     sk_backend_config bc = {.model = model.cfg, .batch_size = 1, .seq_len = SCORE_WINDOW, .training = 0,
-                            .threads = threads, .seed = seed, .precision = precision};
+                            .threads = threads, .seed = seed, .precision = precision, .rnn_impl = rnn_impl};
     sk_backend *be;
     char note[512];
-    if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK) // SK_ERR_ARG: a refused flag
+    // SK_ERR_ARG: a refused flag (--precision, --rnn-impl the backend lacks)
+    if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
         cli_die(st == SK_ERR_ARG || (st == SK_ERR_DEVICE && strcmp(device, "auto") != 0) ? CLI_EXIT_USAGE
                                                                                           : CLI_EXIT_FAILURE,
                 "%s", err.msg);
