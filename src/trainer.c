@@ -131,8 +131,9 @@ static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
     if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
     if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "--eval-only needs --init-from CHECKPOINT");
-    if (o->overwrite && o->init_from)
-        return sk_fail(err, SK_ERR_ARG, "--overwrite starts a fresh run; it does not go with --init-from, which continues one");
+    if (o->eval_only && o->overwrite)
+        return sk_fail(err, SK_ERR_ARG, "--overwrite replaces the run in --out-dir; it does not go with --eval-only, "
+                                        "which writes nothing");
     if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
         return sk_fail(err, SK_ERR_ARG, "--max-iters 0 and --max-epochs 0 would train forever; set one of them");
     return SK_OK;
@@ -272,7 +273,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     st = SK_OK;
     if (!o->eval_only && t->rank == 0) {
         st = sk_outdir_open(&t->od, o->out_dir, err);
-        if (st == SK_OK && !o->init_from) st = sk_outdir_claim_fresh(&t->od, o->overwrite, err);
+        if (st == SK_OK) st = sk_outdir_claim(&t->od, o->init_from, o->overwrite, err);
     }
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
     if (o->batch_size % t->nranks != 0) {

@@ -45,7 +45,8 @@ typedef struct {
     const char *out_dir;
     const char *log_path;    // JSON Lines metrics (NULL: OUT_DIR/metrics.jsonl)
     const char *init_from;   // checkpoint to resume from (NULL: fresh start)
-    int overwrite;           // a fresh run may replace the run in out_dir (at its first checkpoint)
+    int overwrite;           // a fresh run, or one from another directory's checkpoint, may replace
+                             // the run in out_dir (at its first checkpoint)
     int eval_only;
     uint64_t seed;
     int threads;
@@ -97,8 +98,9 @@ typedef struct {
 typedef struct sk_trainer sk_trainer;
 
 // Unless eval_only, locks out_dir for the trainer's life (SK_ERR_BUSY when another run holds
-// it or the metrics log) and refuses (SK_ERR_ARG) a fresh run into an out_dir that holds a
-// checkpoint, unless overwrite (src/io/outdir.h has the rules).
+// it or the metrics log) and refuses (SK_ERR_ARG) a fresh run, or one --init-from a checkpoint
+// of another directory, into an out_dir that holds a checkpoint, unless overwrite
+// (src/io/outdir.h has the rules).
 sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err);
 
 typedef struct {

@@ -1,6 +1,6 @@
 // outdir.c: one run per output directory (see outdir.h): the lock, the refusal of a fresh run
 // over a finished one, --overwrite's deferred replacement, and the locked metrics log.
-// defines: sk_outdir_open, sk_outdir_claim_fresh, sk_outdir_open_log, sk_outdir_log,
+// defines: sk_outdir_open, sk_outdir_claim, sk_outdir_open_log, sk_outdir_log,
 //          sk_outdir_checkpoint_written, sk_outdir_close
 #include "outdir.h"
 
@@ -139,7 +139,22 @@ sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err) {
 
 static const char *const CHECKPOINT_NAMES[] = {"last", "best"};
 
-sk_status sk_outdir_claim_fresh(sk_outdir *od, int overwrite, sk_error *err) {
+// Whether the checkpoint file lies in directory dir (the same directory, however spelled).
+static int in_dir(const char *file, const char *dir) {
+    char *parent = sk_path_dir(file);
+    struct stat a, b;
+    int same = parent && stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    free(parent);
+    return same;
+}
+
+sk_status sk_outdir_claim(sk_outdir *od, const char *init_from, int overwrite, sk_error *err) {
+    if (init_from && in_dir(init_from, od->dir)) { // the directory's own run, continued
+        if (overwrite)
+            return sk_fail(err, SK_ERR_ARG, "--overwrite starts a fresh run; it does not go with --init-from %s, "
+                                            "which continues the run in %s", init_from, od->dir);
+        return SK_OK;
+    }
     char file[64], *path = NULL;
     for (size_t i = 0; i < 2 && !path; i++) {
         snprintf(file, sizeof file, "%s.safetensors", CHECKPOINT_NAMES[i]);
@@ -168,10 +183,14 @@ sk_status sk_outdir_claim_fresh(sk_outdir *od, int overwrite, sk_error *err) {
     else snprintf(what, sizeof what, "%s at step %lld, no validation loss yet", file, (long long)state.step);
     sk_model_file_free(&model);
     sk_train_state_free(&state);
-    sk_status st = sk_fail(err, SK_ERR_ARG,
-                           "output directory %s already holds a run (%s); to continue it pass --init-from %s, to "
-                           "start over pass --overwrite",
-                           od->dir, what, path);
+    sk_status st = init_from ? sk_fail(err, SK_ERR_ARG,
+                                       "output directory %s already holds a run (%s), not the one --init-from %s "
+                                       "belongs to; to replace it pass --overwrite, or choose another --out-dir",
+                                       od->dir, what, init_from)
+                             : sk_fail(err, SK_ERR_ARG,
+                                       "output directory %s already holds a run (%s); to continue it pass "
+                                       "--init-from %s, to start over pass --overwrite",
+                                       od->dir, what, path);
     free(path);
     return st;
 }

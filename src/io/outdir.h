@@ -1,6 +1,6 @@
 // outdir.h: one run per output directory. The directory's lock, the refusal of a fresh run
 // over a finished one, --overwrite's deferred replacement, and the locked metrics log.
-// defines: sk_outdir, SK_OUTDIR_INIT, sk_outdir_open, sk_outdir_claim_fresh, sk_outdir_open_log,
+// defines: sk_outdir, SK_OUTDIR_INIT, sk_outdir_open, sk_outdir_claim, sk_outdir_open_log,
 //          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_close
 //
 // The rules:
@@ -13,7 +13,9 @@
 //  - The metrics log, when it is a regular file, is locked the same way (flock on the log
 //    itself), wherever it lies: two runs never write one log.
 //  - A fresh run refuses a directory that holds a checkpoint (last.safetensors or
-//    best.safetensors) unless told to overwrite. Overwriting touches nothing at start-up: the
+//    best.safetensors) unless told to overwrite, and so does a run started --init-from a
+//    checkpoint of another directory (continuing the run in the directory itself, from its own
+//    last.* or best.*, is what --init-from is for, and overwriting it is refused). Overwriting touches nothing at start-up: the
 //    new run logs to a temporary file beside the log, and only its first checkpoint removes
 //    the old run's other checkpoint and renames the new log over the old one. A run that dies
 //    before its first checkpoint leaves the old run as it was.
@@ -43,11 +45,12 @@ typedef struct {
 // SK_ERR_IO when dir cannot be created or written. od must be SK_OUTDIR_INIT.
 sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err);
 
-// For a fresh run (no --init-from): SK_ERR_ARG when the directory holds a checkpoint and
-// overwrite is 0, with a message naming the directory, the step and validation loss of what
-// is there and the two ways on; with overwrite, marks the old run for replacement at the
-// first checkpoint.
-sk_status sk_outdir_claim_fresh(sk_outdir *od, int overwrite, sk_error *err);
+// For a fresh run (init_from NULL) or one started from a checkpoint outside the directory:
+// SK_ERR_ARG when the directory holds a checkpoint and overwrite is 0, with a message naming
+// the directory, the step and validation loss of what is there and the ways on; with
+// overwrite, marks the old run for replacement at the first checkpoint. A checkpoint inside
+// the directory continues its run: SK_OK, or SK_ERR_ARG with overwrite.
+sk_status sk_outdir_claim(sk_outdir *od, const char *init_from, int overwrite, sk_error *err);
 
 // Opens and locks the metrics log at path: appended to when append is set (a resumed run),
 // started anew otherwise (in a temporary file while an overwrite is pending). SK_ERR_BUSY when

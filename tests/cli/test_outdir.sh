@@ -6,7 +6,8 @@
 #    file byte-identical afterwards (the issue's first scenario: 300 steps, then a fresh 3-step run).
 #  - --overwrite replaces nothing before the new run's first checkpoint (killed before it, the
 #    old run is intact); after it only the new run's files remain, with a metrics log of its
-#    own; a resumed run appends to it. --overwrite with --init-from is refused.
+#    own; a resumed run appends to it. --overwrite with --init-from the out-dir's own run is refused
+#    (test_outdir_init_from.sh: --init-from another directory's checkpoint).
 #  - A run killed with SIGKILL leaves no lock behind: the next run starts at once.
 . "$(dirname "$0")/lib.sh"
 
