@@ -90,7 +90,8 @@ typedef struct {
     void (*on_notice)(void *ctx, const char *line);            // e.g. device fallback
     void (*on_progress)(void *ctx, const sk_progress *p);       // every log_every steps
     void (*on_eval)(void *ctx, int64_t step, double val_loss, int is_best);
-    void (*on_sample)(void *ctx, int64_t step, const char *utf8_text);
+    // text[0, len): UTF-8, or raw bytes for a byte vocabulary (NUL bytes included)
+    void (*on_sample)(void *ctx, int64_t step, const char *text, size_t len);
     void (*on_checkpoint)(void *ctx, const char *path);
     void (*on_tokenize)(void *ctx, uint64_t done, uint64_t total, double elapsed_s, double cpu_s); // building a token cache
 } sk_train_callbacks;

@@ -219,9 +219,12 @@ static void cb_eval(void *ctx, int64_t step, double val, int best) {
     fflush(stdout);
 }
 
-static void cb_sample(void *ctx, int64_t step, const char *text) {
+// The sample's bytes as they are (a byte model's may hold NUL bytes).
+static void cb_sample(void *ctx, int64_t step, const char *text, size_t len) {
     end_live(ctx);
-    printf("---- sample at iter %lld ----\n%s\n----\n", (long long)step, text);
+    printf("---- sample at iter %lld ----\n", (long long)step);
+    fwrite(text, 1, len, stdout);
+    printf("\n----\n");
     fflush(stdout);
 }
 
