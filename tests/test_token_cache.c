@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/binio.h"
 #include "shakespeare/corpus.h"
 #include "shakespeare/token_cache.h"
 #include "shakespeare/utf8.h"
@@ -151,6 +152,25 @@ static void set_u32(const char *path, off_t at, uint32_t v) {
     close(fd);
 }
 
+// Sets id number i of a width-1 cache to v and writes the ids' checksum that matches (token_cache.h
+// has the layout): a cache that only the range of its ids tells from a good one.
+static void set_id_resealed(const char *path, size_t i, uint8_t v) {
+    uint8_t *b;
+    size_t n;
+    sk_error err = {{0}};
+    CHECK_OK(sk_read_file(path, 0, &b, &n, &err));
+    uint32_t V = sk_get_le32(b + 20);
+    uint64_t count = sk_get_le64(b + 24), off = (96 + 4 * (uint64_t)V + 63) / 64 * 64;
+    CHECK(sk_get_le32(b + 16) == 1 && i < count && off + count + 8 == n);
+    b[off + i] = v;
+    sk_sum64 s;
+    sk_sum64_init(&s);
+    sk_sum64_update(&s, b + off, (size_t)count);
+    sk_put_le64(b + off + count, sk_sum64_final(&s));
+    sk_test_write_file(path, b, n);
+    free(b);
+}
+
 // Opens path's cache, expecting a rebuild announced by one notice containing `reason`.
 static void expect_rebuild(const char *path, const char *reason) {
     sk_error err = {{0}};
@@ -206,6 +226,11 @@ static void test_stale_and_corrupt(void) {
     expect_rebuild(path, "format version 0");
     flip_byte(cpath, -3);
     expect_rebuild(path, "corrupt token ids");
+    // An id equal to V (65) or 255 under a matching checksum: outside the vocabulary.
+    set_id_resealed(cpath, 1234, 65);
+    expect_rebuild(path, "corrupt token ids (id 65 outside the vocabulary of 65)");
+    set_id_resealed(cpath, 0, 255);
+    expect_rebuild(path, "corrupt token ids (id 255 outside");
     truncate(cpath, 0);
     expect_rebuild(path, "truncated (0 bytes)");
     // A source changed between the two passes is an error, and leaves no cache behind.

@@ -24,7 +24,8 @@
 //   D       n*w   ids, D = 96 + 4V rounded up to a multiple of 64
 //   D+n*w   8     u64 sk_sum64 of the ids
 // A cache is used only when all of it checks out: magic, version, header CRC, sizes against the
-// file size, the id checksum, and the source's size and modification time as they are now. Any
+// file size, the id checksum, every id below V, and the source's size and modification time as
+// they are now. Any
 // mismatch is reported in one line (hooks->notice) and the cache is rebuilt: streamed from the
 // source in two passes (vocabulary, then ids) into a temporary file that is renamed into place,
 // so concurrent builders never leave a broken cache. A source whose size, time or content

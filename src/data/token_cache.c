@@ -17,6 +17,7 @@
 #include "io/binio.h"
 #include "shakespeare/corpus.h"
 #include "shakespeare/utf8.h"
+#include "token_cache_internal.h"
 
 #define MAGIC "SKTOKENS"
 #define HEADER 96
@@ -82,17 +83,12 @@ char *sk_token_cache_default_dir_of_file(const char *file) {
 
 // ---- the source ----------------------------------------------------------------------------
 
-typedef struct {
-    uint64_t size;
-    int64_t sec, nsec; // modification time
-} source_id;
-
-static source_id id_of(const struct stat *st) {
-    return (source_id){(uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
+static sk_source_id id_of(const struct stat *st) {
+    return (sk_source_id){(uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
 }
 
 // Opens the source for reading with today's corpus messages; *fd owned by the caller.
-static sk_status open_source(const char *path, int *fd, source_id *id, sk_error *err) {
+static sk_status open_source(const char *path, int *fd, sk_source_id *id, sk_error *err) {
     if (!*path) return sk_fail(err, SK_ERR_IO, "cannot open a file with an empty path");
     // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is rejected below.
     *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -290,7 +286,7 @@ static uint64_t data_offset(uint32_t V) { return ((uint64_t)HEADER + 4 * (uint64
 static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode, double train_frac,
                        double val_frac, const sk_cache_hooks *hooks, double *seconds, sk_error *err) {
     builder b = {source, -1, mode, hooks, 0, 0, now_s(), 0, cpu_s(), NULL};
-    source_id id0, id1;
+    sk_source_id id0, id1;
     sk_status st = open_source(source, &b.fd, &id0, err);
     if (st != SK_OK) return st;
     b.total = 2 * id0.size;
@@ -381,10 +377,123 @@ done:
 
 // ---- validating and mapping ----------------------------------------------------------------
 
+// The largest id among ids[0, n) of width bytes; scanned in blocks of one width, vectorizable.
+static uint32_t max_id(const uint8_t *ids, size_t n, uint32_t width) {
+    uint32_t m = 0;
+    if (width == 1) {
+        uint8_t m8 = 0;
+        for (size_t i = 0; i < n; i++) m8 = ids[i] > m8 ? ids[i] : m8;
+        m = m8;
+    } else if (width == 2) {
+        uint16_t m16 = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t v;
+            memcpy(&v, ids + 2 * i, 2);
+            m16 = v > m16 ? v : m16;
+        }
+        m = m16;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t v;
+            memcpy(&v, ids + 4 * i, 4);
+            m = v > m ? v : m;
+        }
+    }
+    return m;
+}
+
+sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t len, const sk_source_id *id,
+                               sk_vocab_mode mode, char *why, size_t why_n, sk_error *err) {
+    memset(&c->vocab, 0, sizeof c->vocab);
+    if (len < HEADER + 8) {
+        snprintf(why, why_n, "truncated (%zu bytes)", len);
+        return SK_ERR_FORMAT;
+    }
+    const uint8_t *hd = image;
+    if (memcmp(hd, MAGIC, 8) != 0) {
+        snprintf(why, why_n, "not a token cache (bad magic)");
+        return SK_ERR_FORMAT;
+    }
+    uint32_t version = sk_get_le32(hd + 8), fmode = sk_get_le32(hd + 12), width = sk_get_le32(hd + 16);
+    uint32_t V = sk_get_le32(hd + 20);
+    uint64_t n = sk_get_le64(hd + 24);
+    if (version != SK_TOKEN_CACHE_VERSION) {
+        snprintf(why, why_n, "format version %u, this program writes %u", version, SK_TOKEN_CACHE_VERSION);
+        return SK_ERR_FORMAT;
+    }
+    if (fmode != (uint32_t)mode || V == 0 || V > N_CODEPOINTS || (mode == SK_VOCAB_BYTES && V > 256) ||
+        width != (V <= 256 ? 1u : V <= 65536 ? 2u : 4u) || n > (UINT64_MAX >> 3)) {
+        snprintf(why, why_n, "corrupt header (mode %u, width %u, V %u, n %llu)", fmode, width, V,
+                 (unsigned long long)n);
+        return SK_ERR_FORMAT;
+    }
+    uint64_t off = data_offset(V), want = off + n * width + 8;
+    if ((uint64_t)len != want) {
+        snprintf(why, why_n, "%s (%zu bytes, the header says %llu)", (uint64_t)len < want ? "truncated" : "corrupt",
+                 len, (unsigned long long)want);
+        return SK_ERR_FORMAT;
+    }
+    unsigned char zeroed[HEADER];
+    memcpy(zeroed, hd, HEADER);
+    memset(zeroed + 88, 0, 4);
+    if (sk_crc32(sk_crc32(0, zeroed, HEADER), image + HEADER, 4 * (size_t)V) != sk_get_le32(hd + 88)) {
+        snprintf(why, why_n, "corrupt header (checksum mismatch)");
+        return SK_ERR_FORMAT;
+    }
+    if (sk_get_le64(hd + 32) != id->size) {
+        snprintf(why, why_n, "the source changed (%llu bytes, now %llu)", (unsigned long long)sk_get_le64(hd + 32),
+                 (unsigned long long)id->size);
+        return SK_ERR_FORMAT;
+    }
+    if ((int64_t)sk_get_le64(hd + 40) != id->sec || (int64_t)sk_get_le64(hd + 48) != id->nsec) {
+        snprintf(why, why_n, "the source changed (modified since the cache was built)");
+        return SK_ERR_FORMAT;
+    }
+    // The ids' checksum and their largest value, a block at a time while it is in cache. An id
+    // outside the vocabulary would index past the model's tables (the sampler's remap, the
+    // embedding), so a cache holding one is corrupt even when its checksum matches.
+    const uint8_t *ids = image + off;
+    const size_t block = (size_t)1 << 16; // ids per block
+    const int full = (width == 1 && V == 256) || (width == 2 && V == 65536); // every value is an id
+    uint32_t top = 0;
+    sk_sum64 s;
+    sk_sum64_init(&s);
+    for (size_t i = 0; i < n; i += block) {
+        size_t k = n - i < block ? (size_t)(n - i) : block;
+        sk_sum64_update(&s, ids + i * width, k * width);
+        if (!full) {
+            uint32_t m = max_id(ids + i * width, k, width);
+            top = m > top ? m : top;
+        }
+    }
+    if (sk_sum64_final(&s) != sk_get_le64(ids + n * width)) {
+        snprintf(why, why_n, "corrupt token ids (checksum mismatch)");
+        return SK_ERR_FORMAT;
+    }
+    if (top >= V) {
+        snprintf(why, why_n, "corrupt token ids (id %u outside the vocabulary of %u)", top, V);
+        return SK_ERR_FORMAT;
+    }
+    uint32_t *chars = malloc(V * sizeof *chars);
+    if (!chars) return sk_fail(err, SK_ERR_NOMEM, "out of memory for a vocabulary of %u symbols", V);
+    for (uint32_t i = 0; i < V; i++) chars[i] = sk_get_le32(image + HEADER + 4 * (size_t)i);
+    sk_status st = sk_vocab_from_codepoints(&c->vocab, chars, (int)V, NULL);
+    if (st == SK_OK && mode == SK_VOCAB_BYTES && chars[V - 1] > 255) st = SK_ERR_FORMAT; // not a byte
+    free(chars);
+    if (st != SK_OK) {
+        sk_vocab_free(&c->vocab);
+        snprintf(why, why_n, "corrupt vocabulary");
+        return SK_ERR_FORMAT;
+    }
+    c->vocab.bytes = mode == SK_VOCAB_BYTES;
+    c->ids = (sk_tokens){ids, (int)width, (size_t)n};
+    return SK_OK;
+}
+
 // Maps and checks the cache at cpath against the source as it is now (id). SK_ERR_FORMAT with
 // the reason in why when it is missing, stale or corrupt (to be rebuilt); other statuses are
 // failures of their own (out of memory).
-static sk_status try_open(sk_token_cache *c, const char *cpath, const source_id *id, sk_vocab_mode mode,
+static sk_status try_open(sk_token_cache *c, const char *cpath, const sk_source_id *id, sk_vocab_mode mode,
                           char *why, size_t why_n, sk_error *err) {
     int fd = open(cpath, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -392,7 +501,6 @@ static sk_status try_open(sk_token_cache *c, const char *cpath, const source_id 
         return SK_ERR_FORMAT;
     }
     struct stat sb;
-    unsigned char hd[HEADER];
     sk_status st = SK_ERR_FORMAT;
     uint8_t *map = NULL;
     size_t len = 0;
@@ -401,83 +509,15 @@ static sk_status try_open(sk_token_cache *c, const char *cpath, const source_id 
         goto out;
     }
     len = (size_t)sb.st_size;
-    if (len < HEADER + 8 || pread(fd, hd, HEADER, 0) != HEADER) {
-        snprintf(why, why_n, "truncated (%zu bytes)", len);
-        goto out;
-    }
-    if (memcmp(hd, MAGIC, 8) != 0) {
-        snprintf(why, why_n, "not a token cache (bad magic)");
-        goto out;
-    }
-    uint32_t version = sk_get_le32(hd + 8), fmode = sk_get_le32(hd + 12), width = sk_get_le32(hd + 16);
-    uint32_t V = sk_get_le32(hd + 20);
-    uint64_t n = sk_get_le64(hd + 24);
-    if (version != SK_TOKEN_CACHE_VERSION) {
-        snprintf(why, why_n, "format version %u, this program writes %u", version, SK_TOKEN_CACHE_VERSION);
-        goto out;
-    }
-    if (fmode != (uint32_t)mode || V == 0 || V > N_CODEPOINTS || (mode == SK_VOCAB_BYTES && V > 256) ||
-        width != (V <= 256 ? 1u : V <= 65536 ? 2u : 4u) || n > (UINT64_MAX >> 3)) {
-        snprintf(why, why_n, "corrupt header (mode %u, width %u, V %u, n %llu)", fmode, width, V,
-                 (unsigned long long)n);
-        goto out;
-    }
-    uint64_t off = data_offset(V), want = off + n * width + 8;
-    if ((uint64_t)len != want) {
-        snprintf(why, why_n, "%s (%zu bytes, the header says %llu)", (uint64_t)len < want ? "truncated" : "corrupt",
-                 len, (unsigned long long)want);
-        goto out;
-    }
-    map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
+    if (len >= HEADER + 8 && (map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         map = NULL;
         snprintf(why, why_n, "cannot be mapped (%s)", strerror(errno));
         goto out;
     }
-    unsigned char zeroed[HEADER];
-    memcpy(zeroed, hd, HEADER);
-    memset(zeroed + 88, 0, 4);
-    if (sk_crc32(sk_crc32(0, zeroed, HEADER), map + HEADER, 4 * (size_t)V) != sk_get_le32(hd + 88)) {
-        snprintf(why, why_n, "corrupt header (checksum mismatch)");
-        goto out;
-    }
-    if (sk_get_le64(hd + 32) != id->size) {
-        snprintf(why, why_n, "the source changed (%llu bytes, now %llu)", (unsigned long long)sk_get_le64(hd + 32),
-                 (unsigned long long)id->size);
-        goto out;
-    }
-    if ((int64_t)sk_get_le64(hd + 40) != id->sec || (int64_t)sk_get_le64(hd + 48) != id->nsec) {
-        snprintf(why, why_n, "the source changed (modified since the cache was built)");
-        goto out;
-    }
-    sk_sum64 s;
-    sk_sum64_init(&s);
-    sk_sum64_update(&s, map + off, (size_t)(n * width));
-    if (sk_sum64_final(&s) != sk_get_le64(map + off + n * width)) {
-        snprintf(why, why_n, "corrupt token ids (checksum mismatch)");
-        goto out;
-    }
-    uint32_t *chars = malloc(V * sizeof *chars);
-    if (!chars) {
-        st = sk_fail(err, SK_ERR_NOMEM, "out of memory for a vocabulary of %u symbols", V);
-        goto out;
-    }
-    for (uint32_t i = 0; i < V; i++) chars[i] = sk_get_le32(map + HEADER + 4 * (size_t)i);
-    st = sk_vocab_from_codepoints(&c->vocab, chars, (int)V, NULL);
-    if (st == SK_OK && mode == SK_VOCAB_BYTES && chars[V - 1] > 255) st = SK_ERR_FORMAT; // not a byte
-    free(chars);
-    if (st != SK_OK) {
-        sk_vocab_free(&c->vocab);
-        snprintf(why, why_n, "corrupt vocabulary");
-        st = SK_ERR_FORMAT;
-        goto out;
-    }
-    c->vocab.bytes = mode == SK_VOCAB_BYTES;
-    c->ids = (sk_tokens){map + off, (int)width, (size_t)n};
+    if ((st = sk_token_cache_check(c, map, len, id, mode, why, why_n, err)) != SK_OK) goto out;
     c->map = map;
     c->map_len = len;
     map = NULL;
-    st = SK_OK;
 out:
     if (map) munmap(map, len);
     close(fd);
@@ -489,7 +529,7 @@ sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mo
     memset(c, 0, sizeof *c);
     double t0 = now_s();
     int fd;
-    source_id id;
+    sk_source_id id;
     sk_status st = open_source(source, &fd, &id, err);
     if (st != SK_OK) return st;
     close(fd);
