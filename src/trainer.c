@@ -557,6 +557,13 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     return st;
 }
 
+// Once a stop is agreed (on any rank), rank 0 reports nothing more through the callbacks that
+// print: under mpirun its stdout may no longer be drained (train_main.c), and nothing may block
+// it before the final checkpoint.
+static void go_quiet(sk_trainer *t) {
+    t->cb.on_progress = NULL, t->cb.on_eval = NULL, t->cb.on_sample = NULL, t->cb.on_checkpoint = NULL;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -700,6 +707,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
                 return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
             }
         }
+        if (t->stop) go_quiet(t); // nothing printed from here to the final checkpoint
         const double dt = now_s() - ts;
         t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
         step_time += dt;

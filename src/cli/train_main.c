@@ -7,6 +7,7 @@
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 static volatile sig_atomic_t g_stop = 0; // 0, SIGINT or SIGTERM
 static sk_comm *g_comm;                  // the job's communicator, finalized at exit
+static pthread_t g_main_thread;          // the thread that prints and writes checkpoints
 
 static void free_comm(void) {
     sk_comm_free(g_comm);
@@ -27,7 +29,16 @@ static void free_comm(void) {
 
 // The first SIGINT/SIGTERM asks for a clean stop (finish the step, save, exit); a second
 // one ends the process at once, which the atomic checkpoint writes make safe.
+// Once a stop is asked for, nothing more is printed to stdout before the checkpoint (see the
+// callbacks): under mpirun, OpenMPI 4.1 stops draining the ranks' output when it gets SIGINT and
+// kills them a second later, so rank 0 must not block on a full pipe. A write already blocked
+// when the signal comes returns (EINTR: the handler has no SA_RESTART), and a signal that lands
+// on another thread (the MPI library's, a worker's) is passed on to the main thread for that.
 static void on_signal(int sig) {
+    if (!pthread_equal(pthread_self(), g_main_thread)) {
+        pthread_kill(g_main_thread, sig);
+        return;
+    }
     if (g_stop) {
         signal(sig, SIG_DFL);
         raise(sig);
@@ -172,6 +183,7 @@ static void format_eta(double s, char *buf, size_t n) {
 
 static void cb_progress(void *ctx, const sk_progress *p) {
     printer *pr = ctx;
+    if (g_stop) return; // stopping: nothing that could block before the checkpoint
     int64_t total = p->max_iters;
     char eta[32] = "?";
     if (total > 0 && p->step > 0) format_eta(p->elapsed_s / (double)p->step * (double)(total - p->step), eta, sizeof eta);
@@ -193,6 +205,7 @@ static void cb_progress(void *ctx, const sk_progress *p) {
 // one that took a second or more.
 static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed, double cpu) {
     printer *pr = ctx;
+    if (g_stop) return;
     static double last_plain = 0.0;
     const double mb = 1e6;
     double rate = elapsed > 0 ? (double)done / mb / elapsed : 0.0;
@@ -214,6 +227,7 @@ static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed
 }
 
 static void cb_eval(void *ctx, int64_t step, double val, int best) {
+    if (g_stop) return;
     end_live(ctx);
     printf("iter %lld val_loss %.4f%s\n", (long long)step, val, best ? " (best)" : "");
     fflush(stdout);
@@ -221,6 +235,7 @@ static void cb_eval(void *ctx, int64_t step, double val, int best) {
 
 // The sample's bytes as they are (a byte model's may hold NUL bytes).
 static void cb_sample(void *ctx, int64_t step, const char *text, size_t len) {
+    if (g_stop) return;
     end_live(ctx);
     printf("---- sample at iter %lld ----\n", (long long)step);
     fwrite(text, 1, len, stdout);
@@ -230,7 +245,7 @@ static void cb_sample(void *ctx, int64_t step, const char *text, size_t len) {
 
 static void cb_checkpoint(void *ctx, const char *path) {
     printer *pr = ctx;
-    if (!pr->tty) printf("checkpoint %s\n", path);
+    if (!pr->tty && !g_stop) printf("checkpoint %s\n", path);
 }
 
 // s as a JSON string body: quotes, backslashes and control characters escaped.
@@ -378,6 +393,8 @@ int main(int argc, char **argv) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sa.sa_flags = 0; // no SA_RESTART: a write blocked on a full pipe returns at the signal
+    g_main_thread = pthread_self();
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     // A write past the file size limit (ulimit -f) then fails with EFBIG, which ends the run
