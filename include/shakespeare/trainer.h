@@ -115,7 +115,8 @@ typedef struct {
 } sk_train_summary;
 
 // Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after
-// saving when stopped by the flag, SK_ERR_NUMERIC (with the step in the message) on a
+// saving when stopped by the flag (from the step where a stop is agreed on, on_progress,
+// on_eval, on_sample and on_checkpoint are no longer called: nothing that prints), SK_ERR_NUMERIC (with the step in the message) on a
 // non-finite loss or gradient, SK_ERR_IO naming the file and the system's reason when a
 // checkpoint or metrics write fails (no space, quota, file size limit, I/O error), each
 // leaving the last good checkpoint untouched.
