@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                     float gv[4];
                     for (int g = 0; g < 4; g++) {
                         const size_t row = (size_t)g * H + j;
-                        gv[g] = pre[(size_t)bb * nu * 4 + u * 4 + g] + a.w[ly.b_ih + row] + a.w[ly.b_hh + row];
+                        gv[g] = pre[sk_plstm_acc_index(bb, u * 4 + g, nu * 4, 1, 0)] + a.w[ly.b_ih + row] + a.w[ly.b_hh + row];
                     }
                     const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
                     const float c = fg * cst[b * U + u] + ig * gg;
@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                 __syncthreads();
                 for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
                     const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
-                    const float *ar = acc + (size_t)bb * nu * R + u * R;
+                    const float *ar = acc + sk_plstm_acc_index(bb, u, nu * R, R, 0); // [q]: slice q
                     float dh = ar[0]; // recurrent part: W_hh^T dg_k(t+1)
                     if (top) {
                         dh += a.dy[((size_t)b * len + t) * H + j];

@@ -1,6 +1,6 @@
 // lstm_persistent_dots.cuh: the inner products of the persistent LSTM kernels
 // (lstm_persistent.cu): a block's weight slice in shared memory times the staged batch rows.
-// defines: to_f, from_f, warp_sum, block_dots, mma_dots, kMmaK (device only, in namespace sk_plstm)
+// defines: to_f, from_f, warp_sum, block_dots, mma_dots, kMmaK, kMmaEpr (device only, in namespace sk_plstm)
 //
 // Both compute acc[n * nrows + m * R + q] = sum_k w[m][k] * vec[n][k] for the weight rows m
 // and batch rows n < nb of one call; R and q place a call's rows among the caller's (the
@@ -14,6 +14,7 @@
 #include <cuda_bf16.h>
 
 #include "lstm_persistent.h"
+#include "lstm_persistent_mma.h"
 
 namespace sk_plstm {
 
@@ -70,99 +71,91 @@ __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit
 }
 
 // Tensor cores: mma_dots(w, ...) for bf16 operands (mma.sync.m16n8k16) and for fp32 ones
-// rounded to TF32 (mma.sync.m16n8k8), fp32 accumulation. kMmaK<T>: the instruction's K.
+// rounded to TF32 (mma.sync.m16n8k8), fp32 accumulation. kMmaK<T>: the instruction's K;
+// kMmaEpr<T>: operand elements per 32-bit fragment register.
 template <typename T> constexpr int kMmaK = sizeof(T) == 2 ? 16 : 8;
+template <typename T> constexpr int kMmaEpr = sizeof(T) == 2 ? 2 : 1;
 
-// bf16: mma.sync.m16n8k16 (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating
-// point type"; g = lane / 4, c = lane % 4):
-//   A (16 x 16, row): a0,a1 = A[g][2c, 2c+1], a2,a3 = A[g+8][2c, 2c+1], a4..a7 the same at
-//     columns + 8; each pair is one 32-bit word of a row-major row, low half first;
-//   B (16 x 8, col): b0,b1 = B[2c, 2c+1][g], b2,b3 = B[2c+8, 2c+9][g]: B[k][n] = vec[n][k],
-//     so each pair is one 32-bit word of a staged batch row;
-//   C (16 x 8, fp32): c0,c1 = C[g][2c, 2c+1], c2,c3 = C[g+8][2c, 2c+1].
-// The problem: C (mrows x nb) = w (mrows x K) vec^T, K a multiple of 16 with zeros past
-// the real length in both w and vec; w has rows up to mrows rounded up to 16 (zeros past
-// mrows), vec rows up to nb rounded up to 8 (any finite or not values past nb: column n of
-// C depends on row n of vec only, and columns past nb are dropped). Strides are even (bf16
-// pairs are 4-byte aligned). One warp per 16 x 8 tile, k ascending: a fixed order. Row
-// strides of 8 mod 64 elements (the plan's) put the 8 rows a fragment load touches in
-// different banks.
-__device__ __forceinline__ uint32_t pair_at(const __nv_bfloat16 *p) { return *(const uint32_t *)p; }
-
-// C (16 x 8) of one tile into acc: rows m0 + g (+8), columns n0 + 2c (+1), where in range.
-__device__ __forceinline__ void store_tile(float *acc, int nrows, int R, int q, int mrows, int nb, int m0, int n0,
-                                           float d0, float d1, float d2, float d3) {
-    const int lane = threadIdx.x % 32, m = m0 + (lane >> 2), n = n0 + 2 * (lane & 3);
-    const float out[2][2] = {{d0, d1}, {d2, d3}};
-    for (int h = 0; h < 2; h++)
-        for (int e = 0; e < 2; e++)
-            if (m + 8 * h < mrows && n + e < nb) acc[(size_t)(n + e) * nrows + (size_t)(m + 8 * h) * R + q] = out[h][e];
-}
-
-__device__ void mma_dots(const __nv_bfloat16 *w, int wstride, int mrows, const __nv_bfloat16 *vec, int vstride,
-                         int nb, int K, float *acc, int nrows, int R, int q) {
+// Fragment layouts (PTX ISA 9.7.14.5.8, "Matrix Fragments for mma.m16n8k16 with floating
+// point type", and 9.7.14.5.7, "Matrix Fragments for mma.m16n8k8", .tf32): which elements
+// each lane loads and where its results go is lstm_persistent_mma.h's arithmetic, checked
+// against those tables on the host by tests/test_plstm_mma.c. The problem: C (mrows x nb) =
+// w (mrows x K) vec^T, K a multiple of kMmaK with zeros past the real length in both w and
+// vec; w has rows up to mrows rounded up to 16 (zeros past mrows), vec rows up to nb
+// rounded up to 8 (any finite or not values past nb: column n of C depends on row n of vec
+// only, and columns past nb are dropped). bf16 strides are even (pairs are 4-byte aligned).
+// One warp per 16 x 8 tile, k ascending: a fixed order. Row strides of 4 mod 8 32-bit
+// words (the plan's) put the 8 rows a fragment load touches in different banks.
+//
+// One fragment register: bf16, one 32-bit word of a row, low half first; TF32, one fp32
+// element rounded by cvt.rna.tf32.f32 (to nearest, ties away).
+__device__ __forceinline__ uint32_t frag_at(const __nv_bfloat16 *p) { return *(const uint32_t *)p; }
+__device__ __forceinline__ uint32_t frag_at(const float *p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, c = lane & 3;
-    const int mt = (mrows + 15) / 16, nt = (nb + 7) / 8;
-    for (int d = warp; d < mt * nt; d += kWarps) {
-        const int m0 = (d / nt) * 16, n0 = (d % nt) * 8;
-        const __nv_bfloat16 *a_lo = w + (size_t)(m0 + g) * wstride + 2 * c, *a_hi = a_lo + (size_t)8 * wstride;
-        const __nv_bfloat16 *bp = vec + (size_t)(n0 + g) * vstride + 2 * c;
-        float d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
-        for (int k0 = 0; k0 < K; k0 += 16) {
-            const uint32_t a0 = pair_at(a_lo + k0), a1 = pair_at(a_hi + k0), a2 = pair_at(a_lo + k0 + 8),
-                           a3 = pair_at(a_hi + k0 + 8), b0 = pair_at(bp + k0), b1 = pair_at(bp + k0 + 8);
-            asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                         "{%8, %9}, {%0, %1, %2, %3};\n"
-                         : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-        }
-        store_tile(acc, nrows, R, q, mrows, nb, m0, n0, d0, d1, d2, d3);
-    }
-#else
-    (void)w, (void)wstride, (void)mrows, (void)vec, (void)vstride, (void)nb, (void)K, (void)acc, (void)nrows, (void)R,
-        (void)q;
-    __trap(); // the plan never picks tensor cores below compute capability 8.0
-#endif
-}
-
-// TF32: mma.sync.m16n8k8 (PTX ISA, "Matrix Fragments for mma.m16n8k8", .tf32; g, c as above):
-//   A (16 x 8, row): a0 = A[g][c], a1 = A[g+8][c], a2 = A[g][c+4], a3 = A[g+8][c+4];
-//   B (8 x 8, col): b0 = B[c][g], b1 = B[c+4][g] (= vec[n0+g][k0+c], vec[n0+g][k0+c+4]);
-//   C as for bf16. Operands are fp32 in shared memory, rounded to TF32 (cvt.rna.tf32.f32,
-//   to nearest, ties away) as they are loaded. The same padding rules with K a multiple of
-//   8; row strides of 4 mod 32 floats keep the fragment loads free of bank conflicts.
-__device__ __forceinline__ uint32_t tf32_at(const float *p) {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(*p));
     return r;
+#else
+    return __float_as_uint(*p); // never reached: mma_tile traps below 8.0
+#endif
 }
 
-__device__ void mma_dots(const float *w, int wstride, int mrows, const float *vec, int vstride, int nb, int K,
-                         float *acc, int nrows, int R, int q) {
+// d += a b on one tile (the operand type picks the instruction).
+__device__ __forceinline__ void mma_tile(const __nv_bfloat16 *, float (&d)[4], const uint32_t (&a)[4],
+                                         const uint32_t (&b)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane >> 2, c = lane & 3;
-    const int mt = (mrows + 15) / 16, nt = (nb + 7) / 8;
-    for (int d = warp; d < mt * nt; d += kWarps) {
-        const int m0 = (d / nt) * 16, n0 = (d % nt) * 8;
-        const float *a_lo = w + (size_t)(m0 + g) * wstride + c, *a_hi = a_lo + (size_t)8 * wstride;
-        const float *bp = vec + (size_t)(n0 + g) * vstride + c;
-        float d0 = 0.0f, d1 = 0.0f, d2 = 0.0f, d3 = 0.0f;
-        for (int k0 = 0; k0 < K; k0 += 8) {
-            const uint32_t a0 = tf32_at(a_lo + k0), a1 = tf32_at(a_hi + k0), a2 = tf32_at(a_lo + k0 + 4),
-                           a3 = tf32_at(a_hi + k0 + 4), b0 = tf32_at(bp + k0), b1 = tf32_at(bp + k0 + 4);
-            asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-                         "{%8, %9}, {%0, %1, %2, %3};\n"
-                         : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)
-                         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-        }
-        store_tile(acc, nrows, R, q, mrows, nb, m0, n0, d0, d1, d2, d3);
-    }
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #else
-    (void)w, (void)wstride, (void)mrows, (void)vec, (void)vstride, (void)nb, (void)K, (void)acc, (void)nrows, (void)R,
-        (void)q;
+    (void)d, (void)a, (void)b;
     __trap(); // the plan never picks tensor cores below compute capability 8.0
 #endif
+}
+__device__ __forceinline__ void mma_tile(const float *, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    (void)d, (void)a, (void)b;
+    __trap(); // the plan never picks tensor cores below compute capability 8.0
+#endif
+}
+
+template <typename T>
+__device__ void mma_dots(const T *w, int wstride, int mrows, const T *vec, int vstride, int nb, int K, float *acc,
+                         int nrows, int R, int q) {
+    constexpr int epr = kMmaEpr<T>;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // This lane's fragment offsets (elements) from a tile's corner, the same for every tile.
+    int a_off[4], b_off[2];
+#pragma unroll
+    for (int r = 0; r < 4; r++) a_off[r] = sk_plstm_mma_a_row(lane, r) * wstride + sk_plstm_mma_a_col(lane, r, epr);
+#pragma unroll
+    for (int r = 0; r < 2; r++) b_off[r] = sk_plstm_mma_b_row(lane) * vstride + sk_plstm_mma_b_col(lane, r, epr);
+    const int tiles = sk_plstm_mma_tiles(mrows, nb);
+    for (int d = warp; d < tiles; d += kWarps) {
+        int m0, n0;
+        sk_plstm_mma_tile_origin(d, nb, &m0, &n0);
+        const T *wt = w + (size_t)m0 * wstride, *vt = vec + (size_t)n0 * vstride;
+        float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int k0 = 0; k0 < K; k0 += kMmaK<T>) {
+            uint32_t a[4], b[2];
+#pragma unroll
+            for (int r = 0; r < 4; r++) a[r] = frag_at(wt + a_off[r] + k0);
+#pragma unroll
+            for (int r = 0; r < 2; r++) b[r] = frag_at(vt + b_off[r] + k0);
+            mma_tile(w, c, a, b);
+        }
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int m = m0 + sk_plstm_mma_c_row(lane, r), n = n0 + sk_plstm_mma_c_col(lane, r);
+            if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[r];
+        }
+    }
 }
 
 } // namespace sk_plstm

@@ -1,0 +1,73 @@
+// lstm_persistent_mma.h: where each lane of a warp loads its mma.sync fragments from and
+// stores its results to in the persistent LSTM's tensor-core inner products (mma_dots in
+// lstm_persistent_dots.cuh), as integer arithmetic in C that runs on the host and the
+// device, so that tests/test_plstm_mma.c checks it against the PTX ISA's fragment tables
+// without a GPU. mma_dots computes its addresses with these functions and nothing else.
+// defines: SK_HOST_DEVICE, sk_plstm_mma_a_row, sk_plstm_mma_a_col, sk_plstm_mma_b_row,
+//          sk_plstm_mma_b_col, sk_plstm_mma_c_row, sk_plstm_mma_c_col, sk_plstm_mma_tiles,
+//          sk_plstm_mma_tile_origin, sk_plstm_acc_index
+//
+// The product: C (mrows x nb) = w (mrows x K) vec^T, w row-major (the weight slice, row
+// stride wstride), vec row-major (the staged batch rows, row stride vstride): the mma's A
+// is a 16 x k tile of w, its B (k x 8, "col" layout) is B[k][n] = vec[n][k], its C a 16 x 8
+// tile of the result. `epr` is the operand elements per 32-bit register: 2 for bf16
+// (m16n8k16, K step 16), 1 for TF32 (m16n8k8, K step 8). A register holding two bf16
+// elements is one aligned 32-bit word of a row, the lower column in the low half; a TF32
+// register is one fp32 element (rounded to TF32 as it is loaded). With g = lane / 4 and
+// c = lane % 4 (the PTX ISA's groupID and threadID_in_group), register r of a lane holds:
+//   A: row g + 8*(r & 1), columns from epr*c + 4*epr*(r >> 1) (r < 4)
+//   B: batch row (n) g, k from epr*c + 4*epr*r (r < 2)
+//   C: row g + 8*(r >> 1), column 2c + (r & 1) (r < 4, fp32)
+// relative to the tile's corner (m0, k0), (k0, n0), (m0, n0). The test derives the same
+// ownership from the PTX ISA's tables (9.7.14.5.7, .8) and checks that these loads give the
+// mma exactly the tiles of w and vec.
+#ifndef SK_LSTM_PERSISTENT_MMA_H
+#define SK_LSTM_PERSISTENT_MMA_H
+
+#include <stddef.h>
+
+#ifndef SK_HOST_DEVICE
+#ifdef __CUDACC__
+#define SK_HOST_DEVICE __host__ __device__
+#else
+#define SK_HOST_DEVICE
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// A: register r (0..3) of `lane` starts at w[m0 + a_row][k0 + a_col] (epr elements).
+static inline SK_HOST_DEVICE int sk_plstm_mma_a_row(int lane, int r) { return (lane >> 2) + 8 * (r & 1); }
+static inline SK_HOST_DEVICE int sk_plstm_mma_a_col(int lane, int r, int epr) {
+    return epr * (lane & 3) + 4 * epr * (r >> 1);
+}
+// B: register r (0..1) of `lane` starts at vec[n0 + b_row][k0 + b_col] (epr elements).
+static inline SK_HOST_DEVICE int sk_plstm_mma_b_row(int lane) { return lane >> 2; }
+static inline SK_HOST_DEVICE int sk_plstm_mma_b_col(int lane, int r, int epr) { return epr * (lane & 3) + 4 * epr * r; }
+// C/D: accumulator register r (0..3) of `lane` is C[m0 + c_row][n0 + c_col].
+static inline SK_HOST_DEVICE int sk_plstm_mma_c_row(int lane, int r) { return (lane >> 2) + 8 * (r >> 1); }
+static inline SK_HOST_DEVICE int sk_plstm_mma_c_col(int lane, int r) { return 2 * (lane & 3) + (r & 1); }
+
+// The 16 x 8 tiles covering mrows x nb, and tile d's corner (row m0, batch row n0); tiles
+// are numbered row-tile major, and a warp takes tiles warp, warp + warps, ...
+static inline SK_HOST_DEVICE int sk_plstm_mma_tiles(int mrows, int nb) { return ((mrows + 15) / 16) * ((nb + 7) / 8); }
+static inline SK_HOST_DEVICE void sk_plstm_mma_tile_origin(int d, int nb, int *m0, int *n0) {
+    const int nt = (nb + 7) / 8;
+    *m0 = d / nt * 16;
+    *n0 = d % nt * 8;
+}
+
+// Where the inner products leave result (weight row m, batch row n) of a call: acc is
+// [batch row][nrows], and a call's rows are every R-th row from q (the backward kernel
+// computes its two weight slices q = 0, 1 in two calls; the forward R = 1, q = 0).
+static inline SK_HOST_DEVICE size_t sk_plstm_acc_index(int n, int m, int nrows, int R, int q) {
+    return (size_t)n * (size_t)nrows + (size_t)m * (size_t)R + (size_t)q;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
