@@ -9,7 +9,8 @@
 // significant bits, round to nearest), which sets that precision's tolerance
 // (tests/gpu/precision_tolerance.h). The kernels are templates on the operand type T
 // (float or __nv_bfloat16) and on the inner product (CUDA cores, or with MMA = true tensor
-// cores, bf16 only: lstm_persistent_dots.cuh); the plan picks the instance and the strides.
+// cores: bf16 on m16n8k16, float rounded to TF32 on m16n8k8; lstm_persistent_dots.cuh); the
+// plan picks the instance, the strides and the shared-memory carve-up (sk_plstm_smem_carve).
 // Data written by other blocks during the same launch is read with __ldcg (L2, never a
 // stale L1 line) after the grid sync.
 #include <stdio.h>
@@ -48,11 +49,11 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     const int in = ly.in, K = in + H, Kf = a.plan.kstride; // Kf: the row stride of every layer (even)
     const int Kp = MMA ? (K + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T> : K; // the tensor cores' K: zeros past K
     const int wrows = a.plan.wrows_fwd;              // U*4, or rounded up to 16 for the tensor cores
-    T *w = (T *)smem;                                // [wrows][Kf]: row u*4 + g = row g*H + j0 + u of [W_ih | W_hh]
-    T *vec = w + (size_t)wrows * Kf;                 // [bc][Kf]: [input | h_{t-1}] per staged batch row
-    float *pre = (float *)(vec + (size_t)bc * Kf);   // [bc][U*4] gate pre-activations (without bias);
-                                                     // 4-byte aligned: Kf is even
-    float *cst = pre + (size_t)bc * 4 * U;           // [B][U] the carried cell state (fp32)
+    const sk_plstm_smem_layout lay = sk_plstm_smem_carve(&a.plan, B, 0); // the plan's carve-up
+    T *w = (T *)smem;                      // [wrows][Kf]: row u*4 + g = row g*H + j0 + u of [W_ih | W_hh]
+    T *vec = (T *)(smem + lay.vec);        // [bc][Kf]: [input | h_{t-1}] per staged batch row
+    float *pre = (float *)(smem + lay.acc); // [bc][U*4] gate pre-activations (without bias)
+    float *cst = (float *)(smem + lay.state); // [B][U] the carried cell state (fp32)
     const int tid = threadIdx.x;
     // The slice, zero past K and past the block's rows (the tensor cores read both), and
     // the staged vectors zero (their columns past K are never written again).
@@ -144,10 +145,11 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
     const int top = k == L - 1;
     const int R = top ? 1 : 2; // rows per unit: W_hh_k column j, and W_ih_{k+1} column j below the top
     const sk_plstm_layer ly = a.layers[k];
-    T *w = (T *)smem;                                 // [wu][2][G]
-    T *vec = w + (size_t)wu * 2 * G;                  // [bc][2][G]: [dg_k(t+1) | dg_{k+1}(t)]
-    float *acc = (float *)(vec + (size_t)bc * 2 * G); // [bc][U*2]
-    float *dcs = acc + (size_t)bc * 2 * U;             // [B][U] the carried cell-state gradient (fp32)
+    const sk_plstm_smem_layout lay = sk_plstm_smem_carve(&a.plan, B, 1); // the plan's carve-up
+    T *w = (T *)smem;                       // [wu][2][G]
+    T *vec = (T *)(smem + lay.vec);         // [bc][2][G]: [dg_k(t+1) | dg_{k+1}(t)]
+    float *acc = (float *)(smem + lay.acc); // [bc][U*2]
+    float *dcs = (float *)(smem + lay.state); // [B][U] the carried cell-state gradient (fp32)
     const int tid = threadIdx.x;
     // The slices, zero past 4H and past the block's units (the tensor cores read both), and
     // the staged vectors zero (their columns past 4H are never written again).

@@ -3,7 +3,7 @@
 // lstm_persistent_dots.cuh), as integer arithmetic in C that runs on the host and the
 // device, so that tests/test_plstm_mma.c checks it against the PTX ISA's fragment tables
 // without a GPU. mma_dots computes its addresses with these functions and nothing else.
-// defines: SK_HOST_DEVICE, sk_plstm_mma_a_row, sk_plstm_mma_a_col, sk_plstm_mma_b_row,
+// defines: sk_plstm_mma_a_row, sk_plstm_mma_a_col, sk_plstm_mma_b_row,
 //          sk_plstm_mma_b_col, sk_plstm_mma_c_row, sk_plstm_mma_c_col, sk_plstm_mma_tiles,
 //          sk_plstm_mma_tile_origin, sk_plstm_acc_index
 //
@@ -26,13 +26,7 @@
 
 #include <stddef.h>
 
-#ifndef SK_HOST_DEVICE
-#ifdef __CUDACC__
-#define SK_HOST_DEVICE __host__ __device__
-#else
-#define SK_HOST_DEVICE
-#endif
-#endif
+#include "lstm_persistent_plan.h" // SK_HOST_DEVICE; the strides these offsets are used with
 
 #ifdef __cplusplus
 extern "C" {

@@ -3,7 +3,8 @@
 // a GPU (tests/test_plstm_plan.c); sk_plstm_plan_make adds the device's numbers and the
 // occupancy check.
 // defines: sk_plstm_operands, sk_plstm_plan, sk_plstm_plan_shape, SK_PLSTM_THREADS,
-//          SK_PLSTM_BATCH_BLOCK
+//          SK_PLSTM_BATCH_BLOCK, sk_plstm_operand_bytes, sk_plstm_smem_layout, sk_plstm_smem_carve
+//          (the last two host and device)
 //
 // Shared memory per block (s = 4 bytes per operand for fp32 and TF32, 2 for bf16; Kf =
 // kstride, G = gstride; U units; bc staged batch rows):
@@ -20,6 +21,14 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#ifndef SK_HOST_DEVICE
+#ifdef __CUDACC__
+#define SK_HOST_DEVICE __host__ __device__
+#else
+#define SK_HOST_DEVICE
+#endif
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +63,34 @@ typedef struct {
 } sk_plstm_plan;
 
 static inline size_t sk_plstm_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+// Bytes per operand in shared memory: 2 for bf16, 4 for fp32 (also TF32: rounded on load).
+static inline SK_HOST_DEVICE size_t sk_plstm_operand_bytes(sk_plstm_operands o) {
+    return o == SK_PLSTM_BF16 || o == SK_PLSTM_BF16_MMA ? 2 : 4;
+}
+
+// The kernels' carve-up of a block's dynamic shared memory, byte offsets from its start
+// (the weights at 0); the kernels take their buffers from here, the test checks it against
+// the plan's budget (end == smem_fwd, smem_bwd) and the alignment each buffer needs:
+//   forward  w [wrows_fwd][kstride] operands, vec [bc_fwd][kstride] operands,
+//            acc [bc_fwd][4U] fp32 (pre-activations), state [B][U] fp32 (c)
+//   backward w [wunits_bwd][2][gstride] operands, vec [bc_bwd][2][gstride] operands,
+//            acc [bc_bwd][2U] fp32, state [B][U] fp32 (dc)
+typedef struct {
+    size_t vec, acc, state, end;
+} sk_plstm_smem_layout;
+
+static inline SK_HOST_DEVICE sk_plstm_smem_layout sk_plstm_smem_carve(const sk_plstm_plan *p, int B, int backward) {
+    const size_t s = sk_plstm_operand_bytes(p->operands), U = (size_t)p->U;
+    const size_t row = backward ? 2 * (size_t)p->gstride : (size_t)p->kstride; // operands per held or staged row
+    const size_t held = (size_t)(backward ? p->wunits_bwd : p->wrows_fwd), bc = (size_t)(backward ? p->bc_bwd : p->bc_fwd);
+    sk_plstm_smem_layout l;
+    l.vec = held * row * s;
+    l.acc = l.vec + bc * row * s;
+    l.state = l.acc + bc * (backward ? 2 : 4) * U * sizeof(float);
+    l.end = l.state + (size_t)B * U * sizeof(float);
+    return l;
+}
 
 // Fills plan for a device of `sms` SMs, `optin` bytes of shared memory per block and compute
 // capability `cc_major`: 1 when the shape fits (the occupancy check is the caller's), else 0

@@ -7,7 +7,8 @@
 //  2. over 3000 random shapes on three devices, every plan that fits keeps the invariants
 //     the kernels rely on: both directions within the block's shared memory, every block
 //     of the grid co-resident by SM count, each layer's units covered, strides at least
-//     the rows they hold, the fp32 regions after the operand regions 4-byte aligned, and
+//     the rows they hold, the kernels' carve-up of shared memory (sk_plstm_smem_carve)
+//     buffer by buffer and ending at the plan's size, every buffer 4-byte aligned, and
 //     for the tensor cores K, rows and staged rows rounded to the instruction's tiles and
 //     fragment loads free of bank conflicts (the 32 lanes' words in 32 distinct banks);
 //     every refusal says why and really needs more than the block has;
@@ -49,13 +50,21 @@ static void check_invariants(const sk_plstm_plan *p, int sms, int optin, int B, 
     ok &= (size_t)p->kstride >= Kmax && p->kstride % 2 == 0 && p->gstride >= 4 * H && p->gstride % 2 == 0;
     ok &= (size_t)p->wrows_fwd >= 4 * U && (size_t)p->wunits_bwd >= U;
     ok &= p->bc_fwd >= 1 && p->bc_bwd >= 1;
-    // The kernels' carve-up: weights, staged vectors, then fp32 pre-activations / accumulators
-    // and the carried cell state (gradient).
+    // The kernels' carve-up (sk_plstm_smem_carve, which the kernels take their buffers from):
+    // weights, staged vectors, then fp32 pre-activations / accumulators and the carried cell
+    // state (gradient), against sizes counted here from the buffers' shapes and the plan's
+    // budget. The staged vectors start 4-byte aligned (bf16 pairs and TF32 elements load
+    // as 32-bit words), the fp32 buffers too, and the carve-up ends at the plan's size.
     const size_t wf = (size_t)p->wrows_fwd * p->kstride * s, vf = (size_t)p->bc_fwd * p->kstride * s;
     const size_t wb = (size_t)p->wunits_bwd * 2 * p->gstride * s, vb = (size_t)p->bc_bwd * 2 * p->gstride * s;
-    ok &= (wf + vf) % 4 == 0 && (wb + vb) % 4 == 0;
-    ok &= p->smem_fwd == wf + vf + (size_t)p->bc_fwd * 4 * U * 4 + (size_t)B * U * 4;
-    ok &= p->smem_bwd == wb + vb + (size_t)p->bc_bwd * 2 * U * 4 + (size_t)B * U * 4;
+    const sk_plstm_smem_layout lf = sk_plstm_smem_carve(p, B, 0), lb = sk_plstm_smem_carve(p, B, 1);
+    ok &= sk_plstm_operand_bytes(p->operands) == s;
+    ok &= lf.vec == wf && lf.acc == wf + vf && lf.state == lf.acc + (size_t)p->bc_fwd * 4 * U * 4;
+    ok &= lb.vec == wb && lb.acc == wb + vb && lb.state == lb.acc + (size_t)p->bc_bwd * 2 * U * 4;
+    ok &= lf.end == lf.state + (size_t)B * U * 4 && lb.end == lb.state + (size_t)B * U * 4;
+    ok &= lf.vec % 4 == 0 && lf.acc % 4 == 0 && lf.state % 4 == 0;
+    ok &= lb.vec % 4 == 0 && lb.acc % 4 == 0 && lb.state % 4 == 0;
+    ok &= p->smem_fwd == lf.end && p->smem_bwd == lb.end;
     if (mma) {
         const size_t kstep = half ? 16 : 8;
         ok &= (size_t)p->kstride >= (Kmax + kstep - 1) / kstep * kstep;
