@@ -27,8 +27,9 @@
 #                      most): kernels/dev/lstm_bench (every LSTM implementation and precision
 #                      against the CPU layer, then timed) and kernels/dev/step_bench (a whole
 #                      step eager, deferred and replayed as a CUDA graph)
-#   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU with
-#                      the README's quality configuration, stopped by SIGTERM after S seconds
+#   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU, a
+#                      larger model than the CPU's quality run (QUALITY_MODEL overrides it),
+#                      as many steps as a calibration says fit in S, stopped by SIGTERM at S s
 #   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8
 #                      files at most)
 #   ttq.txt            after the quality run (unless --skip-ttq): bench_gpu.sh --ttq-only, the
@@ -129,12 +130,29 @@ fi
 if [ "$quality" -gt 0 ]; then
   # The README's quality configuration. SIGTERM after $quality s writes a checkpoint; the
   # log keeps every validation loss and the done: line.
+  # The model (QUALITY_MODEL overrides it): larger than the CPU's 1.4199 configuration
+  # (H=512, 10 epochs, still falling at its end), with more dropout, since the GPU affords
+  # many more steps in the same time. A 40-step calibration run measures this GPU's speed;
+  # the real run then gets as many steps as fit in S - 30 s (evaluations included, capped
+  # at QUALITY_MAX_ITERS, default 8000), so that its cosine schedule ends inside the limit.
+  # SIGTERM at S seconds still writes a checkpoint and the done: line.
+  read -r -a quality_model <<<"${QUALITY_MODEL:---embed-size 128 --hidden-size 1024 --num-layers 2 --dropout 0.4 --batch-size 64 --seq-length 128}"
   quality_run() {
-    rm -rf /tmp/sk-quality
+    local B=32 T=100 i tps iters
+    for ((i = 0; i < ${#quality_model[@]} - 1; i++)); do
+      case "${quality_model[i]}" in --batch-size) B=${quality_model[i + 1]} ;; --seq-length) T=${quality_model[i + 1]} ;; esac
+    done
+    rm -rf /tmp/sk-quality /tmp/sk-quality-cal
+    build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality-cal "${quality_model[@]}" --max-iters 40 \
+      --eval-every 0 --checkpoint-every 0 --log-every 20 >/tmp/sk-quality-cal.log 2>&1 || { cat /tmp/sk-quality-cal.log; return 1; }
+    tps=$(grep -o 'median_tokens_per_s=[0-9.]*' /tmp/sk-quality-cal.log | tail -n 1 | cut -d= -f2)
+    [ -n "$tps" ] || { cat /tmp/sk-quality-cal.log; return 1; }
+    iters=$(awk -v s="$quality" -v tps="$tps" -v bt=$((B * T)) -v cap="${QUALITY_MAX_ITERS:-8000}" \
+      'BEGIN { n = int((s - 30) * tps / bt * 0.9); if (n > cap) n = cap; if (n < 100) n = 100; print n }')
+    echo "quality: calibration ${tps} tokens/s at B=$B T=$T -> --max-iters $iters (cosine to the end), ${quality} s limit"
     timeout --preserve-status -s TERM "$quality" build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality \
-      --embed-size 128 --hidden-size 512 --num-layers 2 --dropout 0.25 --batch-size 32 --seq-length 128 \
-      --lr 2e-3 --lr-schedule cosine --warmup-iters 100 --min-lr 1e-4 --max-epochs 10 --eval-every 400 \
-      --checkpoint-every 1000 --log "$out/metrics.jsonl"
+      "${quality_model[@]}" --lr 2e-3 --lr-schedule cosine --warmup-iters 200 --min-lr 1e-4 --max-epochs 0 \
+      --max-iters "$iters" --eval-every $(((iters + 19) / 20)) --checkpoint-every 1000 --log "$out/metrics.jsonl"
     local rc=$?
     [ "$rc" -eq 143 ] && return 0 # stopped by the time limit, after a checkpoint
     return "$rc"
