@@ -20,8 +20,13 @@
 //     graph node (cudaLaunchAttributeCooperative, "valid for graph nodes, launches",
 //     driver_types.h of CUDA 13); that its stream capture works is what the GPU test checks.
 // Capture mode cudaStreamCaptureModeThreadLocal: an unsafe call (a synchronization, a
-// blocking copy) made by this thread during the capture fails it loudly instead of
-// silently leaving work out of the graph.
+// blocking copy, a cudaMalloc) made by this thread during the capture fails it loudly
+// instead of silently leaving work out of the graph.
+// Warm-up: the first step of each (length, slot) runs eagerly and the second is captured,
+// as CUDA's and PyTorch's graph guides ask: libraries initialize lazily on their first call
+// (cuBLAS allocates the default workspace of a handle that has none set, such as the
+// persistent LSTM's; cuDNN creates internal resources; kernels load on first launch), and
+// none of that may happen inside a capture.
 #include <stdlib.h>
 
 #include "cuda_check.h"
@@ -30,13 +35,19 @@
 struct sk_step_graphs {
     int T;
     cudaGraphExec_t *exec; // (2, T+1): [slot][len], NULL until captured
+    unsigned char *warm;   // (2, T+1): 1 once the key's step has run eagerly
 };
 
 sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err) {
     *out = NULL;
     sk_step_graphs *g = (sk_step_graphs *)calloc(1, sizeof *g);
     if (g) g->exec = (cudaGraphExec_t *)calloc((size_t)2 * (T + 1), sizeof *g->exec);
-    if (!g || !g->exec) {
+    if (g) g->warm = (unsigned char *)calloc((size_t)2 * (T + 1), 1);
+    if (!g || !g->exec || !g->warm) {
+        if (g) {
+            free(g->exec);
+            free(g->warm);
+        }
         free(g);
         return sk_fail(err, SK_ERR_NOMEM, "out of memory for the CUDA graph table");
     }
@@ -56,8 +67,11 @@ static sk_status capture(cudaStream_t stream, int len, sk_step_enqueue_fn enqueu
     if (st != SK_OK || ce != cudaSuccess) {
         if (graph) cudaGraphDestroy(graph);
         (void)cudaGetLastError();
-        return sk_fail(err, SK_ERR_DEVICE, "capturing the training step of %d steps into a CUDA graph failed: %s", len,
-                       st != SK_OK ? inner.msg : cudaGetErrorString(ce));
+        // Every call inside returned success but the capture was invalidated: a call that is
+        // not capturable (a library's synchronization or allocation) ran in between.
+        return sk_fail(err, SK_ERR_DEVICE, "capturing the training step of %d steps into a CUDA graph failed: %s%s",
+                       len, st != SK_OK ? inner.msg : "a call inside the step could not be captured: ",
+                       st != SK_OK ? "" : cudaGetErrorName(ce));
     }
     ce = cudaGraphInstantiate(exec, graph, 0);
     cudaGraphDestroy(graph);
@@ -74,7 +88,13 @@ sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream
                                 void *ctx, sk_error *err) {
     if (len < 1 || len > g->T || slot < 0 || slot > 1)
         return sk_fail(err, SK_ERR_ARG, "no CUDA graph for a window of %d steps in state slot %d", len, slot);
-    cudaGraphExec_t *exec = &g->exec[(size_t)slot * (g->T + 1) + len];
+    const size_t key = (size_t)slot * (g->T + 1) + len;
+    cudaGraphExec_t *exec = &g->exec[key];
+    if (!*exec && !g->warm[key]) { // the warm-up: this step runs eagerly
+        SK_TRY(enqueue(ctx, err));
+        g->warm[key] = 1;
+        return SK_OK;
+    }
     if (!*exec) SK_TRY(capture(stream, len, enqueue, ctx, exec, err));
     CUDA_CHECK(cudaGraphLaunch(*exec, stream));
     return SK_OK;
@@ -86,5 +106,6 @@ void sk_step_graphs_free(sk_step_graphs *g) {
         if (g->exec[i]) cudaGraphExecDestroy(g->exec[i]);
     (void)cudaGetLastError();
     free(g->exec);
+    free(g->warm);
     free(g);
 }

@@ -2,7 +2,9 @@
 // graph per (window length, state slot), captured from the stream the first time that key
 // is seen and replayed with cudaGraphLaunch after. The slot is the backend's ping-pong
 // state buffer that the step reads (it writes the other one), so the captured pointers are
-// right for every replay of that key.
+// right for every replay of that key. The first step of a key runs eagerly (a warm-up:
+// libraries initialize lazily on their first call, which a capture must not contain), the
+// second is captured and launched, later ones replay.
 // defines: sk_step_graphs, sk_step_enqueue_fn, sk_step_graphs_create, sk_step_graphs_launch,
 //          sk_step_graphs_free
 #ifndef SK_STEP_GRAPH_H
@@ -23,7 +25,7 @@ typedef sk_status (*sk_step_enqueue_fn)(void *ctx, sk_error *err);
 // Room for windows of 1..T steps (nothing is captured yet).
 sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err);
 // Launches the graph of (len, slot) on stream, capturing it from enqueue(ctx) first if it
-// does not exist yet. A failed capture leaves the stream usable, keeps no graph for the key
+// does not exist yet; the key's first step is enqueue(ctx) itself, eagerly. A failed capture leaves the stream usable, keeps no graph for the key
 // and returns SK_ERR_DEVICE with the reason (the failing call inside the step, or the
 // capture's own error).
 sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream_t stream, sk_step_enqueue_fn enqueue,
