@@ -1,7 +1,7 @@
 // cudnn_rnn.cu: consecutive LSTM layers as one cuDNN RNN v8 network (see cudnn_rnn.h).
 // defines: sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len, sk_cudnn_lstm_pack,
 //          sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward, sk_cudnn_lstm_backward_data,
-//          sk_cudnn_lstm_backward_weights, sk_cuda_probe_kernels
+//          sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial, sk_cuda_probe_kernels
 //
 // Configuration: CUDNN_LSTM, two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
 // a learned input matrix, no dropout (the stack in lstm_cudnn.cu applies the project's
@@ -366,6 +366,54 @@ sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const
                                            hx, r->ydesc, y, r->w_bytes, r->dw, r->work_train, r->work,
                                            r->reserve_train, r->reserve));
     return copy_segments(r, grads, r->dw, 0, err);
+}
+
+namespace {
+
+// The trial's calls at windows of len, on zeros in buf: x, dx (B, T, E), y, dy (B, T, H),
+// hx, cx, hy, cy (L, B, H).
+sk_status trial_at(sk_cudnn_lstm *r, int len, float *buf, sk_error *err) {
+    const size_t xn = (size_t)r->B * r->T * r->E, yn = (size_t)r->B * r->T * r->H, sn = (size_t)r->L * r->B * r->H;
+    float *x = buf, *dx = x + xn, *y = dx + xn, *dy = y + yn, *hx = dy + yn, *cx = hx + sn, *hy = cx + sn,
+          *cy = hy + sn;
+    SK_TRY(sk_cudnn_lstm_set_len(r, len, err));
+    SK_TRY(sk_cudnn_lstm_forward(r, 0, x, y, hx, cx, hy, cy, err));
+    if (!r->training) return SK_OK;
+    SK_TRY(sk_cudnn_lstm_forward(r, 1, x, y, hx, cx, hy, cy, err));
+    SK_TRY(sk_cudnn_lstm_backward_data(r, y, dy, dx, hx, cx, err));
+    CUDNN_CHECK(cudnnRNNBackwardWeights_v8(r->dnn, r->rnn, CUDNN_WGRAD_MODE_ADD, r->seq_dev, r->xdesc, x, r->hdesc, hx,
+                                           r->ydesc, y, r->w_bytes, r->dw, r->work_train, r->work, r->reserve_train,
+                                           r->reserve));
+    return SK_OK;
+}
+
+} // namespace
+
+sk_status sk_cudnn_lstm_trial(sk_cudnn_lstm *r, sk_error *err) {
+    const size_t xn = (size_t)r->B * r->T * r->E, yn = (size_t)r->B * r->T * r->H, sn = (size_t)r->L * r->B * r->H;
+    const size_t bytes = sizeof(float) * (2 * xn + 2 * yn + 4 * sn);
+    float *buf = NULL;
+    CUDA_CHECK(cudaMalloc((void **)&buf, bytes));
+    sk_status st = SK_OK;
+    cudaError_t ce = cudaMemsetAsync(buf, 0, bytes, r->stream);
+    if (ce != cudaSuccess)
+        st = sk_cuda_call_failed(err, "cudaMemsetAsync", cudaGetErrorName(ce), cudaGetErrorString(ce), __FILE__,
+                                 __LINE__);
+    if (st == SK_OK) st = trial_at(r, r->T, buf, err);
+    if (st == SK_OK && r->T > 1) st = trial_at(r, 1, buf, err);
+    // The kernels' own failures surface here; buf is freed only after they ran.
+    ce = cudaStreamSynchronize(r->stream);
+    if (st == SK_OK && ce != cudaSuccess)
+        st = sk_cuda_call_failed(err, "cudaStreamSynchronize after the trial calls", cudaGetErrorName(ce),
+                                 cudaGetErrorString(ce), __FILE__, __LINE__);
+    cudaFree(buf);
+    (void)cudaGetLastError();
+    if (st == SK_OK) {
+        // The weight space and its gradient hold what the trial left; the weights are
+        // imported before every forward, and dw is zeroed before every backward.
+        st = sk_cudnn_lstm_set_len(r, r->T, err);
+    }
+    return st;
 }
 
 cudaError_t sk_cuda_probe_kernels(void) {

@@ -3,7 +3,8 @@
 // (private to src/cuda/; lstm_cudnn.cu builds the LSTM implementation from one or more).
 // defines: sk_cudnn_lstm, sk_wseg, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
 //          sk_cudnn_lstm_pack, sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward,
-//          sk_cudnn_lstm_backward_data, sk_cudnn_lstm_backward_weights, sk_cuda_probe_kernels
+//          sk_cudnn_lstm_backward_data, sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial,
+//          sk_cuda_probe_kernels
 //
 // cuDNN keeps the LSTM weights in its own "weight space". At init every matrix and bias
 // is located with cudnnGetRNNWeightParams (never by assumed offsets), checked against the
@@ -95,6 +96,14 @@ sk_status sk_cudnn_lstm_backward_data(sk_cudnn_lstm *r, const float *y, const fl
                                       const float *hx, const float *cx, sk_error *err);
 sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const float *y, const float *hx,
                                          float *grads, sk_error *err);
+
+// Runs every call a training step makes (inference and training forward, backward data,
+// backward weights) on zeros at windows of T and 1 steps, then synchronizes: cuDNN refuses
+// some shapes of its persistent algorithms only when the call is made (PyTorch takes
+// PERSIST_STATIC_SMALL_H for an LSTM forward up to H = 192 but its backward only up to
+// 128), and that refusal must come at creation, not in the middle of training or of a
+// graph capture. r->work must be set. Leaves the descriptors at T.
+sk_status sk_cudnn_lstm_trial(sk_cudnn_lstm *r, sk_error *err);
 
 // cudaSuccess when this build's kernels can run on the current device (a kernel image or
 // PTX for its architecture is present); the error otherwise.

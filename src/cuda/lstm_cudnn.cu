@@ -11,6 +11,8 @@
 // never saved) is not used. The networks share one workspace (scratch only, used by one
 // call at a time); each keeps its reserve space for its backward. Precision (math_mode.h):
 // fp32 data always; fp32 strict (CUDNN_FMA_MATH) or tf32 (CUDNN_DEFAULT_MATH); bf16 refused.
+// A persistent algorithm runs every call once on zeros at creation (sk_cudnn_lstm_trial):
+// cuDNN refuses some shapes only when a call is made, and cudnn-persist then moves on.
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +188,9 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
     }
     SK_TRY(dev_alloc(&s->work, work, err));
     for (int u = 0; u < s->nunits; u++) s->units[u].work = s->work;
+    // A persistent algorithm is tried on every call before it is taken (cudnn_rnn.h).
+    if (s->algo != CUDNN_RNN_ALGO_STANDARD)
+        for (int u = 0; u < s->nunits; u++) SK_TRY(sk_cudnn_lstm_trial(&s->units[u], err));
     if (per_layer) {
         const size_t inner = (size_t)(c->L - 1) * slab(c) * sizeof(float);
         SK_TRY(dev_alloc((void **)&s->out, inner, err));
