@@ -91,6 +91,7 @@ typedef struct {
     int64_t bad_step;
     int bad_is_norm;             // 0: its mean loss was not finite; 1: its loss was, its norm not
     double bad_loss_sum, bad_norm; // that step's values (bad_norm: 0 when its loss already failed on the CPU)
+    int64_t graph_launches; // CUDA: train_step calls launched as a captured CUDA graph since creation (0 elsewhere)
 } sk_step_stats;
 
 typedef struct sk_backend sk_backend;

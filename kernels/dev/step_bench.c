@@ -11,7 +11,8 @@
 //            (two host synchronizations per step; what data-parallel runs still do);
 //   deferred train_step without a graph, read_stats once at the end (--cuda-graph off);
 //   graph    train_step replayed as a CUDA graph, read_stats at the end (--cuda-graph on).
-// Each is warmed up (5 steps; the graph is captured there), then timed over `steps` steps,
+// Each is warmed up (5 steps; the graph is captured there, after one eager step per state
+// slot: step_graph.h), then timed over `steps` steps,
 // wall clock from the first enqueue to the read-back; three rounds, the modes interleaved
 // within each round, and the median round reported as ms/step, tokens/s and the ratio to
 // eager. The final parameters of the three are compared bit for bit (they must agree:
@@ -65,6 +66,7 @@ static double run(sk_backend *be, int m, int from, int n, const int32_t *x, cons
         sk_step_stats ss;
         RUN(be, be->ops->read_stats(be, &ss), "read_stats");
         if (ss.bad_step) die(be, SK_ERR_NUMERIC, "a step was not finite");
+        if (m == 2 && ss.graph_launches == 0) die(be, SK_ERR_DEVICE, "--cuda-graph on launched no graph");
     }
     return now_s() - t0;
 }

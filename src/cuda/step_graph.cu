@@ -1,5 +1,5 @@
 // step_graph.cu: capture and replay of the training step's CUDA graphs (step_graph.h).
-// defines: sk_step_graphs_create, sk_step_graphs_launch, sk_step_graphs_free
+// defines: sk_step_graphs_create, sk_step_graphs_launch, sk_step_graphs_launches, sk_step_graphs_free
 //
 // What the captured step contains and why each part may be captured (checked against the
 // libraries' documentation and issue trackers; to be confirmed by tests/gpu/test_cuda_graph.c):
@@ -36,6 +36,7 @@ struct sk_step_graphs {
     int T;
     cudaGraphExec_t *exec; // (2, T+1): [slot][len], NULL until captured
     unsigned char *warm;   // (2, T+1): 1 once the key's step has run eagerly
+    int64_t launches;      // cudaGraphLaunch calls that succeeded
 };
 
 sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err) {
@@ -97,8 +98,11 @@ sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream
     }
     if (!*exec) SK_TRY(capture(stream, len, enqueue, ctx, exec, err));
     CUDA_CHECK(cudaGraphLaunch(*exec, stream));
+    g->launches++;
     return SK_OK;
 }
+
+int64_t sk_step_graphs_launches(const sk_step_graphs *g) { return g ? g->launches : 0; }
 
 void sk_step_graphs_free(sk_step_graphs *g) {
     if (!g) return;

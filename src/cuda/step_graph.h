@@ -6,9 +6,11 @@
 // libraries initialize lazily on their first call, which a capture must not contain), the
 // second is captured and launched, later ones replay.
 // defines: sk_step_graphs, sk_step_enqueue_fn, sk_step_graphs_create, sk_step_graphs_launch,
-//          sk_step_graphs_free
+//          sk_step_graphs_launches, sk_step_graphs_free
 #ifndef SK_STEP_GRAPH_H
 #define SK_STEP_GRAPH_H
+
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -30,6 +32,8 @@ sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err);
 // capture's own error).
 sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream_t stream, sk_step_enqueue_fn enqueue,
                                 void *ctx, sk_error *err);
+// How many steps were launched as graphs (captured or replayed; not the warm-ups).
+int64_t sk_step_graphs_launches(const sk_step_graphs *g);
 // Safe on NULL.
 void sk_step_graphs_free(sk_step_graphs *g);
 

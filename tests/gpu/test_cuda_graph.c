@@ -14,7 +14,12 @@
 //     tests/cli/test_divergence.sh): the eager sequence stops at step s (loss or norm not
 //     finite); the graph backend, read back only after 3 more steps, reports the same step
 //     and kind, and holds the eager backend's parameters and moments of before step s.
-//  4. the checks can fail: parameters after N steps differ from those after 2N.
+//  4. the checks can fail: parameters after N steps differ from those after 2N, and the graph
+//     backend really launched graphs (read_stats' graph_launches > 0; 0 without a graph), so
+//     that 1 does not compare the deferred path with itself. The first step of each (length,
+//     state slot) runs eagerly (step_graph.h's warm-up), later ones as graphs.
+// Cases: cudnn, the persistent kernel, and cudnn-persist where cuDNN takes the shape (else
+// its refusal is printed and the case skipped).
 // Tolerance: none, every comparison is bitwise (the clip scale and the non-finite test are
 // formed on the device with step_math.h, the host's formulas). Exits 77 without a usable GPU.
 #include <math.h>
@@ -41,6 +46,7 @@ typedef struct {
     size_t n, ns;
     float *p, *m, *v, *h, *c;
     double loss_sum, norm;
+    int64_t launches; // read_stats' graph_launches
 } snapshot;
 
 static void snap_take(snapshot *s, sk_backend *be) {
@@ -126,7 +132,7 @@ static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_
     if (k != RUN_EAGER_OPS) {
         sk_step_stats ss;
         OP_OK(be, be->ops->read_stats(be, &ss));
-        last->loss_sum = ss.loss_sum, last->norm = ss.grad_norm;
+        last->loss_sum = ss.loss_sum, last->norm = ss.grad_norm, last->launches = ss.graph_launches;
         bad = ss.bad_step;
         if (bad) last->loss_sum = ss.bad_loss_sum, last->norm = ss.bad_is_norm ? ss.bad_norm : NAN;
     }
@@ -147,9 +153,12 @@ static void same_three(const graph_case *gc, const float *p0) {
         snapshot last = {0};
         CHECK(train(be, kinds[i], gc, &kHp, 3e-3f, 0, N, &last) == 0);
         snap_take(&s[i], be);
-        s[i].loss_sum = last.loss_sum, s[i].norm = last.norm;
+        s[i].loss_sum = last.loss_sum, s[i].norm = last.norm, s[i].launches = last.launches;
         sk_backend_free(be);
     }
+    printf("  steps launched as CUDA graphs: %lld of %d (train_step without a graph: %lld)\n",
+           (long long)s[2].launches, N, (long long)s[1].launches);
+    CHECK(s[2].launches > 0 && s[1].launches == 0);
     for (int i = 1; i < 3; i++) {
         const size_t d = diff(&s[i], &s[0], 1);
         const int same = d == 0 && memcmp(&s[i].loss_sum, &s[0].loss_sum, sizeof(double)) == 0 &&
@@ -219,6 +228,20 @@ static void diverge(const graph_case *gc, const float *p0) {
 static void run_case(const graph_case *gc) {
     printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f rnn-impl %s\n", gc->name, gc->V, gc->E, gc->H, gc->L,
            gc->B, gc->T, (double)gc->dropout, sk_rnn_impl_name(gc->impl));
+    if (gc->impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice: a refusal skips the case
+        sk_error err = {{0}};
+        sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout}, .batch_size = gc->B,
+                                 .seq_len = gc->T, .training = 1, .seed = 99, .rnn_impl = gc->impl};
+        sk_backend *be = NULL;
+        sk_status st = sk_backend_create_cuda(&cfg, &be, &err);
+        if (st == SK_ERR_ARG) {
+            printf("  skipped, cuDNN refuses it: %s\n", err.msg);
+            return;
+        }
+        CHECK_OK(st);
+        printf("  %s\n", be->notice);
+        sk_backend_free(be);
+    }
     sk_backend *probe = fresh(gc, SK_GRAPH_OFF, NULL);
     float *p0 = alloc_f(probe->layout.total);
     sk_params_init(p0, &probe->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
@@ -240,6 +263,8 @@ int main(void) {
         {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN},
         {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_PERSISTENT},
         {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT},
+        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_CUDNN_PERSIST},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN_PERSIST},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return sk_test_done("test_cuda_graph");
