@@ -74,7 +74,11 @@ static sk_status capture(cudaStream_t stream, int len, sk_step_enqueue_fn enqueu
                        len, st != SK_OK ? inner.msg : "a call inside the step could not be captured: ",
                        st != SK_OK ? "" : cudaGetErrorName(ce));
     }
-    ce = cudaGraphInstantiate(exec, graph, 0);
+    // AutoFreeOnLaunch, as PyTorch instantiates its graphs: a library that allocates inside
+    // the capture with cudaMallocAsync and frees later (cuBLAS >= 12.2's default workspace
+    // on the persistent implementation's handle) leaves an allocation node whose memory is
+    // unfreed at the next launch, and cudaGraphLaunch then fails with cudaErrorInvalidValue.
+    ce = cudaGraphInstantiate(exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
     cudaGraphDestroy(graph);
     if (ce != cudaSuccess) {
         *exec = NULL;
