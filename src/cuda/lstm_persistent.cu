@@ -28,6 +28,7 @@ namespace {
 typedef struct {
     sk_plstm_args a; // shape, plan and buffers; pointers of the current call filled per call
     cublasHandle_t blas;
+    void *blas_ws;       // its workspace, set explicitly: nothing for cuBLAS to allocate lazily (graph capture)
     size_t begin, count; // the LSTM range of the canonical buffer (floats)
     float *w;            // (count,) own copy
     sk_plstm_layer *layers_dev;
@@ -138,6 +139,7 @@ void p_destroy(sk_lstm *l) {
                         p->a.dg};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
         if (p->blas) cublasDestroy(p->blas);
+        cudaFree(p->blas_ws); // after the handle that used it
         (void)cudaGetLastError();
         free(p->layers);
         free(p);
@@ -186,6 +188,12 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
     CUBLAS_CHECK(cublasCreate(&p->blas));
     CUBLAS_CHECK(cublasSetStream(p->blas, c->stream));
     CUBLAS_CHECK(cublasSetMathMode(p->blas, sk_cublas_math(c->precision))); // fp32: no TF32 (math_mode.h)
+    // After cublasSetStream, which resets it; cuBLAS's recommendation for Hopper (as the
+    // backend's own handle). Without it cuBLAS allocates a default one on its first GEMM,
+    // which a stream capture may refuse.
+    const size_t ws_bytes = (size_t)32 << 20;
+    CUDA_CHECK(cudaMalloc(&p->blas_ws, ws_bytes));
+    CUBLAS_CHECK(cublasSetWorkspace(p->blas, p->blas_ws, ws_bytes));
 
     sk_plstm_args *a = &p->a;
     a->B = c->B, a->T = c->T, a->E = c->E, a->H = H, a->L = L;
