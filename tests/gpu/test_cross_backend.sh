@@ -11,10 +11,7 @@
 . "$(dirname "$0")/../cli/lib.sh"
 
 gen_text text.txt 200 5
-if ! "$SK_TRAIN" --data text.txt --out-dir probe --max-iters 1 --device cuda --embed-size 8 --hidden-size 16 \
-    --num-layers 1 --batch-size 2 --seq-length 8 > probe.out 2>&1; then
-    skip "no usable GPU: $(tail -n 1 probe.out)"
-fi
+require_gpu
 MODEL=(--data text.txt --embed-size 32 --hidden-size 64 --num-layers 2 --batch-size 8 --seq-length 32 --lr 0.005)
 expect_ok "$SK_TRAIN" "${MODEL[@]}" --device cuda --out-dir g --max-iters 150 --eval-every 50 || finish
 grep -q 'backend=cuda' .ok.out && note "trained on the GPU" || fail "the run did not use the GPU: $(tail -n 1 .ok.out)"

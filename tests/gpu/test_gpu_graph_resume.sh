@@ -12,10 +12,7 @@
 . "$(dirname "$0")/../cli/lib.sh"
 
 gen_text text.txt 60 7 # ~3000 characters: about 20 windows of 4 x 32 per epoch
-if ! "$SK_TRAIN" --data text.txt --out-dir probe --max-iters 1 --device cuda --embed-size 8 --hidden-size 16 \
-    --num-layers 1 --batch-size 2 --seq-length 8 > probe.out 2>&1; then
-    skip "no usable GPU: $(tail -n 1 probe.out)"
-fi
+require_gpu
 
 for dropout in 0 0.3; do
     C=("$SK_TRAIN" --data text.txt --embed-size 16 --hidden-size 72 --num-layers 2 --dropout "$dropout"

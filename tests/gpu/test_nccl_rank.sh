@@ -7,10 +7,7 @@
 . "$(dirname "$0")/../mpi/mpi_lib.sh"
 
 gen_text text.txt 300 5
-if ! "$SK_TRAIN" --data text.txt --out-dir probe --max-iters 1 --device cuda --embed-size 8 --hidden-size 16 \
-    --num-layers 1 --batch-size 2 --seq-length 8 > probe.out 2>&1; then
-    skip "no usable GPU: $(tail -n 1 probe.out)"
-fi
+require_gpu
 RUN=(--data text.txt --embed-size 32 --hidden-size 64 --num-layers 2 --dropout 0.3 --batch-size 8 --seq-length 32
      --device cuda --max-iters 30 --eval-every 15 --checkpoint-every 15)
 expect_ok "$SK_TRAIN" "${RUN[@]}" --out-dir plain || finish
