@@ -296,6 +296,7 @@ time_to_quality() {
     if tline=$(timeout "$limit" "${tcmd[@]}" 2>"$tmp/ttq-torch.err"); then
       sed 's/^/  /' "$tmp/ttq-torch.err" | tail -n 20
       ttq_torch=$(grep -o 'time_to_target_s=[0-9.]*' <<<"$tline" | cut -d= -f2)
+      torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
       ttq_torch_at="$(grep -o ' steps=[0-9]*' <<<"$tline" | cut -d= -f2) $(grep -o 'val_loss=[0-9.]*' <<<"$tline" | cut -d= -f2)"
       echo "  pytorch: $ttq_torch s (step, val_loss: $ttq_torch_at)"
     else

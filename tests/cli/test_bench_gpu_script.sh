@@ -6,7 +6,7 @@
 # exit 1, for cudnn-persist; validation losses for the time to quality) and PyTorch's script.
 # Checked: bad options fail before anything runs; every variant gets its own row and status
 # (ok, refused with its line, failed); the best variant per configuration; the default
-# variant's config= lines; the time to quality and its speed-up; a failed run makes the
+# variant's config= lines; the time to quality and its speed-up, also alone (--ttq-only); a failed run makes the
 # exit status 1, and refusals alone do not.
 . "$(dirname "$0")/lib.sh"
 
@@ -83,6 +83,12 @@ grep -q -- '--rnn-impl persistent --precision tf32 --cuda-graph on' all.out 2>/d
     fail "time to quality did not run the --ttq-variant"
 [ "$(grep -c '^config=' all.txt)" = 2 ] && note "exactly one config= line per configuration" ||
     fail "$(grep -c '^config=' all.txt) config= lines"
+
+# --ttq-only: the time to quality alone, PyTorch named by its own version line.
+run_bench --ttq-only --timeout 20 --out q.txt > q.out 2>&1; rc=$?
+[ "$rc" = 0 ] && grep -Eq '^pytorch 9\.9 +800 +1\.4900 +12\.0$' q.txt && ! grep -q '^variant ' q.txt &&
+    grep -q '^ttq target=1.50 ' q.txt && note "--ttq-only: the time to quality alone" ||
+    fail "--ttq-only: exit $rc, $(grep -E '^pytorch|^ttq' q.txt | tr '\n' '|')"
 
 # Refusals alone are not failures.
 run_bench --variants "auto/fp32/auto,persistent/bf16/on" --configs B --skip-torch --out r.txt > r.out 2>&1; rc=$?
