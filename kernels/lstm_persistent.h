@@ -1,7 +1,8 @@
 // lstm_persistent.h: the persistent wavefront LSTM kernels (lstm_persistent.cu), with fp32 or
 // bf16 operands (fp32 accumulation, fp32 cell state, fp32 weights in global memory).
-// defines: sk_plstm_layer, sk_plstm_args, sk_plstm_plan_make, sk_plstm_forward, sk_plstm_backward
-// (the plan, its operands and its shared-memory arithmetic: lstm_persistent_plan.h)
+// defines: sk_plstm_plan_make, sk_plstm_forward, sk_plstm_backward
+// (the kernels' arguments: lstm_persistent_args.h; the plan, its operands and its shared-memory
+// arithmetic: lstm_persistent_plan.h; the kernel bodies: lstm_persistent_kernels.cuh)
 //
 // One cooperative grid holds the whole L-layer stack: block n owns hidden units
 // [j0, j0 + U) of layer k = n / ceil(H/U) and keeps their weight rows (forward: the 4 gate
@@ -38,34 +39,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "lstm_persistent_plan.h"
+#include "lstm_persistent_args.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct {
-    size_t w_ih, w_hh, b_ih, b_hh; // float offsets into sk_plstm_args.w
-    int in;                        // input width: E for layer 0, else H
-} sk_plstm_layer;
-
-
-typedef struct {
-    int B, T, len, E, H, L;
-    sk_plstm_plan plan;
-    const float *w;               // the LSTM weights (canonical tensors)
-    const sk_plstm_layer *layers; // (L,) device
-    const float *x;               // (B, len, E)
-    float *y;                     // (B, len, H): the top layer's output
-    const float *hx, *cx;         // (L, B, H) initial state
-    float *hy, *cy;               // (L, B, H) final state; must not alias hx, cx
-    float *hh, *xin, *cs, *gates, *dg; // see above
-    const float *dy;              // (B, len, H), backward only
-    int train;                    // store cs and gates; apply dropout
-    float p, keep_scale;          // dropout between layers (training only; p = 0: none)
-    const uint64_t *keys;         // (L,) device: dropout key of site k, read at run time
-    int stream_offset;            // the global stream of b = 0: masks index by it (data-parallel)
-} sk_plstm_args;
 
 // Cuts the grid for device `device`; plan->supported = 0 with a reason when the shape does
 // not fit (weights of a layer slice plus one staged batch row over the shared memory of a

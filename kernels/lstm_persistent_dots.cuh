@@ -11,9 +11,8 @@
 
 #include <stdint.h>
 
-#include <cuda_bf16.h>
-
-#include "lstm_persistent.h"
+#include "device_port.cuh"
+#include "lstm_persistent_plan.h"
 #include "lstm_persistent_mma.h"
 
 namespace sk_plstm {
@@ -95,6 +94,8 @@ __device__ __forceinline__ uint32_t frag_at(const float *p) {
     uint32_t r;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(*p));
     return r;
+#elif defined(SK_CUDA_EMU)
+    return sk_emu_tf32_rna(*p);
 #else
     return __float_as_uint(*p); // never reached: mma_tile traps below 8.0
 #endif
@@ -108,6 +109,8 @@ __device__ __forceinline__ void mma_tile(const __nv_bfloat16 *, float (&d)[4], c
                  "{%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(SK_CUDA_EMU)
+    sk_emu_mma(0, d, a, b); // bf16 m16n8k16
 #else
     (void)d, (void)a, (void)b;
     __trap(); // the plan never picks tensor cores below compute capability 8.0
@@ -119,6 +122,8 @@ __device__ __forceinline__ void mma_tile(const float *, float (&d)[4], const uin
                  "{%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(SK_CUDA_EMU)
+    sk_emu_mma(1, d, a, b); // TF32 m16n8k8
 #else
     (void)d, (void)a, (void)b;
     __trap(); // the plan never picks tensor cores below compute capability 8.0

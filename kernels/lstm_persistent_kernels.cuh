@@ -1,0 +1,213 @@
+// lstm_persistent_kernels.cuh: the bodies of the persistent LSTM kernels (lstm_persistent.h
+// says what they compute, lstm_persistent.cu how they are planned and launched), in a header
+// so that tests/emu/test_plstm_emu.cpp runs the very same code on the CPU.
+// defines: plstm_forward_kernel, plstm_backward_kernel (templates, in namespace sk_plstm)
+#ifndef SK_LSTM_PERSISTENT_KERNELS_CUH
+#define SK_LSTM_PERSISTENT_KERNELS_CUH
+
+#include "device_port.cuh"
+#include "lstm_persistent_args.h"
+#include "lstm_persistent_dots.cuh"
+#include "shakespeare/hash.h"
+
+namespace sk_plstm {
+
+namespace cg = cooperative_groups;
+
+__device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// Row offsets (floats) inside the per-layer sequence buffers.
+__device__ __forceinline__ size_t pad_row(const sk_plstm_args &a, int k, int b, int t, int width) {
+    return ((size_t)k * a.B * (a.T + 1) + (size_t)b * (a.len + 1) + t) * width;
+}
+__device__ __forceinline__ size_t seq_row(const sk_plstm_args &a, int k, int b, int t, int width) {
+    return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
+}
+
+template <typename T, bool MMA>
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plstm_args a) {
+    cg::grid_group grid = cg::this_grid();
+    unsigned char *smem = sk_dynamic_smem();
+    const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_fwd;
+    const int bpl = (H + U - 1) / U;
+    const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
+    const sk_plstm_layer ly = a.layers[k];
+    const int in = ly.in, K = in + H, Kf = a.plan.kstride; // Kf: the row stride of every layer (even)
+    const int Kp = MMA ? (K + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T> : K; // the tensor cores' K: zeros past K
+    const int wrows = a.plan.wrows_fwd;              // U*4, or rounded up to 16 for the tensor cores
+    const sk_plstm_smem_layout lay = sk_plstm_smem_carve(&a.plan, B, 0); // the plan's carve-up
+    T *w = (T *)smem;                      // [wrows][Kf]: row u*4 + g = row g*H + j0 + u of [W_ih | W_hh]
+    T *vec = (T *)(smem + lay.vec);        // [bc][Kf]: [input | h_{t-1}] per staged batch row
+    float *pre = (float *)(smem + lay.acc); // [bc][U*4] gate pre-activations (without bias)
+    float *cst = (float *)(smem + lay.state); // [B][U] the carried cell state (fp32)
+    const int tid = threadIdx.x;
+    // The slice, zero past K and past the block's rows (the tensor cores read both), and
+    // the staged vectors zero (their columns past K are never written again).
+    for (int idx = tid; idx < wrows * Kf; idx += blockDim.x) {
+        const int r = idx / Kf, i = idx % Kf, u = r / 4, g = r % 4;
+        const size_t row = (size_t)g * H + j0 + u;
+        float v = 0.0f;
+        if (u < nu && i < K) v = i < in ? a.w[ly.w_ih + row * in + i] : a.w[ly.w_hh + row * H + (i - in)];
+        w[idx] = from_f<T>(v);
+    }
+    for (int idx = tid; idx < bc * Kf; idx += blockDim.x) vec[idx] = from_f<T>(0.0f);
+    for (int idx = tid; idx < B * nu; idx += blockDim.x) {
+        const int b = idx / nu, u = idx % nu;
+        cst[b * U + u] = a.cx[((size_t)k * B + b) * H + j0 + u];
+        a.hh[pad_row(a, k, b, 0, H) + j0 + u] = a.hx[((size_t)k * B + b) * H + j0 + u];
+        // The pad row of the next layer's input meets a zero gate gradient in the weight
+        // GEMM: it must be finite, so zero (not whatever an earlier window left).
+        if (k < L - 1) a.xin[pad_row(a, k + 1, b, len, H) + j0 + u] = 0.0f;
+    }
+    const int drop = a.train && a.p > 0.0f && k < L - 1;
+    const uint64_t key = drop ? a.keys[k] : 0; // this step's, from device memory
+    __syncthreads();
+    for (int s = 0; s < len + L - 1; s++) {
+        const int t = s - k;
+        if (t >= 0 && t < len) {
+            for (int b0 = 0; b0 < B; b0 += bc) {
+                const int nb = min(bc, B - b0);
+                for (int idx = tid; idx < nb * K; idx += blockDim.x) {
+                    const int bb = idx / K, i = idx % K, b = b0 + bb;
+                    float v;
+                    if (i < in)
+                        v = k == 0 ? a.x[((size_t)b * len + t) * in + i] : __ldcg(a.xin + pad_row(a, k, b, t, H) + i);
+                    else
+                        v = t == 0 ? a.hx[((size_t)k * B + b) * H + (i - in)]
+                                   : __ldcg(a.hh + pad_row(a, k, b, t, H) + (i - in)); // row t = h(t-1)
+                    vec[(size_t)bb * Kf + i] = from_f<T>(v);
+                }
+                __syncthreads();
+                if constexpr (MMA) mma_dots(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
+                else block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
+                __syncthreads();
+                for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
+                    const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
+                    float gv[4];
+                    for (int g = 0; g < 4; g++) {
+                        const size_t row = (size_t)g * H + j;
+                        gv[g] = pre[sk_plstm_acc_index(bb, u * 4 + g, nu * 4, 1, 0)] + a.w[ly.b_ih + row] + a.w[ly.b_hh + row];
+                    }
+                    const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
+                    const float c = fg * cst[b * U + u] + ig * gg;
+                    const float h = og * tanhf(c);
+                    cst[b * U + u] = c;
+                    a.hh[pad_row(a, k, b, t + 1, H) + j] = h;
+                    if (a.train) {
+                        a.cs[seq_row(a, k, b, t, H) + j] = c;
+                        float *gr = a.gates + seq_row(a, k, b, t, 4 * H);
+                        gr[j] = ig, gr[H + j] = fg, gr[2 * H + j] = gg, gr[3 * H + j] = og;
+                    }
+                    if (k < L - 1) {
+                        float mk = 1.0f;
+                        if (drop)
+                            mk = sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
+                        a.xin[pad_row(a, k + 1, b, t, H) + j] = h * mk;
+                    } else {
+                        a.y[((size_t)b * len + t) * H + j] = h;
+                    }
+                    if (t == len - 1) {
+                        a.hy[((size_t)k * B + b) * H + j] = h;
+                        a.cy[((size_t)k * B + b) * H + j] = c;
+                    }
+                }
+                __syncthreads(); // vec and pre are reused by the next chunk
+            }
+        }
+        grid.sync();
+    }
+}
+
+template <typename T, bool MMA>
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_plstm_args a) {
+    cg::grid_group grid = cg::this_grid();
+    unsigned char *smem = sk_dynamic_smem();
+    const int H = a.H, B = a.B, len = a.len, L = a.L, U = a.plan.U, bc = a.plan.bc_bwd, H4 = 4 * H;
+    const int G = a.plan.gstride;    // stride of a 4H-long half: 4H, or more (tensor cores; zeros past 4H)
+    const int Gk = MMA ? (H4 + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T> : H4; // the tensor cores' K
+    const int wu = a.plan.wunits_bwd; // units held: U, or rounded up to 16 (tensor cores)
+    const int bpl = (H + U - 1) / U;
+    const int k = blockIdx.x / bpl, j0 = (blockIdx.x % bpl) * U, nu = min(U, H - j0);
+    const int top = k == L - 1;
+    const int R = top ? 1 : 2; // rows per unit: W_hh_k column j, and W_ih_{k+1} column j below the top
+    const sk_plstm_layer ly = a.layers[k];
+    const sk_plstm_smem_layout lay = sk_plstm_smem_carve(&a.plan, B, 1); // the plan's carve-up
+    T *w = (T *)smem;                       // [wu][2][G]
+    T *vec = (T *)(smem + lay.vec);         // [bc][2][G]: [dg_k(t+1) | dg_{k+1}(t)]
+    float *acc = (float *)(smem + lay.acc); // [bc][U*2]
+    float *dcs = (float *)(smem + lay.state); // [B][U] the carried cell-state gradient (fp32)
+    const int tid = threadIdx.x;
+    // The slices, zero past 4H and past the block's units (the tensor cores read both), and
+    // the staged vectors zero (their columns past 4H are never written again).
+    for (int idx = tid; idx < wu * 2 * G; idx += blockDim.x) {
+        const int u = idx / (2 * G), q = idx / G % 2, r = idx % G;
+        const size_t col = (size_t)j0 + u;
+        float v = 0.0f;
+        if (u < nu && q < R && r < H4)
+            v = q == 0 ? a.w[ly.w_hh + (size_t)r * H + col] : a.w[a.layers[k + 1].w_ih + (size_t)r * H + col];
+        w[idx] = from_f<T>(v);
+    }
+    for (int idx = tid; idx < bc * 2 * G; idx += blockDim.x) vec[idx] = from_f<T>(0.0f);
+    for (int idx = tid; idx < B * nu; idx += blockDim.x) dcs[(idx / nu) * U + idx % nu] = 0.0f;
+    const int drop = a.p > 0.0f && !top;
+    const uint64_t key = drop ? a.keys[k] : 0; // this step's, from device memory
+    __syncthreads();
+    for (int s = 0; s < len + L - 1; s++) {
+        const int t = len - 1 - (s - (L - 1 - k));
+        if (t >= 0 && t < len) {
+            for (int b0 = 0; b0 < B; b0 += bc) {
+                const int nb = min(bc, B - b0);
+                for (int idx = tid; idx < nb * R * H4; idx += blockDim.x) {
+                    const int bb = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4, b = b0 + bb;
+                    float v;
+                    if (q == 0) v = t + 1 < len ? __ldcg(a.dg + pad_row(a, k, b, t + 1, H4) + r) : 0.0f;
+                    else v = __ldcg(a.dg + pad_row(a, k + 1, b, t, H4) + r);
+                    vec[(size_t)bb * 2 * G + q * G + r] = from_f<T>(v);
+                }
+                __syncthreads();
+                // acc[bb][u*R + q] = w[u][q] . vec[bb][q]: on CUDA cores row u*R + q of the
+                // compacted index (stride 2G/R); on tensor cores one product per slice q.
+                if constexpr (MMA) {
+                    for (int q = 0; q < R; q++)
+                        mma_dots(w + (size_t)q * G, 2 * G, nu, vec + (size_t)q * G, 2 * G, nb, Gk, acc, nu * R, R, q);
+                } else {
+                    block_dots(w, (2 / R) * G, nu * R, R, G, H4, vec, 2 * G, nb, acc);
+                }
+                __syncthreads();
+                for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
+                    const int bb = idx / nu, u = idx % nu, b = b0 + bb, j = j0 + u;
+                    const float *ar = acc + sk_plstm_acc_index(bb, u, nu * R, R, 0); // [q]: slice q
+                    float dh = ar[0]; // recurrent part: W_hh^T dg_k(t+1)
+                    if (top) {
+                        dh += a.dy[((size_t)b * len + t) * H + j];
+                    } else {
+                        float mk = 1.0f;
+                        if (drop)
+                            mk = sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
+                        dh += mk * ar[1]; // from layer k+1's input gradient, through the mask
+                    }
+                    const float *gr = a.gates + seq_row(a, k, b, t, H4);
+                    const float ig = gr[j], fg = gr[H + j], gg = gr[2 * H + j], og = gr[3 * H + j];
+                    const float c = a.cs[seq_row(a, k, b, t, H) + j];
+                    const float cprev =
+                        t > 0 ? a.cs[seq_row(a, k, b, t - 1, H) + j] : a.cx[((size_t)k * B + b) * H + j];
+                    const float tc = tanhf(c);
+                    const float dc = dcs[b * U + u] + dh * og * (1.0f - tc * tc);
+                    const float dout = dh * tc;
+                    dcs[b * U + u] = dc * fg;
+                    float *dr = a.dg + pad_row(a, k, b, t, H4);
+                    dr[j] = dc * gg * ig * (1.0f - ig);
+                    dr[H + j] = dc * cprev * fg * (1.0f - fg);
+                    dr[2 * H + j] = dc * ig * (1.0f - gg * gg);
+                    dr[3 * H + j] = dout * og * (1.0f - og);
+                }
+                __syncthreads();
+            }
+        }
+        grid.sync();
+    }
+}
+
+} // namespace sk_plstm
+
+#endif
