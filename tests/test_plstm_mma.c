@@ -4,7 +4,7 @@
 // those addresses exactly as mma_dots does (a bf16 pair as one little-endian 32-bit word,
 // a TF32 element rounded by cvt.rna), hands them to an emulated mma.sync that reads them
 // by the PTX ISA's fragment tables, and stores the results where mma_dots stores them.
-// The fragment tables are transcribed here from the PTX ISA (Parallel Thread Execution ISA,
+// The fragment tables (tests/emu/mma_ptx.h) are transcribed from the PTX ISA (Parallel Thread Execution ISA,
 // section 9.7.14.5.8 "Matrix Fragments for mma.m16n8k16 with floating point type", .bf16 A,
 // B and the fp32 accumulators; section 9.7.14.5.7 "Matrix Fragments for mma.m16n8k8", .tf32
 // A and B and its accumulators), in the ISA's own element-index form, independently of the
@@ -32,37 +32,14 @@
 
 #include "../kernels/lstm_persistent_mma.h"
 #include "../kernels/lstm_persistent_plan.h"
+#include "emu/mma_ptx.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
 
-enum { BF16 = 0, TF32 = 1 };
+enum { BF16 = SK_PTX_BF16, TF32 = SK_PTX_TF32 };
 static const char *kind_name[2] = {"bf16 m16n8k16", "tf32 m16n8k8"};
-static int epr_of(int kind) { return kind == BF16 ? 2 : 1; }
-static int kstep_of(int kind) { return kind == BF16 ? 16 : 8; }
-
-// ---- The PTX ISA's fragment tables (g = groupID = lane >> 2, c = threadID_in_group = lane % 4).
-// Element i of a lane's fragment; the registers hold elements low to high, epr per register.
-static void ptx_a(int kind, int lane, int i, int *row, int *col) {
-    const int g = lane >> 2, c = lane % 4;
-    if (kind == BF16) { // a0..a7
-        *row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
-        *col = i < 4 ? c * 2 + (i & 1) : c * 2 + (i & 1) + 8;
-    } else { // a0..a3
-        *row = (i == 0 || i == 2) ? g : g + 8;
-        *col = (i == 0 || i == 1) ? c : c + 4;
-    }
-}
-static void ptx_b(int kind, int lane, int i, int *row, int *col) {
-    const int g = lane >> 2, c = lane % 4;
-    if (kind == BF16) *row = i < 2 ? c * 2 + (i & 1) : c * 2 + (i & 1) + 8; // b0..b3
-    else *row = i == 0 ? c : c + 4;                                          // b0, b1
-    *col = g;
-}
-static void ptx_c(int lane, int i, int *row, int *col) { // c0..c3, fp32, both shapes
-    const int g = lane >> 2, c = lane % 4;
-    *row = i < 2 ? g : g + 8;
-    *col = c * 2 + (i & 1);
-}
+static int epr_of(int kind) { return sk_ptx_epr(kind); }
+static int kstep_of(int kind) { return sk_ptx_kstep(kind); }
 
 // ---- Operands as the GPU holds them: bf16 bits in shared memory, or fp32 (TF32 on load).
 static uint16_t bf16_bits(float v) { // exact for the test's integers
@@ -74,23 +51,6 @@ static uint16_t bf16_bits(float v) { // exact for the test's integers
     }
     return (uint16_t)(u >> 16);
 }
-static float from_bf16(uint16_t h) {
-    const uint32_t u = (uint32_t)h << 16;
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
-static uint32_t tf32_rna(float v) { // cvt.rna.tf32.f32: keep 10 mantissa bits, ties away
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    return (u + 0x1000u) & 0xffffe000u;
-}
-static float from_u32(uint32_t u) {
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
-
 typedef struct {
     int kind;
     const uint16_t *h; // bf16 operands, or
@@ -112,53 +72,13 @@ static uint32_t frag_at(const operands *o, size_t off) {
         memcpy(&word, o->h + off, 4); // little endian, as the GPU: element off in the low half
         return word;
     }
-    return tf32_rna(o->f[off]);
+    return sk_ptx_tf32_rna(o->f[off]);
 }
 
-// ---- mma.sync, emulated from the ISA's tables: a[32][4], b[32][2] registers; d[32][4] += A B.
+// ---- mma.sync, emulated from the ISA's tables (tests/emu/mma_ptx.h).
 static int ownership_errors = 0;
 static void mma_emulate(int kind, const uint32_t a[32][4], const uint32_t b[32][2], float d[32][4]) {
-    const int K = kstep_of(kind), epr = epr_of(kind);
-    double A[16][16], B[16][8];
-    int seen_a[16][16] = {{0}}, seen_b[16][8] = {{0}}, seen_c[16][8] = {{0}};
-    for (int lane = 0; lane < 32; lane++) {
-        for (int i = 0; i < 4 * epr; i++) {
-            int r, c;
-            ptx_a(kind, lane, i, &r, &c);
-            const uint32_t reg = a[lane][i / epr];
-            A[r][c] = kind == BF16 ? from_bf16((uint16_t)(i % 2 ? reg >> 16 : reg & 0xffffu)) : from_u32(reg & 0xffffe000u);
-            seen_a[r][c]++;
-        }
-        for (int i = 0; i < 2 * epr; i++) {
-            int r, c;
-            ptx_b(kind, lane, i, &r, &c);
-            const uint32_t reg = b[lane][i / epr];
-            B[r][c] = kind == BF16 ? from_bf16((uint16_t)(i % 2 ? reg >> 16 : reg & 0xffffu)) : from_u32(reg & 0xffffe000u);
-            seen_b[r][c]++;
-        }
-    }
-    double C[16][8];
-    for (int lane = 0; lane < 32; lane++)
-        for (int i = 0; i < 4; i++) {
-            int r, c;
-            ptx_c(lane, i, &r, &c);
-            C[r][c] = d[lane][i];
-            seen_c[r][c]++;
-        }
-    for (int r = 0; r < 16; r++)
-        for (int c = 0; c < 8; c++) {
-            if (seen_c[r][c] != 1) ownership_errors++;
-            for (int k = 0; k < K; k++) {
-                if (seen_b[k][c] != 1 || (c == 0 && seen_a[r][k] != 1)) ownership_errors++;
-                C[r][c] += A[r][k] * B[k][c];
-            }
-        }
-    for (int lane = 0; lane < 32; lane++)
-        for (int i = 0; i < 4; i++) {
-            int r, c;
-            ptx_c(lane, i, &r, &c);
-            d[lane][i] = (float)C[r][c];
-        }
+    ownership_errors += sk_ptx_mma(kind, a, b, d);
 }
 
 // ---- mma_dots, step by step as the kernel runs it, every address from lstm_persistent_mma.h.
@@ -201,20 +121,20 @@ static void check_fragment_tables(int kind) {
         for (int i = 0; i < 4 * epr; i++) { // element i is half i % epr of register i / epr
             const int r = i / epr, off = sk_plstm_mma_a_row(lane, r) * stride + sk_plstm_mma_a_col(lane, r, epr) + i % epr;
             int row, col;
-            ptx_a(kind, lane, i, &row, &col);
+            sk_ptx_a(kind, lane, i, &row, &col);
             if (off / stride != row || off % stride != col) bad++;
             seen_a[row][col]++;
         }
         for (int i = 0; i < 2 * epr; i++) { // B[k][n] = vec[n][k]: the load's row is n, its column k
             const int r = i / epr, off = sk_plstm_mma_b_row(lane) * stride + sk_plstm_mma_b_col(lane, r, epr) + i % epr;
             int k, n;
-            ptx_b(kind, lane, i, &k, &n);
+            sk_ptx_b(kind, lane, i, &k, &n);
             if (off / stride != n || off % stride != k) bad++;
             seen_b[k][n]++;
         }
         for (int i = 0; i < 4; i++) {
             int row, col;
-            ptx_c(lane, i, &row, &col);
+            sk_ptx_c(lane, i, &row, &col);
             if (sk_plstm_mma_c_row(lane, i) != row || sk_plstm_mma_c_col(lane, i) != col) bad++;
             seen_c[row][col]++;
         }

@@ -45,6 +45,31 @@ sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh cli_ cli)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/mpi/test_*.sh mpi_ mpi)
 
+# tests/emu/test_*.cpp run this project's CUDA kernels on the CPU (tests/emu/cuda_emu.h: one
+# fiber per GPU thread), so they need a C++ compiler but no GPU and no CUDA toolkit. Not in
+# fuzzing builds (their sanitizer flags are clang's, the C++ compiler may be GCC).
+include(CheckLanguage)
+check_language(CXX)
+if(CMAKE_CXX_COMPILER AND NOT SHAKESPEARE_FUZZ)
+  enable_language(CXX)
+  file(GLOB SK_EMU_TESTS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/emu/test_*.cpp)
+  foreach(src ${SK_EMU_TESTS})
+    get_filename_component(name ${src} NAME_WE)
+    set(name emu_${name})
+    add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.cpp)
+    set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+    target_compile_definitions(${name} PRIVATE SK_CUDA_EMU)
+    # The kernels read bf16 pairs as 32-bit words (as the GPU does): no strict-aliasing games.
+    target_compile_options(${name} PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror>
+                                           -fno-strict-aliasing -Wno-unknown-pragmas) # #pragma unroll is nvcc's
+    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src
+                                               ${CMAKE_SOURCE_DIR}/kernels)
+    target_link_libraries(${name} PRIVATE shakespeare_core)
+    add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS unit TIMEOUT 900)
+  endforeach()
+endif()
+
 if(SHAKESPEARE_FUZZ)
   file(GLOB SK_FUZZ_TARGETS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_*.c)
   foreach(src ${SK_FUZZ_TARGETS})

@@ -1,0 +1,401 @@
+// cuda_emu.cpp: the scheduler behind cuda_emu.h: one fiber per GPU thread, barriers that park
+// fibers until every thread they span has arrived, and a run queue in (block, thread) order,
+// ascending or descending. Fibers switch with a few instructions on x86-64 (glibc's
+// swapcontext makes a system call per switch, which made the tests five times slower) and
+// with ucontext elsewhere.
+#include "cuda_emu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <vector>
+
+#include "mma_ptx.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SK_EMU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SK_EMU_ASAN 1
+#endif
+#endif
+#ifdef SK_EMU_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+sk_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+namespace {
+
+constexpr size_t kStack = 128 * 1024; // per fiber; the kernels' frames are small, libm's too
+constexpr size_t kGuard = 256;         // NaN bytes after each block's dynamic shared memory
+
+struct Fiber;
+
+// A barrier spanning `expected` threads: arrivals park until the last one, which hands all
+// of them back to the run queue.
+struct Barrier {
+    const char *what = "";
+    int expected = 0;
+    std::vector<Fiber *> waiting;
+};
+
+// Per warp: the lanes' operands of a shuffle or an mma, exchanged through here.
+struct WarpScratch {
+    double shfl[32];
+    uint32_t a[32][4], b[32][2];
+    float d[32][4];
+};
+
+// A saved execution context: a stack pointer (x86-64) or a ucontext.
+struct Context {
+#if defined(__x86_64__)
+    void *sp = nullptr;
+#else
+    ucontext_t uc;
+#endif
+};
+
+struct Fiber {
+    Context ctx;
+    unsigned char *stack = nullptr; // kStack bytes above a guard page
+    unsigned block = 0, thread = 0;
+    bool done = false;
+};
+
+struct Launch {
+    sk_emu_config cfg;
+    const std::function<void()> *body = nullptr;
+    std::vector<Fiber> fibers;                 // this round's: every block (cooperative) or one
+    std::vector<unsigned char *> smem;         // per block of this round
+    std::vector<Barrier> block_bars, warp_bars; // per block, per (block, warp)
+    std::vector<WarpScratch> scratch;          // per (block, warp)
+    Barrier grid_bar;
+    std::deque<Fiber *> run;
+    unsigned first_block = 0; // the round's first block
+    Context scheduler;
+    Fiber *current = nullptr;
+    bool aborted = false;
+#ifdef SK_EMU_ASAN
+    const void *sched_bottom = nullptr;
+    size_t sched_size = 0;
+#endif
+};
+
+Launch *g_launch = nullptr;
+
+[[noreturn]] void die(const char *msg) {
+    fprintf(stderr, "cuda_emu: %s\n", msg);
+    abort();
+}
+
+void fiber_main();
+
+#if defined(__x86_64__)
+// sk_emu_switch(&from->sp, to->sp): saves the callee-saved registers, MXCSR and the x87
+// control word on the current stack, stores the stack pointer, loads the other and restores
+// the same from it (System V AMD64: everything else is caller-saved across a call).
+extern "C" void sk_emu_switch(void **save_sp, void *load_sp);
+asm(R"(
+    .pushsection .text
+    .globl sk_emu_switch
+    .type sk_emu_switch, @function
+sk_emu_switch:
+    pushq %rbp
+    pushq %rbx
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $8, %rsp
+    stmxcsr (%rsp)
+    fnstcw 4(%rsp)
+    movq %rsp, (%rdi)
+    movq %rsi, %rsp
+    ldmxcsr (%rsp)
+    fldcw 4(%rsp)
+    addq $8, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %rbx
+    popq %rbp
+    ret
+    .size sk_emu_switch, .-sk_emu_switch
+    .popsection
+)");
+
+// A new fiber's stack, as sk_emu_switch leaves a suspended one: the control words, six
+// zeroed registers, then fiber_main as the return address, above it a null one (fiber_main
+// never returns), so that fiber_main starts with the stack aligned as after a call.
+void context_make(Context *c, unsigned char *stack, size_t size) {
+    uint64_t *top = (uint64_t *)(((uintptr_t)(stack + size)) & ~(uintptr_t)15);
+    *--top = 0;                          // fiber_main's return address: none
+    *--top = (uint64_t)(uintptr_t)&fiber_main;
+    for (int i = 0; i < 6; i++) *--top = 0; // rbp, rbx, r12-r15
+    *--top = 0x037Full << 32 | 0x1F80u;  // x87 control word (high), MXCSR (low): the defaults
+    c->sp = top;
+}
+void context_switch(Context *from, Context *to) { sk_emu_switch(&from->sp, to->sp); }
+#else
+void context_make(Context *c, unsigned char *stack, size_t size) {
+    getcontext(&c->uc);
+    c->uc.uc_stack.ss_sp = stack;
+    c->uc.uc_stack.ss_size = size;
+    c->uc.uc_link = nullptr;
+    makecontext(&c->uc, fiber_main, 0);
+}
+void context_switch(Context *from, Context *to) { swapcontext(&from->uc, &to->uc); }
+#endif
+
+unsigned warps_per_block() { return (g_launch->cfg.block + 31) / 32; }
+size_t local_block(const Fiber *f) { return f->block - g_launch->first_block; }
+size_t warp_index(const Fiber *f) { return local_block(f) * warps_per_block() + f->thread / 32; }
+
+bool schedule_before(const Fiber *x, const Fiber *y, bool reverse) {
+    const bool less = x->block != y->block ? x->block < y->block : x->thread < y->thread;
+    return reverse ? !less && x != y : less;
+}
+
+// Back to the scheduler; returns when the scheduler resumes this fiber.
+void yield_to_scheduler(bool dying) {
+    Launch *L = g_launch;
+    Fiber *f = L->current;
+#ifdef SK_EMU_ASAN
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, L->sched_bottom, L->sched_size);
+    context_switch(&f->ctx, &L->scheduler);
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+    (void)dying;
+    context_switch(&f->ctx, &L->scheduler);
+#endif
+}
+
+// The calling thread arrives at b and waits until everyone b spans has.
+void arrive(Barrier &b) {
+    Launch *L = g_launch;
+    if (b.expected == 0) die("a barrier that spans no thread");
+    b.waiting.push_back(L->current);
+    if ((int)b.waiting.size() == b.expected) {
+        std::vector<Fiber *> go;
+        go.swap(b.waiting);
+        std::sort(go.begin(), go.end(),
+                  [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L->cfg.reverse); });
+        for (Fiber *f : go) L->run.push_back(f);
+    }
+    yield_to_scheduler(false);
+}
+
+void fiber_main() {
+    Launch *L = g_launch;
+#ifdef SK_EMU_ASAN
+    __sanitizer_finish_switch_fiber(nullptr, &L->sched_bottom, &L->sched_size);
+#endif
+    (*L->body)();
+    L->current->done = true;
+    yield_to_scheduler(true);
+    die("a finished thread was resumed");
+}
+
+// Thread stacks, kept for the next launch (a launch makes thousands).
+struct StackPool {
+    std::vector<unsigned char *> free_stacks;
+    ~StackPool() {
+        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        for (unsigned char *s : free_stacks) munmap(s - page, kStack + page);
+    }
+} g_stacks;
+
+unsigned char *stack_alloc() {
+    if (!g_stacks.free_stacks.empty()) {
+        unsigned char *s = g_stacks.free_stacks.back();
+        g_stacks.free_stacks.pop_back();
+        return s;
+    }
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    void *p = mmap(nullptr, kStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) die("out of memory for thread stacks");
+    mprotect(p, page, PROT_NONE); // an overflow faults instead of writing over a neighbour
+    return (unsigned char *)p + page;
+}
+void stack_free(unsigned char *s) { g_stacks.free_stacks.push_back(s); }
+
+// Runs blocks [b0, b0 + nb) at once; returns "" or the error.
+std::string run_round(Launch &L, unsigned b0, unsigned nb) {
+    const unsigned T = L.cfg.block, W = warps_per_block();
+    L.first_block = b0;
+    L.fibers.assign((size_t)nb * T, Fiber());
+    L.block_bars.assign(nb, Barrier());
+    L.warp_bars.assign((size_t)nb * W, Barrier());
+    L.scratch.assign((size_t)nb * W, WarpScratch());
+    L.grid_bar = Barrier();
+    L.grid_bar.what = "grid.sync()";
+    L.grid_bar.expected = L.cfg.cooperative ? (int)(nb * T) : 0;
+    for (unsigned b = 0; b < nb; b++) {
+        L.block_bars[b].what = "__syncthreads()";
+        L.block_bars[b].expected = (int)T;
+        for (unsigned w = 0; w < W; w++) {
+            Barrier &wb = L.warp_bars[(size_t)b * W + w];
+            wb.what = "a warp-wide operation (shuffle, __syncwarp, mma)";
+            wb.expected = (int)std::min(32u, T - w * 32);
+        }
+    }
+    L.smem.assign(nb, nullptr);
+    for (unsigned b = 0; b < nb; b++) {
+        L.smem[b] = (unsigned char *)malloc(L.cfg.dynamic_smem + kGuard);
+        if (!L.smem[b]) die("out of memory for shared memory");
+        memset(L.smem[b], 0xff, L.cfg.dynamic_smem + kGuard); // NaN as float: unwritten reads show
+    }
+    for (size_t i = 0; i < L.fibers.size(); i++) {
+        Fiber &f = L.fibers[i];
+        f.block = b0 + (unsigned)(i / T), f.thread = (unsigned)(i % T);
+        f.stack = stack_alloc();
+        context_make(&f.ctx, f.stack, kStack);
+    }
+    std::vector<Fiber *> order;
+    for (Fiber &f : L.fibers) order.push_back(&f);
+    std::sort(order.begin(), order.end(),
+              [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L.cfg.reverse); });
+    L.run.assign(order.begin(), order.end());
+    size_t done = 0;
+    std::string err;
+    while (!L.run.empty()) {
+        Fiber *f = L.run.front();
+        L.run.pop_front();
+        L.current = f;
+        threadIdx = {f->thread, 0, 0};
+        blockIdx = {f->block, 0, 0};
+#ifdef SK_EMU_ASAN
+        void *fake = nullptr;
+        __sanitizer_start_switch_fiber(&fake, f->stack, kStack);
+        context_switch(&L.scheduler, &f->ctx);
+        __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+        context_switch(&L.scheduler, &f->ctx);
+#endif
+        if (f->done) done++;
+    }
+    if (done != L.fibers.size()) {
+        // Some threads wait at a barrier that the others will never reach.
+        char line[300];
+        const Barrier *stuck = nullptr;
+        int waiting = 0;
+        for (const Barrier *b : {&L.grid_bar}) waiting += (int)b->waiting.size(), stuck = b->waiting.empty() ? stuck : b;
+        for (const Barrier &b : L.block_bars) waiting += (int)b.waiting.size(), stuck = b.waiting.empty() ? stuck : &b;
+        for (const Barrier &b : L.warp_bars) waiting += (int)b.waiting.size(), stuck = b.waiting.empty() ? stuck : &b;
+        snprintf(line, sizeof line,
+                 "deadlock: %zu of %zu threads finished, %d wait at barriers (one at %s, %zu of %d arrived)", done,
+                 L.fibers.size(), waiting, stuck ? stuck->what : "?", stuck ? stuck->waiting.size() : 0,
+                 stuck ? stuck->expected : 0);
+        err = line;
+    }
+    for (unsigned b = 0; b < nb && err.empty(); b++)
+        for (size_t i = 0; i < kGuard; i++)
+            if (L.smem[b][L.cfg.dynamic_smem + i] != 0xff) {
+                char line[200];
+                snprintf(line, sizeof line, "block %u wrote %zu bytes past its %zu bytes of dynamic shared memory",
+                         b0 + b, i + 1, L.cfg.dynamic_smem);
+                err = line;
+                break;
+            }
+    for (Fiber &f : L.fibers) stack_free(f.stack);
+    for (unsigned char *s : L.smem) free(s);
+    L.fibers.clear();
+    L.run.clear();
+    return err;
+}
+
+Launch &launch() {
+    if (!g_launch || !g_launch->current) die("a CUDA device function called outside sk_emu_launch");
+    return *g_launch;
+}
+
+} // namespace
+
+std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &body) {
+    if (g_launch) return "sk_emu_launch: launches do not nest";
+    if (c.grid == 0 || c.block == 0 || c.block > 1024) return "sk_emu_launch: bad grid or block size";
+    Launch L;
+    L.cfg = c;
+    L.body = &body;
+    g_launch = &L;
+    blockDim = {c.block, 1, 1};
+    gridDim = {c.grid, 1, 1};
+    std::string err;
+    if (c.cooperative) {
+        err = run_round(L, 0, c.grid);
+    } else {
+        for (unsigned i = 0; i < c.grid && err.empty(); i++) err = run_round(L, c.reverse ? c.grid - 1 - i : i, 1);
+    }
+    g_launch = nullptr;
+    return err;
+}
+
+void __syncthreads() {
+    Launch &L = launch();
+    arrive(L.block_bars[local_block(L.current)]);
+}
+
+void __syncwarp(unsigned mask) {
+    if (mask != 0xffffffffu) die("__syncwarp with a partial mask is not emulated");
+    Launch &L = launch();
+    arrive(L.warp_bars[warp_index(L.current)]);
+}
+
+namespace {
+// Lane values meet in the warp's scratch: everyone writes, waits, reads its partner's, waits
+// again (so that no lane overwrites a value another has yet to read).
+double shuffle_xor(unsigned mask, double v, int lane_mask) {
+    if (mask != 0xffffffffu) die("a shuffle with a partial mask is not emulated");
+    Launch &L = launch();
+    const unsigned lane = L.current->thread % 32, w = (unsigned)warp_index(L.current);
+    if ((lane ^ (unsigned)lane_mask) >= 32 || L.warp_bars[w].expected != 32) die("a shuffle outside a full warp");
+    L.scratch[w].shfl[lane] = v;
+    arrive(L.warp_bars[w]);
+    const double r = L.scratch[w].shfl[lane ^ (unsigned)lane_mask];
+    arrive(L.warp_bars[w]);
+    return r;
+}
+} // namespace
+
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask) { return (float)shuffle_xor(mask, v, lane_mask); }
+double __shfl_xor_sync(unsigned mask, double v, int lane_mask) { return shuffle_xor(mask, v, lane_mask); }
+int __shfl_xor_sync(unsigned mask, int v, int lane_mask) { return (int)shuffle_xor(mask, v, lane_mask); }
+
+void __threadfence() {}
+
+void __trap() { die("__trap() in a kernel"); }
+
+void cooperative_groups::grid_group::sync() const {
+    Launch &L = launch();
+    if (!L.cfg.cooperative) die("grid.sync() outside a cooperative launch");
+    arrive(L.grid_bar);
+}
+cooperative_groups::grid_group cooperative_groups::this_grid() { return grid_group(); }
+
+unsigned char *sk_dynamic_smem() {
+    Launch &L = launch();
+    return L.smem[local_block(L.current)];
+}
+
+void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    Launch &L = launch();
+    const unsigned lane = L.current->thread % 32, w = (unsigned)warp_index(L.current);
+    if (L.warp_bars[w].expected != 32) die("an mma outside a full warp");
+    WarpScratch &s = L.scratch[w];
+    memcpy(s.a[lane], a, sizeof a), memcpy(s.b[lane], b, sizeof b), memcpy(s.d[lane], d, sizeof d);
+    arrive(L.warp_bars[w]);
+    if (lane == 0 && sk_ptx_mma(kind, s.a, s.b, s.d) != 0) die("the PTX fragment tables are not a partition");
+    arrive(L.warp_bars[w]);
+    memcpy(d, s.d[lane], sizeof d);
+    arrive(L.warp_bars[w]);
+}
+
+uint32_t sk_emu_tf32_rna(float v) { return sk_ptx_tf32_rna(v); }

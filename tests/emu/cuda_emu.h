@@ -1,0 +1,116 @@
+// cuda_emu.h: just enough of CUDA to run this project's own kernels (kernels/*.cuh) on the CPU,
+// one fiber per GPU thread, so that tests check them without a GPU (tests/emu/test_*.cpp).
+// defines: the CUDA names the kernels use (threadIdx, __syncthreads, __shfl_xor_sync, __ldcg,
+//          cooperative_groups::this_grid, __nv_bfloat16, ...), sk_dynamic_smem, sk_emu_mma,
+//          sk_emu_tf32_rna, sk_emu_config, sk_emu_launch
+//
+// What it models: every thread runs the kernel's C++ on its own stack; a thread runs until
+// it reaches a barrier (__syncthreads, __syncwarp, a shuffle, an mma, grid.sync) and waits
+// there until every thread the barrier spans has arrived. Memory is the host's, sequentially
+// consistent. So it checks what a kernel computes and how it synchronizes, not its speed,
+// its memory ordering (fences, __ldcg vs L1) or warp-level lockstep.
+// What it catches beyond wrong arithmetic and indexing:
+//   - a missing barrier (a race): run a launch in both schedules (sk_emu_config.reverse):
+//     threads run in ascending or descending (block, thread) order between barriers, so a
+//     result that depends on who runs first differs between the two;
+//   - a barrier not every thread reaches (divergent __syncthreads, a shuffle with lanes
+//     gone, grid.sync outside a cooperative launch): reported as a deadlock, not a hang;
+//   - reads of shared memory nobody wrote (it starts as NaN bytes), and writes past the
+//     dynamic shared memory the launch asked for (a NaN-byte guard checked afterwards).
+// Static __shared__ arrays are function-local statics: correct because the blocks of a
+// non-cooperative launch run one after another; a cooperative launch (all blocks at once)
+// must use dynamic shared memory only, as the persistent LSTM does.
+#ifndef SK_CUDA_EMU_H
+#define SK_CUDA_EMU_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <functional>
+#include <string>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+#define __shared__ static
+#define __restrict__
+
+struct sk_emu_dim3 {
+    unsigned x, y, z;
+};
+// The running thread's coordinates (set by the scheduler before it resumes a thread).
+extern sk_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+void __syncthreads();
+void __syncwarp(unsigned mask = 0xffffffffu);
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+double __shfl_xor_sync(unsigned mask, double v, int lane_mask);
+int __shfl_xor_sync(unsigned mask, int v, int lane_mask);
+void __threadfence();
+[[noreturn]] void __trap();
+
+template <typename T> inline T __ldcg(const T *p) { return *p; }
+template <typename T> inline T __ldg(const T *p) { return *p; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline unsigned __float_as_uint(float v) {
+    unsigned u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+inline float __uint_as_float(unsigned u) {
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+// bf16: the bits of a float's upper half; conversion rounds to nearest even (NaN stays NaN).
+struct __nv_bfloat16 {
+    uint16_t bits;
+};
+inline float __bfloat162float(__nv_bfloat16 h) { return __uint_as_float((unsigned)h.bits << 16); }
+inline __nv_bfloat16 __float2bfloat16_rn(float v) {
+    unsigned u = __float_as_uint(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return __nv_bfloat16{(uint16_t)((u >> 16) | 0x40)}; // quiet NaN
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return __nv_bfloat16{(uint16_t)(u >> 16)};
+}
+
+namespace cooperative_groups {
+struct grid_group {
+    void sync() const; // a deadlock error outside a cooperative launch
+};
+grid_group this_grid();
+} // namespace cooperative_groups
+
+// The block's dynamic shared memory (extern __shared__ on the GPU; kernels/device_port.cuh).
+unsigned char *sk_dynamic_smem();
+
+// mma.sync on one warp (kernels/lstm_persistent_dots.cuh's mma_tile): d += A B with the
+// operands as the 32 lanes hold them in fragment registers, decoded by the PTX ISA's
+// fragment tables (tests/emu/mma_ptx.h). kind 0: bf16 m16n8k16; 1: TF32 m16n8k8. Sums in
+// double, rounded once to fp32 (the hardware's order is unspecified).
+void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
+// cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero.
+uint32_t sk_emu_tf32_rna(float v);
+
+// One launch.
+struct sk_emu_config {
+    unsigned grid = 1, block = 1; // blocks (x only) and threads per block
+    size_t dynamic_smem = 0;      // bytes of dynamic shared memory per block
+    bool cooperative = false;     // all blocks at once, grid.sync allowed (else one block after another)
+    bool reverse = false;         // schedule threads in descending (block, thread) order
+};
+// Runs body() as every thread of the launch; returns "" or what went wrong (a deadlock, a
+// write past the dynamic shared memory).
+std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &body);
+
+#endif
