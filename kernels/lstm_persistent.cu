@@ -43,6 +43,9 @@ const void *backward_kernel(sk_plstm_operands o) {
 
 cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
     if (!a->plan.supported) return cudaErrorInvalidConfiguration;
+    // Set again at every launch, on purpose: the attribute belongs to the kernel, not to a
+    // plan, and plans of other sizes (training, evaluation, sampling batches) share the kernel,
+    // so the last plan made may have lowered it below this launch's need.
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
     sk_plstm_args copy = *a;
