@@ -32,7 +32,7 @@ sk_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
 
 namespace {
 
-constexpr size_t kStack = 128 * 1024; // per fiber; the kernels' frames are small, libm's too
+constexpr size_t kStack = 64 * 1024; // per fiber; the kernels' frames are small, libm's too
 constexpr size_t kGuard = 256;         // NaN bytes after each block's dynamic shared memory
 
 struct Fiber;
@@ -63,7 +63,7 @@ struct Context {
 
 struct Fiber {
     Context ctx;
-    unsigned char *stack = nullptr; // kStack bytes above a guard page
+    unsigned char *stack = nullptr; // kStack bytes, a canary at the bottom
     unsigned block = 0, thread = 0;
     bool done = false;
 };
@@ -204,26 +204,34 @@ void fiber_main() {
     die("a finished thread was resumed");
 }
 
-// Thread stacks, kept for the next launch (a launch makes thousands).
+// Thread stacks, carved from mappings of kStacksPerMap and kept for the next launch (a launch
+// of a real-size grid makes tens of thousands: a guard page each would pass the kernel's
+// limit on mappings, so each stack has a canary at its bottom instead, checked after its
+// thread ends).
+constexpr size_t kStacksPerMap = 256, kCanary = 64;
 struct StackPool {
-    std::vector<unsigned char *> free_stacks;
+    std::vector<unsigned char *> maps, free_stacks;
     ~StackPool() {
-        const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        for (unsigned char *s : free_stacks) munmap(s - page, kStack + page);
+        for (unsigned char *m : maps) munmap(m, kStack * kStacksPerMap);
     }
 } g_stacks;
 
 unsigned char *stack_alloc() {
-    if (!g_stacks.free_stacks.empty()) {
-        unsigned char *s = g_stacks.free_stacks.back();
-        g_stacks.free_stacks.pop_back();
-        return s;
+    if (g_stacks.free_stacks.empty()) {
+        void *p = mmap(nullptr, kStack * kStacksPerMap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) die("out of memory for thread stacks");
+        g_stacks.maps.push_back((unsigned char *)p);
+        for (size_t i = 0; i < kStacksPerMap; i++) g_stacks.free_stacks.push_back((unsigned char *)p + i * kStack);
     }
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    void *p = mmap(nullptr, kStack + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) die("out of memory for thread stacks");
-    mprotect(p, page, PROT_NONE); // an overflow faults instead of writing over a neighbour
-    return (unsigned char *)p + page;
+    unsigned char *s = g_stacks.free_stacks.back();
+    g_stacks.free_stacks.pop_back();
+    memset(s, 0xa5, kCanary);
+    return s;
+}
+bool stack_overflowed(const unsigned char *s) {
+    for (size_t i = 0; i < kCanary; i++)
+        if (s[i] != 0xa5) return true;
+    return false;
 }
 void stack_free(unsigned char *s) { g_stacks.free_stacks.push_back(s); }
 
@@ -305,7 +313,10 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
                 err = line;
                 break;
             }
-    for (Fiber &f : L.fibers) stack_free(f.stack);
+    for (Fiber &f : L.fibers) {
+        if (stack_overflowed(f.stack)) die("a thread overflowed its stack (cuda_emu.cpp's kStack)");
+        stack_free(f.stack);
+    }
     for (unsigned char *s : L.smem) free(s);
     L.fibers.clear();
     L.run.clear();
