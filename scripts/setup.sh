@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the tests and the benchmarks need.
 # Safe to run again: it installs only what is missing. Needs root (or sudo).
-#   cmake, gcc, g++     the build (g++: nvcc's host compiler for the CUDA backend)
+#   cmake, gcc, g++     the build (g++: nvcc's host compiler for the CUDA backend, and the
+#                       tests/emu tests, our CUDA kernels run on the CPU)
 #   libopenblas-dev     CBLAS for the CPU backend's matrix products
 #   libxsmm-dev         small-matrix kernels for the LSTM's per-step recurrent products
 #   help2man            the programs' man pages, generated from their --help

@@ -68,6 +68,8 @@ if(CMAKE_CXX_COMPILER AND NOT SHAKESPEARE_FUZZ)
     add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS unit TIMEOUT 900)
   endforeach()
+elseif(NOT SHAKESPEARE_FUZZ)
+  message(STATUS "No C++ compiler: the tests/emu tests (our CUDA kernels run on the CPU) are left out")
 endif()
 
 if(SHAKESPEARE_FUZZ)
