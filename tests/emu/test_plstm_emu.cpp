@@ -25,6 +25,8 @@
 //     the plan asked for (cuda_emu's checks).
 //  5. The pad rows the kernels promise: dg rows (b, len) stay zero, xin rows (b, len) of the
 //     layers above the first are written zero.
+//  6. Inference (train = 0): no dropout (against the CPU without it), c and the gates never
+//     written, and where the case has no dropout the training forward's y, hy, cy bit for bit.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,7 +111,8 @@ Problem make_problem(const Case &c, sk_plstm_operands op, int *ok) {
     return P;
 }
 
-template <typename T, bool MMA> void launch_pair(const Problem &P, Outputs &o, bool reverse, int *failed) {
+// A training forward and the backward (train), or an inference forward alone.
+template <typename T, bool MMA> void launch(const Problem &P, Outputs &o, bool reverse, bool train, int *failed) {
     const Case &c = P.c;
     const int H = c.H, L = c.L, B = c.B, Tw = c.T;
     const float NaN = nanf("");
@@ -130,13 +133,13 @@ template <typename T, bool MMA> void launch_pair(const Problem &P, Outputs &o, b
     a.y = o.y.data(), a.hx = P.hx.data(), a.cx = P.cx.data(), a.hy = o.hy.data(), a.cy = o.cy.data();
     a.hh = o.hh.data(), a.xin = o.xin.data(), a.cs = o.cs.data(), a.gates = o.gates.data(), a.dg = o.dg.data();
     a.dy = P.dy.data();
-    a.train = 1, a.p = c.p, a.keep_scale = c.p > 0 ? 1.0f / (1.0f - c.p) : 1.0f;
+    a.train = train, a.p = c.p, a.keep_scale = c.p > 0 ? 1.0f / (1.0f - c.p) : 1.0f;
     a.keys = P.keys.data(), a.stream_offset = c.stream_offset;
     sk_emu_config cfg;
     cfg.grid = (unsigned)P.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.cooperative = true, cfg.reverse = reverse;
     cfg.dynamic_smem = P.plan.smem_fwd;
     std::string err = sk_emu_launch(cfg, [&] { sk_plstm::plstm_forward_kernel<T, MMA>(a); });
-    if (err.empty()) {
+    if (err.empty() && train) {
         cfg.dynamic_smem = P.plan.smem_bwd;
         err = sk_emu_launch(cfg, [&] { sk_plstm::plstm_backward_kernel<T, MMA>(a); });
     }
@@ -255,8 +258,8 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
            P.plan.bc_fwd, P.plan.bc_bwd, P.plan.smem_fwd, P.plan.smem_bwd);
     Outputs up, down;
     int failed = 0;
-    launch_pair<T, MMA>(P, up, false, &failed);
-    launch_pair<T, MMA>(P, down, true, &failed);
+    launch<T, MMA>(P, up, false, true, &failed);
+    launch<T, MMA>(P, down, true, true, &failed);
     CHECK(failed == 0);
     if (failed) return;
     // 3. Both schedules, every buffer, bit for bit.
@@ -296,6 +299,26 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
         const double scale = max_abs(m.ref);
         sk_test_compare(m.what, m.got.data(), m.ref.data(), m.ref.size(),
                         (m.grad ? tol.grad_atol : tol.fwd_atol) * scale, m.grad ? tol.grad_rtol : tol.fwd_rtol);
+    }
+    // 6. Inference (train = 0, as evaluation and sampling run it): no dropout, c and the
+    // gates left alone, and without dropout the training forward's results bit for bit.
+    Outputs inf;
+    launch<T, MMA>(P, inf, false, false, &failed);
+    CHECK(failed == 0);
+    if (failed) return;
+    int touched = 0;
+    for (float v : inf.cs) touched += !isnan(v);
+    for (float v : inf.gates) touched += !isnan(v);
+    if (touched) fprintf(stderr, "  %s: an inference forward wrote %d elements of c or the gates\n", c.name, touched);
+    CHECK(touched == 0);
+    if (c.p == 0) {
+        CHECK(bitwise_equal(inf.y, up.y) && bitwise_equal(inf.hy, up.hy) && bitwise_equal(inf.cy, up.cy));
+    } else {
+        Problem P0 = P;
+        P0.c.p = 0;
+        const Reference R0 = reference(P0);
+        const double scale = max_abs(R0.y);
+        sk_test_compare("y (inference)", inf.y.data(), R0.y.data(), R0.y.size(), tol.fwd_atol * scale, tol.fwd_rtol);
     }
 }
 
