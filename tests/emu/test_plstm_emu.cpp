@@ -271,6 +271,13 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
             fprintf(stderr, "  %s: %s differs between the two schedules (a race)\n", c.name, buf_names[i]);
             CHECK(0);
         }
+    // A digest of every result, so that a change meant to keep the arithmetic (a new memory
+    // layout, a copy made elsewhere) can be compared bit for bit with the run before it.
+    uint64_t digest = 1469598103934665603ull; // FNV-1a
+    for (const vector<float> *v : bufs_up)
+        for (const unsigned char *q = (const unsigned char *)v->data(), *e = q + v->size() * sizeof(float); q < e; q++)
+            digest = (digest ^ *q) * 1099511628211ull;
+    printf("  results digest %016llx\n", (unsigned long long)digest);
     // 5. Pad rows.
     const int H = c.H, B = c.B;
     int pad_bad = 0;
