@@ -29,6 +29,9 @@
 //   cs    (L, B, T, H):   c_k(t)            (training forwards)
 //   gates (L, B, T, 4H):  i, f, g, o after their activations, gate-major (g*H + j)
 //   dg    (L, B, T+1, 4H): gate pre-activation gradients; row (b, len) must be zero
+//   hh16, xin16, dg16: with bf16 operands, bf16 copies of hh, xin and dg (same layouts),
+//         which blocks stage from (every block reads every batch row of them at every chain
+//         step: half the bytes); the fp32 buffers stay for the weight GEMMs
 // (slab k starts at k * B*(T+1)*width, resp. k * B*T*width; rows inside a slab are
 // b*(len+1) + t, resp. b*len + t.)
 #ifndef SK_LSTM_PERSISTENT_H

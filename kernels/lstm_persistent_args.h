@@ -28,6 +28,11 @@ typedef struct {
     const float *hx, *cx;         // (L, B, H) initial state
     float *hy, *cy;               // (L, B, H) final state; must not alias hx, cx
     float *hh, *xin, *cs, *gates, *dg; // see lstm_persistent.h
+    // bf16 operands only (else NULL): bf16 copies of hh, xin and dg in their layouts, written
+    // beside them and read instead of them when a block stages its vectors, since every block
+    // reads every batch row of them at every chain step (half the bytes of the fp32 ones,
+    // which the weight GEMMs read). Bit patterns of __nv_bfloat16.
+    uint16_t *hh16, *xin16, *dg16;
     const float *dy;              // (B, len, H), backward only
     int train;                    // store cs and gates; apply dropout
     float p, keep_scale;          // dropout between layers (training only; p = 0: none)

@@ -24,6 +24,22 @@ __device__ __forceinline__ size_t seq_row(const sk_plstm_args &a, int k, int b, 
     return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
 }
 
+// A vector element another block wrote at an earlier chain step, as an operand: with fp32
+// operands from the fp32 buffer, with bf16 ones from its bf16 copy (the same value: the copy
+// is the fp32 value rounded as staging would round it).
+template <typename T> __device__ __forceinline__ T staged(const float *f32, const uint16_t *b16, size_t i);
+template <> __device__ __forceinline__ float staged<float>(const float *f32, const uint16_t *, size_t i) {
+    return __ldcg(f32 + i);
+}
+template <> __device__ __forceinline__ __nv_bfloat16 staged<__nv_bfloat16>(const float *, const uint16_t *b16, size_t i) {
+    return __ldcg((const __nv_bfloat16 *)b16 + i);
+}
+// Stores an element other blocks stage: the fp32 value, and with bf16 operands its copy.
+template <typename T> __device__ __forceinline__ void store_staged(float *f32, uint16_t *b16, size_t i, float v) {
+    f32[i] = v;
+    if constexpr (sizeof(T) == 2) ((__nv_bfloat16 *)b16)[i] = from_f<T>(v);
+}
+
 template <typename T, bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plstm_args a) {
     cg::grid_group grid = cg::this_grid();
@@ -69,13 +85,14 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                 const int nb = min(bc, B - b0);
                 for (int idx = tid; idx < nb * K; idx += blockDim.x) {
                     const int bb = idx / K, i = idx % K, b = b0 + bb;
-                    float v;
+                    T v;
                     if (i < in)
-                        v = k == 0 ? a.x[((size_t)b * len + t) * in + i] : __ldcg(a.xin + pad_row(a, k, b, t, H) + i);
+                        v = k == 0 ? from_f<T>(a.x[((size_t)b * len + t) * in + i])
+                                   : staged<T>(a.xin, a.xin16, pad_row(a, k, b, t, H) + i);
                     else
-                        v = t == 0 ? a.hx[((size_t)k * B + b) * H + (i - in)]
-                                   : __ldcg(a.hh + pad_row(a, k, b, t, H) + (i - in)); // row t = h(t-1)
-                    vec[(size_t)bb * Kf + i] = from_f<T>(v);
+                        v = t == 0 ? from_f<T>(a.hx[((size_t)k * B + b) * H + (i - in)])
+                                   : staged<T>(a.hh, a.hh16, pad_row(a, k, b, t, H) + (i - in)); // row t = h(t-1)
+                    vec[(size_t)bb * Kf + i] = v;
                 }
                 __syncthreads();
                 if constexpr (MMA) mma_dots(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
@@ -92,7 +109,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                     const float c = fg * cst[b * U + u] + ig * gg;
                     const float h = og * tanhf(c);
                     cst[b * U + u] = c;
-                    a.hh[pad_row(a, k, b, t + 1, H) + j] = h;
+                    store_staged<T>(a.hh, a.hh16, pad_row(a, k, b, t + 1, H) + j, h);
                     if (a.train) {
                         a.cs[seq_row(a, k, b, t, H) + j] = c;
                         float *gr = a.gates + seq_row(a, k, b, t, 4 * H);
@@ -102,7 +119,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                         float mk = 1.0f;
                         if (drop)
                             mk = sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * len + t) * H + j) >= a.p ? a.keep_scale : 0.0f;
-                        a.xin[pad_row(a, k + 1, b, t, H) + j] = h * mk;
+                        store_staged<T>(a.xin, a.xin16, pad_row(a, k + 1, b, t, H) + j, h * mk);
                     } else {
                         a.y[((size_t)b * len + t) * H + j] = h;
                     }
@@ -159,10 +176,10 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                 const int nb = min(bc, B - b0);
                 for (int idx = tid; idx < nb * R * H4; idx += blockDim.x) {
                     const int bb = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4, b = b0 + bb;
-                    float v;
-                    if (q == 0) v = t + 1 < len ? __ldcg(a.dg + pad_row(a, k, b, t + 1, H4) + r) : 0.0f;
-                    else v = __ldcg(a.dg + pad_row(a, k + 1, b, t, H4) + r);
-                    vec[(size_t)bb * 2 * G + q * G + r] = from_f<T>(v);
+                    T v;
+                    if (q == 0) v = t + 1 < len ? staged<T>(a.dg, a.dg16, pad_row(a, k, b, t + 1, H4) + r) : from_f<T>(0.0f);
+                    else v = staged<T>(a.dg, a.dg16, pad_row(a, k + 1, b, t, H4) + r);
+                    vec[(size_t)bb * 2 * G + q * G + r] = v;
                 }
                 __syncthreads();
                 // acc[bb][u*R + q] = w[u][q] . vec[bb][q]: on CUDA cores row u*R + q of the
@@ -195,11 +212,11 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                     const float dc = dcs[b * U + u] + dh * og * (1.0f - tc * tc);
                     const float dout = dh * tc;
                     dcs[b * U + u] = dc * fg;
-                    float *dr = a.dg + pad_row(a, k, b, t, H4);
-                    dr[j] = dc * gg * ig * (1.0f - ig);
-                    dr[H + j] = dc * cprev * fg * (1.0f - fg);
-                    dr[2 * H + j] = dc * ig * (1.0f - gg * gg);
-                    dr[3 * H + j] = dout * og * (1.0f - og);
+                    const size_t dr = pad_row(a, k, b, t, H4);
+                    store_staged<T>(a.dg, a.dg16, dr + j, dc * gg * ig * (1.0f - ig));
+                    store_staged<T>(a.dg, a.dg16, dr + H + j, dc * cprev * fg * (1.0f - fg));
+                    store_staged<T>(a.dg, a.dg16, dr + 2 * H + j, dc * ig * (1.0f - gg * gg));
+                    store_staged<T>(a.dg, a.dg16, dr + 3 * H + j, dout * og * (1.0f - og));
                 }
                 __syncthreads();
             }

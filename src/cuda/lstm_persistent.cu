@@ -135,8 +135,8 @@ void p_destroy(sk_lstm *l) {
     if (!l) return;
     persist *p = impl_of(l);
     if (p) {
-        void *bufs[] = {p->w, p->layers_dev, p->xpad, p->dxpad, p->ones, p->a.hh, p->a.xin, p->a.cs, p->a.gates,
-                        p->a.dg};
+        void *bufs[] = {p->w,       p->layers_dev, p->xpad,  p->dxpad, p->ones,    p->a.hh,   p->a.xin,
+                        p->a.cs,    p->a.gates,    p->a.dg,  p->a.hh16, p->a.xin16, p->a.dg16};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
         if (p->blas) cublasDestroy(p->blas);
         cudaFree(p->blas_ws); // after the handle that used it
@@ -154,6 +154,13 @@ const sk_lstm_ops persistent_ops = {
 sk_status alloc_zeroed(float **ptr, size_t n, cudaStream_t stream, sk_error *err) {
     CUDA_CHECK(cudaMalloc((void **)ptr, (n ? n : 1) * sizeof(float)));
     CUDA_CHECK(cudaMemsetAsync(*ptr, 0, (n ? n : 1) * sizeof(float), stream));
+    return SK_OK;
+}
+
+// The bf16 copies (sk_plstm_args.hh16, ...): n elements of 2 bytes, zero.
+sk_status alloc_zeroed16(uint16_t **ptr, size_t n, cudaStream_t stream, sk_error *err) {
+    CUDA_CHECK(cudaMalloc((void **)ptr, (n ? n : 1) * sizeof(uint16_t)));
+    CUDA_CHECK(cudaMemsetAsync(*ptr, 0, (n ? n : 1) * sizeof(uint16_t), stream));
     return SK_OK;
 }
 
@@ -205,11 +212,17 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
     a->w = p->w;
     SK_TRY(alloc_zeroed(&a->hh, (size_t)L * pad_slab(c, H), c->stream, err));
     SK_TRY(alloc_zeroed(&a->xin, (size_t)L * pad_slab(c, H), c->stream, err));
+    const int bf16 = sk_plstm_operand_bytes(plan->operands) == 2; // blocks stage from bf16 copies
+    if (bf16) {
+        SK_TRY(alloc_zeroed16(&a->hh16, (size_t)L * pad_slab(c, H), c->stream, err));
+        SK_TRY(alloc_zeroed16(&a->xin16, (size_t)L * pad_slab(c, H), c->stream, err));
+    }
     if (c->training) {
         const size_t seq = (size_t)L * c->B * c->T * H;
         SK_TRY(alloc_zeroed(&a->cs, seq, c->stream, err));
         SK_TRY(alloc_zeroed(&a->gates, 4 * seq, c->stream, err));
         SK_TRY(alloc_zeroed(&a->dg, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
+        if (bf16) SK_TRY(alloc_zeroed16(&a->dg16, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
         SK_TRY(alloc_zeroed(&p->xpad, pad_slab(c, c->E), c->stream, err));
         SK_TRY(alloc_zeroed(&p->dxpad, pad_slab(c, c->E), c->stream, err));
         const size_t m = (size_t)c->B * (c->T + 1);

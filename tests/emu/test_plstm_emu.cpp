@@ -69,6 +69,7 @@ void fill(vector<float> &v, float lo, float hi) {
 // What one run of the kernels leaves behind (every buffer they write).
 struct Outputs {
     vector<float> y, hy, cy, hh, xin, cs, gates, dg;
+    vector<uint16_t> hh16, xin16, dg16; // bf16 operands: the staging copies
 };
 
 struct Problem {
@@ -121,6 +122,9 @@ template <typename T, bool MMA> void launch(const Problem &P, Outputs &o, bool r
     o.hh.assign((size_t)L * B * (Tw + 1) * H, NaN), o.xin.assign((size_t)L * B * (Tw + 1) * H, NaN);
     o.cs.assign((size_t)L * B * Tw * H, NaN), o.gates.assign((size_t)L * B * Tw * 4 * H, NaN);
     o.dg.assign((size_t)L * B * (Tw + 1) * 4 * H, NaN);
+    const bool bf16 = sizeof(T) == 2; // bf16 copies, NaN (0xffff) until written
+    o.hh16.assign(bf16 ? o.hh.size() : 0, 0xffff), o.xin16.assign(bf16 ? o.xin.size() : 0, 0xffff);
+    o.dg16.assign(bf16 ? o.dg.size() : 0, 0xffff);
     for (int k = 0; k < L; k++) // the caller's promise: pad rows (b, len) of dg are zero
         for (int b = 0; b < B; b++)
             memset(&o.dg[(((size_t)k * B * (Tw + 1)) + (size_t)b * (c.len + 1) + c.len) * 4 * H], 0,
@@ -133,6 +137,7 @@ template <typename T, bool MMA> void launch(const Problem &P, Outputs &o, bool r
     a.y = o.y.data(), a.hx = P.hx.data(), a.cx = P.cx.data(), a.hy = o.hy.data(), a.cy = o.cy.data();
     a.hh = o.hh.data(), a.xin = o.xin.data(), a.cs = o.cs.data(), a.gates = o.gates.data(), a.dg = o.dg.data();
     a.dy = P.dy.data();
+    if (bf16) a.hh16 = o.hh16.data(), a.xin16 = o.xin16.data(), a.dg16 = o.dg16.data();
     a.train = train, a.p = c.p, a.keep_scale = c.p > 0 ? 1.0f / (1.0f - c.p) : 1.0f;
     a.keys = P.keys.data(), a.stream_offset = c.stream_offset;
     sk_emu_config cfg;
