@@ -1,7 +1,7 @@
 // device_port.cuh: what a kernel body needs from CUDA, from the toolkit under nvcc or from
 // tests/emu/cuda_emu.h when a test compiles the body for the CPU (-DSK_CUDA_EMU).
-// defines: sk_dynamic_smem (the block's dynamic shared memory); brings in cooperative groups
-//          and bf16
+// defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
+//          sk_cp_async_wait_all; brings in cooperative groups and bf16
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
@@ -14,6 +14,24 @@
 __device__ __forceinline__ unsigned char *sk_dynamic_smem() {
     extern __shared__ __align__(16) unsigned char sk_smem[];
     return sk_smem;
+}
+
+// 16 bytes from global to shared memory without passing through registers, asynchronously
+// (cp.async.cg: through L2 only, so data other blocks wrote before a grid sync is never a
+// stale L1 line); both addresses 16-byte aligned. Visible to this thread after
+// sk_cp_async_wait_all(), to the block after that and a __syncthreads.
+__device__ __forceinline__ void sk_cp_async16(void *smem_dst, const void *gmem_src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(smem_dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(gmem_src) : "memory");
+#else
+    *(uint4 *)smem_dst = __ldcg((const uint4 *)gmem_src); // before compute capability 8.0: synchronous
+#endif
+}
+__device__ __forceinline__ void sk_cp_async_wait_all() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
 }
 #endif
 

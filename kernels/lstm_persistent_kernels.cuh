@@ -24,16 +24,44 @@ __device__ __forceinline__ size_t seq_row(const sk_plstm_args &a, int k, int b, 
     return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
 }
 
-// A vector element another block wrote at an earlier chain step, as an operand: with fp32
-// operands from the fp32 buffer, with bf16 ones from its bf16 copy (the same value: the copy
-// is the fp32 value rounded as staging would round it).
-template <typename T> __device__ __forceinline__ T staged(const float *f32, const uint16_t *b16, size_t i);
-template <> __device__ __forceinline__ float staged<float>(const float *f32, const uint16_t *, size_t i) {
-    return __ldcg(f32 + i);
+// The operands blocks stage from: with fp32 operands the fp32 buffer, with bf16 ones its
+// bf16 copy (the fp32 value rounded as staging would round it).
+template <typename T> __device__ __forceinline__ const T *staging_source(const float *f32, const uint16_t *b16);
+template <> __device__ __forceinline__ const float *staging_source<float>(const float *f32, const uint16_t *) {
+    return f32;
 }
-template <> __device__ __forceinline__ __nv_bfloat16 staged<__nv_bfloat16>(const float *, const uint16_t *b16, size_t i) {
-    return __ldcg((const __nv_bfloat16 *)b16 + i);
+template <> __device__ __forceinline__ const __nv_bfloat16 *staging_source<__nv_bfloat16>(const float *,
+                                                                                         const uint16_t *b16) {
+    return (const __nv_bfloat16 *)b16;
 }
+
+// The block copies n operands from global memory (written by other blocks before the last
+// grid.sync, so read through L2) to shared memory: 16 bytes per cp.async where source and
+// destination share their alignment mod 16 (every row of the real configurations), element
+// by element otherwise and for the ends. Asynchronous: sk_cp_async_wait_all(), then a
+// __syncthreads, before anyone reads dst. Every thread of the block calls it. (Issuing all
+// of a thread's copies before waiting keeps many in flight; the loop it replaced had one
+// load in flight per thread, latency-bound.)
+template <typename T> __device__ void stage_row(T *dst, const T *src, int n) {
+    constexpr int per = 16 / (int)sizeof(T); // operands per 16 bytes
+    const int tid = threadIdx.x, nt = blockDim.x;
+    int head = n, nvec = 0;
+    if ((((uintptr_t)dst ^ (uintptr_t)src) & 15) == 0) {
+        head = (int)(((16 - ((uintptr_t)dst & 15)) & 15) / sizeof(T));
+        if (head > n) head = n;
+        nvec = (n - head) / per;
+    }
+    for (int c = tid; c < nvec; c += nt) sk_cp_async16(dst + head + (size_t)c * per, src + head + (size_t)c * per);
+    for (int i = tid; i < head; i += nt) dst[i] = __ldcg(src + i);
+    for (int i = head + nvec * per + tid; i < n; i += nt) dst[i] = __ldcg(src + i);
+}
+
+// The block converts n fp32 values to operands in shared memory (inputs that have no operand
+// copy: layer 0's x with bf16 operands, the initial state at t = 0), or zeroes them (src NULL).
+template <typename T> __device__ void stage_convert(T *dst, const float *src, int n) {
+    for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = from_f<T>(src ? src[i] : 0.0f);
+}
+
 // Stores an element other blocks stage: the fp32 value, and with bf16 operands its copy.
 template <typename T> __device__ __forceinline__ void store_staged(float *f32, uint16_t *b16, size_t i, float v) {
     f32[i] = v;
@@ -83,17 +111,17 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
         if (t >= 0 && t < len) {
             for (int b0 = 0; b0 < B; b0 += bc) {
                 const int nb = min(bc, B - b0);
-                for (int idx = tid; idx < nb * K; idx += blockDim.x) {
-                    const int bb = idx / K, i = idx % K, b = b0 + bb;
-                    T v;
-                    if (i < in)
-                        v = k == 0 ? from_f<T>(a.x[((size_t)b * len + t) * in + i])
-                                   : staged<T>(a.xin, a.xin16, pad_row(a, k, b, t, H) + i);
-                    else
-                        v = t == 0 ? from_f<T>(a.hx[((size_t)k * B + b) * H + (i - in)])
-                                   : staged<T>(a.hh, a.hh16, pad_row(a, k, b, t, H) + (i - in)); // row t = h(t-1)
-                    vec[(size_t)bb * Kf + i] = v;
+                for (int bb = 0; bb < nb; bb++) { // [input | h(t-1)] of batch row b
+                    const int b = b0 + bb;
+                    T *row = vec + (size_t)bb * Kf;
+                    const float *x0 = a.x + ((size_t)b * len + t) * in;
+                    if (k > 0) stage_row(row, staging_source<T>(a.xin, a.xin16) + pad_row(a, k, b, t, H), in);
+                    else if constexpr (sizeof(T) == 4) stage_row(row, (const T *)x0, in);
+                    else stage_convert(row, x0, in);
+                    if (t == 0) stage_convert(row + in, a.hx + ((size_t)k * B + b) * H, H);
+                    else stage_row(row + in, staging_source<T>(a.hh, a.hh16) + pad_row(a, k, b, t, H), H); // row t = h(t-1)
                 }
+                sk_cp_async_wait_all();
                 __syncthreads();
                 if constexpr (MMA) mma_dots(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
                 else block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
@@ -174,13 +202,15 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
         if (t >= 0 && t < len) {
             for (int b0 = 0; b0 < B; b0 += bc) {
                 const int nb = min(bc, B - b0);
-                for (int idx = tid; idx < nb * R * H4; idx += blockDim.x) {
-                    const int bb = idx / (R * H4), rem = idx % (R * H4), q = rem / H4, r = rem % H4, b = b0 + bb;
-                    T v;
-                    if (q == 0) v = t + 1 < len ? staged<T>(a.dg, a.dg16, pad_row(a, k, b, t + 1, H4) + r) : from_f<T>(0.0f);
-                    else v = staged<T>(a.dg, a.dg16, pad_row(a, k + 1, b, t, H4) + r);
-                    vec[(size_t)bb * 2 * G + q * G + r] = v;
+                for (int bb = 0; bb < nb; bb++) { // [dg_k(t+1) | dg_{k+1}(t)] of batch row b
+                    const int b = b0 + bb;
+                    T *row = vec + (size_t)bb * 2 * G;
+                    const T *dg = staging_source<T>(a.dg, a.dg16);
+                    if (t + 1 < len) stage_row(row, dg + pad_row(a, k, b, t + 1, H4), H4);
+                    else stage_convert(row, (const float *)nullptr, H4);
+                    if (R == 2) stage_row(row + G, dg + pad_row(a, k + 1, b, t, H4), H4);
                 }
+                sk_cp_async_wait_all();
                 __syncthreads();
                 // acc[bb][u*R + q] = w[u][q] . vec[bb][q]: on CUDA cores row u*R + q of the
                 // compacted index (stride 2G/R); on tensor cores one product per slice q.

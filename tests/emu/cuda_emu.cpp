@@ -66,6 +66,7 @@ struct Fiber {
     unsigned char *stack = nullptr; // kStack bytes, a canary at the bottom
     unsigned block = 0, thread = 0;
     bool done = false;
+    std::vector<std::pair<void *, const void *>> copies; // cp.async issued, not yet waited for
 };
 
 struct Launch {
@@ -199,6 +200,7 @@ void fiber_main() {
     __sanitizer_finish_switch_fiber(nullptr, &L->sched_bottom, &L->sched_size);
 #endif
     (*L->body)();
+    if (!L->current->copies.empty()) die("a thread ended with cp.async copies it never waited for");
     L->current->done = true;
     yield_to_scheduler(true);
     die("a finished thread was resumed");
@@ -410,3 +412,19 @@ void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t 
 }
 
 uint32_t sk_emu_tf32_rna(float v) { return sk_ptx_tf32_rna(v); }
+
+static uint64_t g_cp_async_count = 0;
+uint64_t sk_emu_cp_async_count() { return g_cp_async_count; }
+
+void sk_cp_async16(void *smem_dst, const void *gmem_src) {
+    Launch &L = launch();
+    g_cp_async_count++;
+    if (((uintptr_t)smem_dst | (uintptr_t)gmem_src) & 15) die("cp.async of 16 bytes from or to an unaligned address");
+    L.current->copies.push_back({smem_dst, gmem_src});
+}
+
+void sk_cp_async_wait_all() {
+    Launch &L = launch();
+    for (auto &c : L.current->copies) memcpy(c.first, c.second, 16);
+    L.current->copies.clear();
+}

@@ -1,7 +1,8 @@
 // cuda_emu.h: just enough of CUDA to run this project's own kernels (kernels/*.cuh) on the CPU,
 // one fiber per GPU thread, so that tests check them without a GPU (tests/emu/test_*.cpp).
 // defines: the CUDA names the kernels use (threadIdx, __syncthreads, __shfl_xor_sync, __ldcg,
-//          cooperative_groups::this_grid, __nv_bfloat16, ...), sk_dynamic_smem, sk_emu_mma,
+//          cooperative_groups::this_grid, __nv_bfloat16, ...), sk_dynamic_smem, sk_cp_async16,
+//          sk_cp_async_wait_all, sk_emu_mma,
 //          sk_emu_tf32_rna, sk_emu_config, sk_emu_launch
 //
 // What it models: every thread runs the kernel's C++ on its own stack; a thread runs until
@@ -93,6 +94,13 @@ grid_group this_grid();
 
 // The block's dynamic shared memory (extern __shared__ on the GPU; kernels/device_port.cuh).
 unsigned char *sk_dynamic_smem();
+// cp.async (kernels/device_port.cuh): the 16 bytes are copied when the thread waits, not
+// before, so a read of the destination before sk_cp_async_wait_all (and the barrier after
+// it) sees what was there (NaN bytes); a thread that ends with copies pending is an error.
+void sk_cp_async16(void *smem_dst, const void *gmem_src);
+void sk_cp_async_wait_all();
+// How many cp.async copies launches have issued so far (tests check their vector path ran).
+uint64_t sk_emu_cp_async_count();
 
 // mma.sync on one warp (kernels/lstm_persistent_dots.cuh's mma_tile): d += A B with the
 // operands as the 32 lanes hold them in fragment registers, decoded by the PTX ISA's

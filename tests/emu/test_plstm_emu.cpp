@@ -263,6 +263,7 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
            P.plan.bc_fwd, P.plan.bc_bwd, P.plan.smem_fwd, P.plan.smem_bwd);
     Outputs up, down;
     int failed = 0;
+    const uint64_t copies0 = sk_emu_cp_async_count();
     launch<T, MMA>(P, up, false, true, &failed);
     launch<T, MMA>(P, down, true, true, &failed);
     CHECK(failed == 0);
@@ -282,7 +283,8 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
     for (const vector<float> *v : bufs_up)
         for (const unsigned char *q = (const unsigned char *)v->data(), *e = q + v->size() * sizeof(float); q < e; q++)
             digest = (digest ^ *q) * 1099511628211ull;
-    printf("  results digest %016llx\n", (unsigned long long)digest);
+    printf("  results digest %016llx; %llu cp.async copies\n", (unsigned long long)digest,
+           (unsigned long long)(sk_emu_cp_async_count() - copies0));
     // 5. Pad rows.
     const int H = c.H, B = c.B;
     int pad_bad = 0;
@@ -359,6 +361,10 @@ int main(void) {
         {"config B, H100 plan", 256, 512, 4, 64, 2, 2, 0.2f, 0, 132, 227, true},
     };
     for (const Case &c : cases) run_all(c);
+    // The staging's asynchronous path ran (rows whose ends share their alignment), not only
+    // its element-by-element one.
+    printf("cp.async copies in all: %llu\n", (unsigned long long)sk_emu_cp_async_count());
+    CHECK(sk_emu_cp_async_count() > 0);
     const char *env = getenv("SK_EMU_REAL_PLANS");
     if (env && *env && strcmp(env, "0") != 0)
         for (const Case &c : real) run_all(c);
