@@ -58,8 +58,33 @@ template <typename T> __device__ void stage_row(T *dst, const T *src, int n) {
 
 // The block converts n fp32 values to operands in shared memory (inputs that have no operand
 // copy: layer 0's x with bf16 operands, the initial state at t = 0), or zeroes them (src NULL).
+// 16-byte loads, four of them in flight per thread before their stores (one load at a time
+// would wait out an L2 round trip per element, and layer 0's blocks would hold up every
+// grid sync); element loads for the ends.
 template <typename T> __device__ void stage_convert(T *dst, const float *src, int n) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = from_f<T>(src ? src[i] : 0.0f);
+    const int tid = threadIdx.x, nt = blockDim.x;
+    if (!src) {
+        for (int i = tid; i < n; i += nt) dst[i] = from_f<T>(0.0f);
+        return;
+    }
+    int head = (int)(((16 - ((uintptr_t)src & 15)) & 15) / sizeof(float));
+    if (head > n) head = n;
+    const int nvec = (n - head) / 4;
+    const float4 *src4 = (const float4 *)(src + head);
+    for (int c0 = tid; c0 < nvec; c0 += 4 * nt) {
+        float4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (c0 + u * nt < nvec) v[u] = __ldcg(src4 + c0 + u * nt);
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (c0 + u * nt < nvec) {
+                T *d = dst + head + (size_t)(c0 + u * nt) * 4;
+                d[0] = from_f<T>(v[u].x), d[1] = from_f<T>(v[u].y), d[2] = from_f<T>(v[u].z), d[3] = from_f<T>(v[u].w);
+            }
+    }
+    for (int i = tid; i < head; i += nt) dst[i] = from_f<T>(__ldcg(src + i));
+    for (int i = head + nvec * 4 + tid; i < n; i += nt) dst[i] = from_f<T>(__ldcg(src + i));
 }
 
 // Stores an element other blocks stage: the fp32 value, and with bf16 operands its copy.

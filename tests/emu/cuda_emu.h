@@ -73,6 +73,13 @@ inline float __uint_as_float(unsigned u) {
     return v;
 }
 
+struct float4 {
+    float x, y, z, w;
+};
+struct uint4 {
+    unsigned x, y, z, w;
+};
+
 // bf16: the bits of a float's upper half; conversion rounds to nearest even (NaN stays NaN).
 struct __nv_bfloat16 {
     uint16_t bits;
