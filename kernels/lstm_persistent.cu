@@ -11,8 +11,9 @@
 // (float or __nv_bfloat16) and on the inner product (CUDA cores, or with MMA = true tensor
 // cores: bf16 on m16n8k16, float rounded to TF32 on m16n8k8; lstm_persistent_dots.cuh); the
 // plan picks the instance, the strides and the shared-memory carve-up (sk_plstm_smem_carve).
-// Data written by other blocks during the same launch is read with __ldcg (L2, never a
-// stale L1 line) after the grid sync.
+// The kernel bodies are in lstm_persistent_kernels.cuh (tests/emu runs them on the CPU); data
+// written by other blocks during the same launch is read after the grid sync through L2
+// only (cp.async.cg or __ldcg, never a stale L1 line).
 #include <stdio.h>
 #include <string.h>
 
