@@ -1,93 +1,15 @@
 // adam.cu: global gradient norm (deterministic), the step's finish on the device (norm,
-// non-finite test, clip scale) and the fused clip + AdamW step.
+// non-finite test, clip scale) and the fused clip + AdamW step; the kernels' bodies are in
+// adam_kernels.cuh.
 // defines: sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_adamw
+#include "adam_kernels.cuh"
 #include "kernels.h"
-#include "shakespeare/step_math.h"
 
-namespace {
-
-constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 4096;
-constexpr size_t kPerBlock = 8 * kThreads; // elements per stage-1 block before the grid caps
-
-// Stage 1: block b sums x[i]^2 (in double) over i = b*256 + tid + k*(G*256), then reduces
-// its 256 partial sums by a fixed tree. G depends on n only, so the whole reduction order
-// is a function of n: the same gradients always give the same norm, bit for bit.
-__global__ void sumsq_stage1(double *partials, const float *x, size_t n) {
-    __shared__ double sh[kThreads];
-    double acc = 0.0;
-    size_t stride = (size_t)gridDim.x * kThreads;
-    for (size_t i = (size_t)blockIdx.x * kThreads + threadIdx.x; i < n; i += stride) {
-        double g = (double)x[i];
-        acc += g * g;
-    }
-    sh[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
-}
-
-// Stage 2: one block adds the G partials in a fixed order.
-__global__ void sumsq_stage2(double *out, const double *partials, int G) {
-    __shared__ double sh[kThreads];
-    double acc = 0.0;
-    for (int i = threadIdx.x; i < G; i += kThreads) acc += partials[i];
-    sh[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) *out = sh[0];
-}
-
-// The host's sequence (trainer.c, backend.c's sk_backend_step) on one thread: the mean loss
-// and the norm are tested in that order; sqrt and the division are IEEE correctly rounded
-// in double on the device as on the host, so norm and clip scale are the host's bits.
-__global__ void step_finish_kernel(sk_cuda_step_stats *s, const sk_cuda_step_args *a) {
-    const double norm = sqrt(s->sumsq);
-    s->norm = norm;
-    const int loss_ok = isfinite(sk_mean_loss(s->loss_sum, a->rows)), norm_ok = isfinite(norm);
-    if (s->bad_step == 0 && !(loss_ok && norm_ok)) {
-        s->bad_step = a->opt_step;
-        s->bad_is_norm = loss_ok;
-        s->bad_loss_sum = s->loss_sum, s->bad_norm = norm;
-    }
-    s->skip = s->bad_step != 0;
-    s->clip_scale = s->skip ? 0.0f : sk_clip_scale_of(norm, a->grad_clip);
-}
-
-// sk_adam_update's loop body with explicit round-to-nearest intrinsics: nvcc would
-// otherwise fuse the products and sums into FMAs, which the CPU build does not do.
-__global__ void adamw_kernel(float *params, const float *grads, float *m, float *v, const uint8_t *decay_mask,
-                             size_t n, const sk_adamw_args *args, const float *clip_scale, const int *skip) {
-    if (skip && *skip) return;
-    const sk_adamw_args a = *args;
-    const float clip = *clip_scale;
-    const float one_m_b1 = a.one_minus_beta1, one_m_b2 = a.one_minus_beta2; // rounded on the host
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float gi = __fmul_rn(grads[i], clip);
-        float mi = __fadd_rn(__fmul_rn(a.beta1, m[i]), __fmul_rn(one_m_b1, gi));
-        float vi = __fadd_rn(__fmul_rn(a.beta2, v[i]), __fmul_rn(__fmul_rn(one_m_b2, gi), gi));
-        float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), a.bc2_sqrt), a.eps);
-        float decay = decay_mask[i] ? a.decay : 1.0f;
-        m[i] = mi;
-        v[i] = vi;
-        params[i] = __fsub_rn(__fmul_rn(params[i], decay), __fmul_rn(a.step_size, __fdiv_rn(mi, denom)));
-    }
-}
-
-} // namespace
+using namespace sk_adam;
 
 extern "C" cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n,
                                      cudaStream_t stream) {
-    size_t g = (n + kPerBlock - 1) / kPerBlock;
-    if (g < 1) g = 1;
-    int G = g > (size_t)SK_CUDA_SUMSQ_PARTIALS ? SK_CUDA_SUMSQ_PARTIALS : (int)g;
+    const int G = sumsq_blocks(n);
     sumsq_stage1<<<G, kThreads, 0, stream>>>(partials, x, n);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
@@ -104,8 +26,6 @@ extern "C" cudaError_t sk_cuda_adamw(float *params, const float *grads, float *m
                                      const uint8_t *decay_mask, size_t n, const sk_adamw_args *a,
                                      const float *clip_scale, const int *skip, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    size_t g = (n + kThreads - 1) / kThreads;
-    int blocks = g > (size_t)kMaxBlocks ? kMaxBlocks : (int)g;
-    adamw_kernel<<<blocks, kThreads, 0, stream>>>(params, grads, m, v, decay_mask, n, a, clip_scale, skip);
+    adamw_kernel<<<adamw_blocks(n), kThreads, 0, stream>>>(params, grads, m, v, decay_mask, n, a, clip_scale, skip);
     return cudaGetLastError();
 }

@@ -15,27 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy_segments_kernel.cuh"
 #include "cuda_check.h"
 #include "cudnn_rnn.h"
 
 namespace {
 
-constexpr int kCopyThreads = 256;
-constexpr int kCopyMaxBlocks = 1024;
-
-// Segment blockIdx.y: canonical -> weight space (to_ws) or back.
-__global__ void copy_segments_kernel(float *canon, float *ws, const sk_wseg *segs, int to_ws) {
-    const sk_wseg s = segs[blockIdx.y];
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < s.n; i += stride) {
-        if (to_ws) ws[s.ws + i] = canon[s.canon + i];
-        else canon[s.canon + i] = ws[s.ws + i];
-    }
-}
+using namespace sk_wcopy;
 
 sk_status copy_segments(sk_cudnn_lstm *r, float *canon, float *ws, int to_ws, sk_error *err) {
-    size_t g = (r->seg_max + kCopyThreads - 1) / kCopyThreads;
-    dim3 grid(g > (size_t)kCopyMaxBlocks ? kCopyMaxBlocks : (unsigned)g, (unsigned)r->nseg);
+    dim3 grid(copy_column_blocks(r->seg_max), (unsigned)r->nseg);
     copy_segments_kernel<<<grid, kCopyThreads, 0, r->stream>>>(canon, ws, r->segs, to_ws);
     CUDA_CHECK(cudaGetLastError());
     return SK_OK;

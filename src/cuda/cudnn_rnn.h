@@ -1,7 +1,7 @@
 // cudnn_rnn.h: consecutive layers [first_layer, first_layer + layers) of the model's LSTM
 // stack as one cuDNN RNN v8 network, fed from the canonical parameter layout of model.h
 // (private to src/cuda/; lstm_cudnn.cu builds the LSTM implementation from one or more).
-// defines: sk_cudnn_lstm, sk_wseg, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
+// defines: sk_cudnn_lstm, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
 //          sk_cudnn_lstm_pack, sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward,
 //          sk_cudnn_lstm_backward_data, sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial,
 //          sk_cuda_probe_kernels
@@ -22,17 +22,13 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
+#include "weight_segments.h"
+
 // The project's headers are C: their functions have C linkage.
 extern "C" {
 #include "shakespeare/model.h"
 #include "shakespeare/status.h"
 }
-
-typedef struct {
-    size_t canon; // float offset into the canonical parameter (or gradient) buffer
-    size_t ws;    // float offset into cuDNN's weight space
-    size_t n;     // floats
-} sk_wseg;
 
 typedef struct {
     cudnnHandle_t dnn;   // borrowed
