@@ -7,11 +7,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "embedding_cpu.h"
 #include "lstm_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/rng.h"
+#include "xent_cpu.h"
 
 typedef struct {
     int V, E, H, L, B, T;
@@ -131,25 +133,10 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
     }
 }
 
-// The softmax normalizer of one row of logits (V,): *mx = max, returns sum exp(l - mx) in double.
-static double row_sumexp(const float *lr, int V, float *mx_out) {
-    float mx = lr[0];
-    for (int v = 1; v < V; v++) mx = lr[v] > mx ? lr[v] : mx;
-    double s = 0.0;
-    for (int v = 0; v < V; v++) s += exp((double)(lr[v] - mx));
-    *mx_out = mx;
-    return s;
-}
-
-// Numerically stable log-softmax cross-entropy per row; keeps the logits.
+// Numerically stable log-softmax cross-entropy per row (xent_cpu.c); keeps the logits.
 static void row_losses(cpu_impl *c, int rows) {
     const int V = c->V;
-    for (int r = 0; r < rows; r++) {
-        const float *lr = c->logits + (size_t)r * V;
-        float mx;
-        double s = row_sumexp(lr, V, &mx);
-        c->row_loss[r] = (float)(log(s) + (double)mx - (double)lr[c->y[r]]);
-    }
+    for (int r = 0; r < rows; r++) c->row_loss[r] = sk_xent_row_loss(c->logits + (size_t)r * V, V, c->y[r]);
 }
 
 static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
@@ -179,8 +166,7 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
             }
         }
     }
-    const float *emb_w = P + b->layout.tensors[0].offset;
-    for (int r = 0; r < rows; r++) memcpy(c->emb + (size_t)r * E, emb_w + (size_t)c->x[r] * E, sizeof(float) * E);
+    sk_embedding_cpu_forward(c->emb, P + b->layout.tensors[0].offset, c->x, rows, E);
 
     const float *in = c->emb;
     for (int k = 0; k < L; k++) {
@@ -239,14 +225,8 @@ static sk_status cpu_backward(sk_backend *b) {
     const float inv_n = 1.0f / (float)(len * c->global_batch);
 
     // dlogits = (softmax - onehot(y)) / rows of the global batch
-    for (int r = 0; r < rows; r++) {
-        const float *lr = c->logits + (size_t)r * V;
-        float *dl = c->dlogits + (size_t)r * V;
-        float mx;
-        double s = row_sumexp(lr, V, &mx);
-        for (int v = 0; v < V; v++) dl[v] = (float)(exp((double)(lr[v] - mx)) / s) * inv_n;
-        dl[c->y[r]] -= inv_n;
-    }
+    for (int r = 0; r < rows; r++)
+        sk_xent_row_dlogits(c->logits + (size_t)r * V, V, c->y[r], inv_n, c->dlogits + (size_t)r * V);
     const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
     const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
     const float *top = drop ? c->dropped[L - 1] : c->hbuf[L - 1] + (size_t)B * H;
@@ -277,13 +257,7 @@ static sk_status cpu_backward(sk_backend *b) {
         c->dx = swap;
     }
     // Embedding gradient: scatter-add in row order (deterministic). dtop now holds d emb.
-    float *ge = G + b->layout.tensors[0].offset;
-    memset(ge, 0, sizeof(float) * (size_t)V * E);
-    for (int r = 0; r < rows; r++) {
-        float *dst = ge + (size_t)c->x[r] * E;
-        const float *src = c->dtop + (size_t)r * E;
-        for (int j = 0; j < E; j++) dst[j] += src[j];
-    }
+    sk_embedding_cpu_backward(G + b->layout.tensors[0].offset, c->dtop, c->x, rows, V, E);
     return SK_OK;
 }
 
