@@ -281,7 +281,7 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
         L.run.pop_front();
         L.current = f;
         threadIdx = {f->thread, 0, 0};
-        blockIdx = {f->block, 0, 0};
+        blockIdx = {f->block % L.cfg.grid, f->block / L.cfg.grid, 0}; // f->block: x + y * grid
 #ifdef SK_EMU_ASAN
         void *fake = nullptr;
         __sanitizer_start_switch_fiber(&fake, f->stack, kStack);
@@ -334,18 +334,20 @@ Launch &launch() {
 
 std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &body) {
     if (g_launch) return "sk_emu_launch: launches do not nest";
-    if (c.grid == 0 || c.block == 0 || c.block > 1024) return "sk_emu_launch: bad grid or block size";
+    if (c.grid == 0 || c.grid_y == 0 || c.block == 0 || c.block > 1024) return "sk_emu_launch: bad grid or block size";
+    if (c.cooperative && c.grid_y != 1) return "sk_emu_launch: a cooperative launch takes a 1-D grid";
     Launch L;
     L.cfg = c;
     L.body = &body;
     g_launch = &L;
     blockDim = {c.block, 1, 1};
-    gridDim = {c.grid, 1, 1};
+    gridDim = {c.grid, c.grid_y, 1};
+    const unsigned blocks = c.grid * c.grid_y;
     std::string err;
     if (c.cooperative) {
         err = run_round(L, 0, c.grid);
     } else {
-        for (unsigned i = 0; i < c.grid && err.empty(); i++) err = run_round(L, c.reverse ? c.grid - 1 - i : i, 1);
+        for (unsigned i = 0; i < blocks && err.empty(); i++) err = run_round(L, c.reverse ? blocks - 1 - i : i, 1);
     }
     g_launch = nullptr;
     return err;

@@ -62,6 +62,8 @@ inline int max(int a, int b) { return a > b ? a : b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsqrt_rn(float a) { return sqrtf(a); }
 inline unsigned __float_as_uint(float v) {
     unsigned u;
     memcpy(&u, &v, 4);
@@ -119,7 +121,8 @@ uint32_t sk_emu_tf32_rna(float v);
 
 // One launch.
 struct sk_emu_config {
-    unsigned grid = 1, block = 1; // blocks (x only) and threads per block
+    unsigned grid = 1, block = 1; // blocks along x and threads per block
+    unsigned grid_y = 1;          // blocks along y (blockIdx.y; not with cooperative)
     size_t dynamic_smem = 0;      // bytes of dynamic shared memory per block
     bool cooperative = false;     // all blocks at once, grid.sync allowed (else one block after another)
     bool reverse = false;         // schedule threads in descending (block, thread) order
