@@ -25,6 +25,7 @@
 #endif
 #endif
 #ifdef SK_EMU_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -227,6 +228,10 @@ unsigned char *stack_alloc() {
     }
     unsigned char *s = g_stacks.free_stacks.back();
     g_stacks.free_stacks.pop_back();
+#ifdef SK_EMU_ASAN
+    // A thread that ended never returned from its frames, whose redzones stay poisoned.
+    ASAN_UNPOISON_MEMORY_REGION(s, kStack);
+#endif
     memset(s, 0xa5, kCanary);
     return s;
 }
