@@ -21,16 +21,12 @@ constexpr size_t kPerBlock = 8 * kThreads; // elements per stage-1 block before 
 
 // Stage 1's grid (G blocks of kThreads): a function of n only, at most SK_CUDA_SUMSQ_PARTIALS.
 inline int sumsq_blocks(size_t n) {
-    size_t g = (n + kPerBlock - 1) / kPerBlock;
-    if (g < 1) g = 1;
-    return g > (size_t)SK_CUDA_SUMSQ_PARTIALS ? SK_CUDA_SUMSQ_PARTIALS : (int)g;
+    const size_t g = sk_capped_blocks(n, kPerBlock, SK_CUDA_SUMSQ_PARTIALS);
+    return g < 1 ? 1 : (int)g;
 }
 
 // adamw_kernel's grid (blocks of kThreads, grid-stride past kMaxBlocks); n > 0.
-inline int adamw_blocks(size_t n) {
-    size_t g = (n + kThreads - 1) / kThreads;
-    return g > (size_t)kMaxBlocks ? kMaxBlocks : (int)g;
-}
+inline int adamw_blocks(size_t n) { return (int)sk_capped_blocks(n, kThreads, kMaxBlocks); }
 
 // Stage 1: block b sums x[i]^2 (in double) over i = b*256 + tid + k*(G*256), then reduces
 // its 256 partial sums by a fixed tree. G depends on n only, so the whole reduction order

@@ -1,7 +1,7 @@
 // device_port.cuh: what a kernel body needs from CUDA, from the toolkit under nvcc or from
 // tests/emu/cuda_emu.h when a test compiles the body for the CPU (-DSK_CUDA_EMU).
 // defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
-//          sk_cp_async_wait_all; brings in cooperative groups and bf16
+//          sk_cp_async_wait_all, sk_capped_blocks; brings in cooperative groups and bf16
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
@@ -34,5 +34,12 @@ __device__ __forceinline__ void sk_cp_async_wait_all() {
 #endif
 }
 #endif
+
+// The blocks of a grid-stride launch: enough for n items at per_block each, at most cap (0
+// for n = 0). Host code, shared by the launchers and the tests that emulate them.
+inline size_t sk_capped_blocks(size_t n, size_t per_block, size_t cap) {
+    const size_t g = (n + per_block - 1) / per_block;
+    return g > cap ? cap : g;
+}
 
 #endif

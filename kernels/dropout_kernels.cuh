@@ -17,10 +17,7 @@ constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
 
 // The kernel's grid: blocks of kThreads, grid-stride past kMaxBlocks; n > 0.
-inline int dropout_blocks(size_t n) {
-    size_t g = (n + kThreads - 1) / kThreads;
-    return g > (size_t)kMaxBlocks ? kMaxBlocks : (int)g;
-}
+inline int dropout_blocks(size_t n) { return (int)sk_capped_blocks(n, kThreads, kMaxBlocks); }
 
 __global__ void dropout_kernel(float *out, const float *in, size_t n, uint64_t first, const uint64_t *key_dev,
                                float p, float scale) {

@@ -61,9 +61,8 @@ __global__ void embedding_backward_kernel(float *dweight, const float *dout, con
 
 // The forward's grid: blocks of `threads`, grid-stride past kMaxBlocks.
 inline int grid_for(size_t n, int threads) {
-    size_t g = (n + (size_t)threads - 1) / (size_t)threads;
-    if (g < 1) g = 1;
-    return g > (size_t)kMaxBlocks ? kMaxBlocks : (int)g;
+    const size_t g = sk_capped_blocks(n, (size_t)threads, kMaxBlocks);
+    return g < 1 ? 1 : (int)g;
 }
 
 // The backward's grid: (V, E in chunks of kBwdThreads) blocks of kBwdThreads.

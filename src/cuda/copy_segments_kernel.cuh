@@ -18,8 +18,7 @@ constexpr int kCopyMaxBlocks = 1024;
 // The grid's x extent for segments of at most seg_max floats (grid-stride past the cap);
 // y is the segment.
 inline unsigned copy_column_blocks(size_t seg_max) {
-    size_t g = (seg_max + kCopyThreads - 1) / kCopyThreads;
-    return g > (size_t)kCopyMaxBlocks ? kCopyMaxBlocks : (unsigned)g;
+    return (unsigned)sk_capped_blocks(seg_max, kCopyThreads, kCopyMaxBlocks);
 }
 
 // Segment blockIdx.y: canonical -> weight space (to_ws) or back.

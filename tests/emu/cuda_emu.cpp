@@ -302,9 +302,13 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
         char line[300];
         const Barrier *stuck = nullptr;
         int waiting = 0;
-        for (const Barrier *b : {&L.grid_bar}) waiting += (int)b->waiting.size(), stuck = b->waiting.empty() ? stuck : b;
-        for (const Barrier &b : L.block_bars) waiting += (int)b.waiting.size(), stuck = b.waiting.empty() ? stuck : &b;
-        for (const Barrier &b : L.warp_bars) waiting += (int)b.waiting.size(), stuck = b.waiting.empty() ? stuck : &b;
+        auto count = [&](const Barrier &b) {
+            waiting += (int)b.waiting.size();
+            if (!b.waiting.empty()) stuck = &b;
+        };
+        count(L.grid_bar);
+        for (const Barrier &b : L.block_bars) count(b);
+        for (const Barrier &b : L.warp_bars) count(b);
         snprintf(line, sizeof line,
                  "deadlock: %zu of %zu threads finished, %d wait at barriers (one at %s, %zu of %d arrived)", done,
                  L.fibers.size(), waiting, stuck ? stuck->what : "?", stuck ? stuck->waiting.size() : 0,
