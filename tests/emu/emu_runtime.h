@@ -1,0 +1,47 @@
+// emu_runtime.h: the emulated device's runtime, as the emulated cuBLAS and cuDNN
+// (cublas_emu.cpp, cudnn_emu.cpp) and the emulated CUDA runtime (cudart_emu.cpp) share it.
+// Together they stand in for libcudart, libcublas and libcudnn in the emulated CUDA module
+// (tests/emu/backend.cmake): the backend's own sources (src/cuda, kernels) compile against
+// the toolkit's real headers, and these files define the functions those headers declare.
+// defines: sk_emu_enqueue, sk_emu_fault, sk_emu_device_range, sk_emu_device_sms
+//
+// The model of a stream: work enqueued on it runs at the latest moment CUDA allows, that
+// is at the next synchronization that covers it (cudaStreamSynchronize, cudaEventSynchronize,
+// cudaDeviceSynchronize, a blocking cudaMemcpy, cudaFree), in the order it was enqueued.
+// So host code that reuses a buffer before the device has read it, or reads a result
+// before waiting for it, sees what a real GPU would show it at its worst. While a stream
+// captures (cudaStreamBeginCapture), work enqueued on it is recorded into the graph
+// instead, and runs each time the graph is launched.
+// Device memory is host memory (cudaMalloc: 256-byte aligned, filled with NaN bytes, as a
+// real GPU leaves it uninitialized), so fakes read and write it directly inside their ops.
+#ifndef SK_EMU_RUNTIME_H
+#define SK_EMU_RUNTIME_H
+
+#include <stddef.h>
+
+#include <functional>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+// Enqueues op on stream s (0: the default stream). op runs later (see above); it must
+// capture by value whatever the call's arguments were (pointers, sizes, host scalars),
+// since the caller's variables are gone by then. cudaErrorInvalidResourceHandle for a
+// stream that does not exist; cudaErrorStreamCaptureInvalidated when s was capturing and
+// an earlier illegal call broke the capture.
+cudaError_t sk_emu_enqueue(cudaStream_t s, std::function<void()> op);
+
+// From inside an op: the work failed as a kernel fault does on a GPU. The device keeps the
+// error (sticky, cudaErrorLaunchFailure): the next synchronization and every later call
+// return it; what is printed once to stderr with the prefix "emulated device: ".
+void sk_emu_fault(const std::string &what);
+
+// true when [p, p + bytes) lies inside one live cudaMalloc allocation.
+bool sk_emu_device_range(const void *p, size_t bytes);
+
+// The emulated device's multiprocessor count (cudaDevAttrMultiProcessorCount): 8, or
+// SK_EMU_SMS from the environment (1..256), small by default so that grids sized by it
+// (the persistent LSTM's) run quickly one fiber per thread.
+int sk_emu_device_sms();
+
+#endif
