@@ -10,22 +10,19 @@ using namespace sk_adam;
 extern "C" cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n,
                                      cudaStream_t stream) {
     const int G = sumsq_blocks(n);
-    sumsq_stage1<<<G, kThreads, 0, stream>>>(partials, x, n);
-    cudaError_t e = cudaGetLastError();
+    cudaError_t e = sk_launch(sumsq_stage1, G, kThreads, 0, stream, partials, x, n);
     if (e != cudaSuccess) return e;
-    sumsq_stage2<<<1, kThreads, 0, stream>>>(out, partials, G);
-    return cudaGetLastError();
+    return sk_launch(sumsq_stage2, 1, kThreads, 0, stream, out, partials, G);
 }
 
 extern "C" cudaError_t sk_cuda_step_finish(sk_cuda_step_stats *s, const sk_cuda_step_args *a, cudaStream_t stream) {
-    step_finish_kernel<<<1, 1, 0, stream>>>(s, a);
-    return cudaGetLastError();
+    return sk_launch(step_finish_kernel, 1, 1, 0, stream, s, a);
 }
 
 extern "C" cudaError_t sk_cuda_adamw(float *params, const float *grads, float *m, float *v,
                                      const uint8_t *decay_mask, size_t n, const sk_adamw_args *a,
                                      const float *clip_scale, const int *skip, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    adamw_kernel<<<adamw_blocks(n), kThreads, 0, stream>>>(params, grads, m, v, decay_mask, n, a, clip_scale, skip);
-    return cudaGetLastError();
+    return sk_launch(adamw_kernel, adamw_blocks(n), kThreads, 0, stream, params, grads, m, v, decay_mask, n, a,
+                     clip_scale, skip);
 }

@@ -1,12 +1,19 @@
 // device_port.cuh: what a kernel body needs from CUDA, from the toolkit under nvcc or from
 // tests/emu/cuda_emu.h when a test compiles the body for the CPU (-DSK_CUDA_EMU).
 // defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
-//          sk_cp_async_wait_all, sk_capped_blocks; brings in cooperative groups and bf16
+//          sk_cp_async_wait_all, sk_capped_blocks, sk_launch, sk_launch_cooperative; brings in
+//          cooperative groups and bf16
+// Launchers start kernels only through sk_launch and sk_launch_cooperative, so that the
+// emulated CUDA module (tests/emu/backend.cmake, -DSK_CUDA_EMU_RUNTIME) runs the very same
+// launchers on the emulated device.
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
 #ifdef SK_CUDA_EMU
 #include "emu/cuda_emu.h"
+#ifdef SK_CUDA_EMU_RUNTIME
+#include "emu/emu_runtime.h"
+#endif
 #else
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
@@ -32,6 +39,36 @@ __device__ __forceinline__ void sk_cp_async_wait_all() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
+}
+#endif
+
+// kernel<<<grid, block, smem, stream>>>(args...), then the launch's error
+// (cudaGetLastError): the arguments convert to the kernel's parameter types here, at launch.
+#if !defined(SK_CUDA_EMU)
+template <typename... P, typename... A>
+inline cudaError_t sk_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                             A... args) {
+    kernel<<<grid, block, smem, stream>>>(args...);
+    return cudaGetLastError();
+}
+// The same for a kernel that synchronizes its whole grid (cooperative_groups::this_grid()
+// .sync()): every block resident at once (cudaLaunchCooperativeKernel), one argument.
+template <typename P>
+inline cudaError_t sk_launch_cooperative(void (*kernel)(P), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                         P arg) {
+    void *params[] = {&arg};
+    return cudaLaunchCooperativeKernel((const void *)kernel, grid, block, params, smem, stream);
+}
+#elif defined(SK_CUDA_EMU_RUNTIME)
+template <typename... P, typename... A>
+inline cudaError_t sk_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                             A... args) {
+    return sk_emu_launch_kernel(false, kernel, grid, block, smem, stream, args...);
+}
+template <typename P>
+inline cudaError_t sk_launch_cooperative(void (*kernel)(P), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                         P arg) {
+    return sk_emu_launch_kernel(true, kernel, grid, block, smem, stream, arg);
 }
 #endif
 

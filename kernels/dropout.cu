@@ -10,6 +10,5 @@ using namespace sk_dropout;
 extern "C" cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t first, const uint64_t *key,
                                        float p, float scale, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    dropout_kernel<<<dropout_blocks(n), kThreads, 0, stream>>>(out, in, n, first, key, p, scale);
-    return cudaGetLastError();
+    return sk_launch(dropout_kernel, dropout_blocks(n), kThreads, 0, stream, out, in, n, first, key, p, scale);
 }

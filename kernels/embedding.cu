@@ -10,14 +10,13 @@ extern "C" cudaError_t sk_cuda_embedding_forward(float *out, const float *weight
                                                  int len, int E, cudaStream_t stream) {
     size_t total = (size_t)B * (size_t)len * (size_t)E;
     if (total == 0) return cudaSuccess;
-    embedding_forward_kernel<<<grid_for(total, kThreads), kThreads, 0, stream>>>(out, weight, ids, total, E);
-    return cudaGetLastError();
+    return sk_launch(embedding_forward_kernel, grid_for(total, kThreads), kThreads, 0, stream, out, weight, ids, total,
+                     E);
 }
 
 extern "C" cudaError_t sk_cuda_embedding_backward(float *dweight, const float *dout, const int32_t *ids, int B,
                                                   int len, int V, int E, cudaStream_t stream) {
     if (V <= 0 || E <= 0) return cudaSuccess;
     dim3 grid((unsigned)V, (unsigned)bwd_column_blocks(E));
-    embedding_backward_kernel<<<grid, kBwdThreads, 0, stream>>>(dweight, dout, ids, B, len, E);
-    return cudaGetLastError();
+    return sk_launch(embedding_backward_kernel, grid, kBwdThreads, 0, stream, dweight, dout, ids, B, len, E);
 }

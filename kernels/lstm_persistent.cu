@@ -24,35 +24,34 @@ using namespace sk_plstm;
 
 namespace {
 
+typedef void (*plstm_kernel)(sk_plstm_args);
+
 // The instances for an operand type and inner product.
-const void *forward_kernel(sk_plstm_operands o) {
+plstm_kernel forward_kernel(sk_plstm_operands o) {
     switch (o) {
-    case SK_PLSTM_BF16: return (const void *)plstm_forward_kernel<__nv_bfloat16, false>;
-    case SK_PLSTM_BF16_MMA: return (const void *)plstm_forward_kernel<__nv_bfloat16, true>;
-    case SK_PLSTM_TF32_MMA: return (const void *)plstm_forward_kernel<float, true>;
-    default: return (const void *)plstm_forward_kernel<float, false>;
+    case SK_PLSTM_BF16: return plstm_forward_kernel<__nv_bfloat16, false>;
+    case SK_PLSTM_BF16_MMA: return plstm_forward_kernel<__nv_bfloat16, true>;
+    case SK_PLSTM_TF32_MMA: return plstm_forward_kernel<float, true>;
+    default: return plstm_forward_kernel<float, false>;
     }
 }
-const void *backward_kernel(sk_plstm_operands o) {
+plstm_kernel backward_kernel(sk_plstm_operands o) {
     switch (o) {
-    case SK_PLSTM_BF16: return (const void *)plstm_backward_kernel<__nv_bfloat16, false>;
-    case SK_PLSTM_BF16_MMA: return (const void *)plstm_backward_kernel<__nv_bfloat16, true>;
-    case SK_PLSTM_TF32_MMA: return (const void *)plstm_backward_kernel<float, true>;
-    default: return (const void *)plstm_backward_kernel<float, false>;
+    case SK_PLSTM_BF16: return plstm_backward_kernel<__nv_bfloat16, false>;
+    case SK_PLSTM_BF16_MMA: return plstm_backward_kernel<__nv_bfloat16, true>;
+    case SK_PLSTM_TF32_MMA: return plstm_backward_kernel<float, true>;
+    default: return plstm_backward_kernel<float, false>;
     }
 }
 
-cudaError_t launch(const void *kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
+cudaError_t launch(plstm_kernel kernel, const sk_plstm_args *a, size_t smem, cudaStream_t stream) {
     if (!a->plan.supported) return cudaErrorInvalidConfiguration;
     // Set again at every launch, on purpose: the attribute belongs to the kernel, not to a
     // plan, and plans of other sizes (training, evaluation, sampling batches) share the kernel,
     // so the last plan made may have lowered it below this launch's need.
-    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
-    sk_plstm_args copy = *a;
-    void *params[] = {&copy};
-    return cudaLaunchCooperativeKernel(kernel, dim3((unsigned)a->plan.blocks), dim3(SK_PLSTM_THREADS), params, smem,
-                                       stream);
+    return sk_launch_cooperative(kernel, dim3((unsigned)a->plan.blocks), dim3(SK_PLSTM_THREADS), smem, stream, *a);
 }
 
 } // namespace
@@ -75,7 +74,7 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
     if (e != cudaSuccess) return e;
     if (!sk_plstm_plan_shape(plan, sms, optin, major, B, E, H, L, operands)) return cudaSuccess;
     // Every block must be resident at once for the grid syncs.
-    const void *kernels[2] = {forward_kernel(operands), backward_kernel(operands)};
+    const void *kernels[2] = {(const void *)forward_kernel(operands), (const void *)backward_kernel(operands)};
     const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
     for (int i = 0; i < 2; i++) {
         int per_sm = 0;

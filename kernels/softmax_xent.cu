@@ -15,12 +15,10 @@ extern "C" cudaError_t sk_cuda_softmax_xent(float *logits, const float *bias, co
                                             float *row_loss, float *dlogits, float inv_n, int n, int V,
                                             cudaStream_t stream) {
     if (n <= 0 || V <= 0) return cudaSuccess;
-    softmax_xent_kernel<<<xent_blocks(n), kWarpsPerBlock * 32, 0, stream>>>(logits, bias, targets, row_loss,
-                                                                            dlogits, inv_n, n, V);
-    return cudaGetLastError();
+    return sk_launch(softmax_xent_kernel, xent_blocks(n), kWarpsPerBlock * 32, 0, stream, logits, bias, targets,
+                     row_loss, dlogits, inv_n, n, V);
 }
 
 extern "C" cudaError_t sk_cuda_sum_double(double *out, const float *x, int n, cudaStream_t stream) {
-    sum_double_kernel<<<1, kSumThreads, 0, stream>>>(out, x, n);
-    return cudaGetLastError();
+    return sk_launch(sum_double_kernel, 1, kSumThreads, 0, stream, out, x, n);
 }

@@ -25,8 +25,7 @@ using namespace sk_wcopy;
 
 sk_status copy_segments(sk_cudnn_lstm *r, float *canon, float *ws, int to_ws, sk_error *err) {
     dim3 grid(copy_column_blocks(r->seg_max), (unsigned)r->nseg);
-    copy_segments_kernel<<<grid, kCopyThreads, 0, r->stream>>>(canon, ws, r->segs, to_ws);
-    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(sk_launch(copy_segments_kernel, grid, kCopyThreads, 0, r->stream, canon, ws, r->segs, to_ws));
     return SK_OK;
 }
 
@@ -407,5 +406,5 @@ sk_status sk_cudnn_lstm_trial(sk_cudnn_lstm *r, sk_error *err) {
 
 cudaError_t sk_cuda_probe_kernels(void) {
     cudaFuncAttributes attr;
-    return cudaFuncGetAttributes(&attr, copy_segments_kernel);
+    return cudaFuncGetAttributes(&attr, (const void *)copy_segments_kernel);
 }

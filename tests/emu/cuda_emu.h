@@ -32,6 +32,21 @@
 #include <functional>
 #include <string>
 
+// In the emulated CUDA module (-DSK_CUDA_EMU_RUNTIME, tests/emu/backend.cmake) the toolkit's
+// real headers come first, for the host code around the kernels: their vector types are
+// used, and their qualifier macros are replaced by the ones below.
+#ifdef SK_CUDA_EMU_RUNTIME
+#include <cuda_runtime_api.h>
+#include <vector_types.h>
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __launch_bounds__
+#undef __align__
+#undef __shared__
+#endif
+
 #define __global__
 #define __device__
 #define __host__
@@ -75,12 +90,14 @@ inline float __uint_as_float(unsigned u) {
     return v;
 }
 
+#ifndef SK_CUDA_EMU_RUNTIME
 struct float4 {
     float x, y, z, w;
 };
 struct uint4 {
     unsigned x, y, z, w;
 };
+#endif
 
 // bf16: the bits of a float's upper half; conversion rounds to nearest even (NaN stays NaN).
 struct __nv_bfloat16 {

@@ -3,7 +3,8 @@
 // Together they stand in for libcudart, libcublas and libcudnn in the emulated CUDA module
 // (tests/emu/backend.cmake): the backend's own sources (src/cuda, kernels) compile against
 // the toolkit's real headers, and these files define the functions those headers declare.
-// defines: sk_emu_enqueue, sk_emu_fault, sk_emu_device_range, sk_emu_device_sms
+// defines: sk_emu_enqueue, sk_emu_fault, sk_emu_device_range, sk_emu_device_sms,
+//          sk_emu_enqueue_launch, sk_emu_launch_kernel (kernels/device_port.cuh's sk_launch)
 //
 // The model of a stream: work enqueued on it runs at the latest moment CUDA allows, that
 // is at the next synchronization that covers it (cudaStreamSynchronize, cudaEventSynchronize,
@@ -21,6 +22,8 @@
 
 #include <functional>
 #include <string>
+#include <tuple>
+#include <type_traits>
 
 #include <cuda_runtime_api.h>
 
@@ -43,5 +46,23 @@ bool sk_emu_device_range(const void *p, size_t bytes);
 // SK_EMU_SMS from the environment (1..256), small by default so that grids sized by it
 // (the persistent LSTM's) run quickly one fiber per thread.
 int sk_emu_device_sms();
+
+// A kernel launch (cuda_emu.h's sk_emu_launch) checked as CUDA checks it when it is made:
+// a grid or block out of range, more dynamic shared memory than the kernel's attribute
+// (cudaFuncAttributeMaxDynamicSharedMemorySize: 48 KiB unless raised) allows, a
+// cooperative grid larger than can be resident. Then enqueued on stream.
+cudaError_t sk_emu_enqueue_launch(const void *kernel, bool cooperative, dim3 grid, dim3 block, size_t smem,
+                                  cudaStream_t stream, std::function<void()> body);
+
+// kernel<<<grid, block, smem, stream>>>(args...) on the emulated device: the arguments are
+// converted to the parameters' types now, at the launch, as CUDA copies them; every thread
+// of the launch then calls kernel on that copy.
+template <typename... P, typename... A>
+cudaError_t sk_emu_launch_kernel(bool cooperative, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                                 cudaStream_t stream, A... args) {
+    std::tuple<std::decay_t<P>...> params(args...);
+    return sk_emu_enqueue_launch((const void *)kernel, cooperative, grid, block, smem, stream,
+                                 [kernel, params] { std::apply(kernel, params); });
+}
 
 #endif
