@@ -33,11 +33,13 @@
 #include <string>
 
 // In the emulated CUDA module (-DSK_CUDA_EMU_RUNTIME, tests/emu/backend.cmake) the toolkit's
-// real headers come first, for the host code around the kernels: their vector types are
-// used, and their qualifier macros are replaced by the ones below.
+// real headers come first, for the host code around the kernels: their vector types and
+// bf16 (with its host conversions, round to nearest even) are used, and their qualifier
+// macros are replaced by the ones below.
 #ifdef SK_CUDA_EMU_RUNTIME
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
+#include <cuda_bf16.h>
 #undef __global__
 #undef __device__
 #undef __host__
@@ -99,6 +101,7 @@ struct uint4 {
 };
 #endif
 
+#ifndef SK_CUDA_EMU_RUNTIME // else cuda_bf16.h's type and host conversions (above)
 // bf16: the bits of a float's upper half; conversion rounds to nearest even (NaN stays NaN).
 struct __nv_bfloat16 {
     uint16_t bits;
@@ -110,6 +113,7 @@ inline __nv_bfloat16 __float2bfloat16_rn(float v) {
     u += 0x7fffu + ((u >> 16) & 1u);
     return __nv_bfloat16{(uint16_t)(u >> 16)};
 }
+#endif
 
 namespace cooperative_groups {
 struct grid_group {

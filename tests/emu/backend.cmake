@@ -1,0 +1,46 @@
+# backend.cmake: the emulated CUDA module (-DSHAKESPEARE_CUDA_EMU=ON, included by
+# CMakeLists.txt in place of the real one). The CUDA backend's own sources (src/cuda, kernels)
+# compile as host C++ against the toolkit's real headers, and link, instead of libcudart,
+# libcublas and libcudnn, their emulations here: cudart_emu.cpp (streams, graphs, memory),
+# cublas_emu.cpp, cudnn_emu.cpp, with every kernel run by cuda_emu.cpp one fiber per GPU
+# thread. The result is a libshakespeare_cuda.so that the core's loader opens as it opens
+# the real one, so the GPU tests (label gpu) and the programs run the CUDA backend on the
+# CPU: `ctest -L gpu` in such a build checks the backend's host code, its kernels and its use
+# of the libraries against the CPU backend without a GPU. No speed is measured here.
+# Needs the CUDA toolkit's headers (cuda_runtime_api.h, cublas_v2.h, cudnn.h), not its
+# libraries, and a C++17 compiler. Without NCCL (comm_nccl_stub.c).
+find_path(SK_EMU_CUDA_INCLUDE cuda_runtime_api.h HINTS $ENV{CUDA_HOME} /usr/local/cuda PATH_SUFFIXES include)
+find_path(SK_EMU_CUDNN_INCLUDE cudnn.h HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} /usr/local/cuda PATH_SUFFIXES include)
+if(NOT SK_EMU_CUDA_INCLUDE OR NOT SK_EMU_CUDNN_INCLUDE)
+  message(FATAL_ERROR "SHAKESPEARE_CUDA_EMU=ON needs the CUDA toolkit's and cuDNN's headers "
+                      "(cuda_runtime_api.h, cudnn.h); set CUDNN_ROOT or CUDA_HOME")
+endif()
+enable_language(CXX)
+
+file(GLOB SK_EMU_BACKEND_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.cu ${CMAKE_SOURCE_DIR}/kernels/*.cu)
+set(SK_EMU_DEVICE_SOURCES ${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.cpp ${CMAKE_SOURCE_DIR}/tests/emu/cudart_emu.cpp
+                          ${CMAKE_SOURCE_DIR}/tests/emu/cublas_emu.cpp ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu.cpp)
+# .cu files are C++ here: g++ is told so (-x c++ before each), CMake by the LANGUAGE property.
+set_source_files_properties(${SK_EMU_BACKEND_SOURCES} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+add_library(shakespeare_cuda MODULE ${SK_EMU_BACKEND_SOURCES} ${SK_EMU_DEVICE_SOURCES})
+set_target_properties(shakespeare_cuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
+                      LINKER_LANGUAGE CXX LINK_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/module.map)
+target_compile_definitions(shakespeare_cuda PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
+# As tests.cmake's emulated kernel tests: bf16 pairs read as words; -O2 in every build type
+# (a launch runs every thread of the grid one after another).
+target_compile_options(shakespeare_cuda PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror>
+                                               -fno-strict-aliasing -Wno-unknown-pragmas -O2)
+target_include_directories(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
+                                                    ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/tests
+                                                    ${CMAKE_SOURCE_DIR}/tests/emu)
+target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
+target_link_libraries(shakespeare_cuda PRIVATE shakespeare_core_pic)
+target_link_options(shakespeare_cuda PRIVATE
+  LINKER:--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map LINKER:--no-undefined)
+# The core loads it as the real module, and its loader takes the emulated device as present
+# (no NVIDIA driver to ask): --device auto picks it.
+target_sources(shakespeare_core PRIVATE ${CMAKE_SOURCE_DIR}/src/cudaload/cuda_loader.c)
+target_compile_definitions(shakespeare_core PRIVATE SK_CUDA_EMULATED)
+target_link_libraries(shakespeare_core PUBLIC ${CMAKE_DL_LIBS})
+message(STATUS "CUDA backend: EMULATED on the CPU (tests/emu/backend.cmake): ${CMAKE_SHARED_MODULE_PREFIX}"
+               "shakespeare_cuda${CMAKE_SHARED_MODULE_SUFFIX} runs the CUDA backend's code without a GPU")
