@@ -49,6 +49,7 @@ struct sk_trainer {
     sk_outdir od;        // the out-dir's lock and the metrics log (not used by --eval-only)
     double step_times[STEP_TIMES_MAX];
     size_t n_step_times;
+    size_t n_step_times_read; // n_step_times at the last read of a deferred step's statistics
     int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
 };
 
@@ -614,6 +615,23 @@ static sk_status norm_failure(sk_error *err, double norm, int64_t step) {
                    norm, (long long)step);
 }
 
+// Asynchronous steps (sk_step_stats.asynchronous) only enqueue work: a step's own host time
+// is its enqueue, plus a wait for the device whenever the host runs out of staging slots,
+// so the time of one step says little (on a GPU, or its emulation, most are a few
+// microseconds and a few carry the waits of several). What the steps since the last read
+// cost is their wall time together, the wait of this read (dt) included: it is spread
+// evenly over them, so that the median is that of the device's throughput over intervals,
+// not of the host's enqueues.
+static void spread_step_times(sk_trainer *t, double dt) {
+    size_t from = t->n_step_times_read, to = t->n_step_times;
+    if (to - from > STEP_TIMES_MAX) from = to - STEP_TIMES_MAX; // the older ones are gone
+    t->n_step_times_read = to;
+    if (to == from) return;
+    double total = dt;
+    for (size_t i = from; i < to; i++) total += t->step_times[i % STEP_TIMES_MAX];
+    for (size_t i = from; i < to; i++) t->step_times[i % STEP_TIMES_MAX] = total / (double)(to - from);
+}
+
 // One process: the statistics of the steps enqueued since the last read (backend.h's
 // deferred path): the last step's loss and norm, or the failure of the first non-finite
 // step, named by its step as the eager path would have named it at once. The wait for the
@@ -626,7 +644,10 @@ static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *s
     if (st != SK_OK) return sk_backend_fail(err, st, be, "in the steps up to %lld", (long long)t->st.step);
     const double dt = now_s() - t0;
     *step_time += dt;
-    if (t->n_step_times > 0) t->step_times[(t->n_step_times - 1) % STEP_TIMES_MAX] += dt;
+    if (ss.asynchronous)
+        spread_step_times(t, dt);
+    else if (t->n_step_times > 0)
+        t->step_times[(t->n_step_times - 1) % STEP_TIMES_MAX] += dt;
     const double rows = (double)t->o.batch_size * t->o.seq_len;
     if (ss.bad_step)
         return ss.bad_is_norm ? norm_failure(err, ss.bad_norm, ss.bad_step)

@@ -580,6 +580,7 @@ static sk_status cuda_read_stats(sk_backend *b, sk_step_stats *stats) {
     memset(stats, 0, sizeof *stats);
     stats->loss_sum = d->loss_sum, stats->grad_norm = d->norm;
     stats->graph_launches = sk_step_graphs_launches(ci->graphs);
+    stats->asynchronous = 1;
     if (d->bad_step) {
         stats->bad_step = d->bad_step, stats->bad_is_norm = d->bad_is_norm;
         stats->bad_loss_sum = d->bad_loss_sum, stats->bad_norm = d->bad_norm;
