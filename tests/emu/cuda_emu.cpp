@@ -188,8 +188,8 @@ void arrive(Barrier &b) {
     if ((int)b.waiting.size() == b.expected) {
         std::vector<Fiber *> go;
         go.swap(b.waiting);
-        std::sort(go.begin(), go.end(),
-                  [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L->cfg.reverse); });
+        auto before = [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L->cfg.reverse); };
+        if (!std::is_sorted(go.begin(), go.end(), before)) std::sort(go.begin(), go.end(), before); // usually are
         for (Fiber *f : go) L->run.push_back(f);
     }
     yield_to_scheduler(false);
@@ -223,6 +223,9 @@ unsigned char *stack_alloc() {
     if (g_stacks.free_stacks.empty()) {
         void *p = mmap(nullptr, kStack * kStacksPerMap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) die("out of memory for thread stacks");
+        // Huge pages where the kernel offers them: a launch switches among tens of thousands
+        // of stacks, and with 4 KiB pages every switch missed the TLB.
+        (void)madvise(p, kStack * kStacksPerMap, MADV_HUGEPAGE);
         g_stacks.maps.push_back((unsigned char *)p);
         for (size_t i = 0; i < kStacksPerMap; i++) g_stacks.free_stacks.push_back((unsigned char *)p + i * kStack);
     }

@@ -201,10 +201,10 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
     tol = precision_tol_of(prec);
     sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
                              .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
-                             .rnn_impl = impl, .stream_offset = stream_offset, .global_batch = global_batch};
+                             .stream_offset = stream_offset, .global_batch = global_batch};
     sk_backend *cpu, *gpu;
-    CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err)); // the reference: fp32
-    cfg.precision = prec;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err)); // the reference: fp32, its own LSTM
+    cfg.rnn_impl = impl, cfg.precision = prec;
     sk_status st = sk_backend_create_cuda(&cfg, &gpu, &err);
     if (st == SK_ERR_ARG && impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice, reported with its reason
         printf("  skipped: %s\n", err.msg);
