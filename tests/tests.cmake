@@ -71,6 +71,8 @@ if(CMAKE_CXX_COMPILER AND NOT SHAKESPEARE_FUZZ)
     add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS unit TIMEOUT 900)
   endforeach()
+  # The emulated cuDNN's LSTM arithmetic, tested alone (host memory, no toolkit headers).
+  target_sources(emu_test_cudnn_emu_lstm PRIVATE ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu_lstm.cpp)
 elseif(NOT SHAKESPEARE_FUZZ)
   message(STATUS "No C++ compiler: the tests/emu tests (our CUDA kernels run on the CPU) are left out")
 endif()

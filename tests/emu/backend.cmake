@@ -19,7 +19,8 @@ enable_language(CXX)
 
 file(GLOB SK_EMU_BACKEND_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/*.cu ${CMAKE_SOURCE_DIR}/kernels/*.cu)
 set(SK_EMU_DEVICE_SOURCES ${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.cpp ${CMAKE_SOURCE_DIR}/tests/emu/cudart_emu.cpp
-                          ${CMAKE_SOURCE_DIR}/tests/emu/cublas_emu.cpp ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu.cpp)
+                          ${CMAKE_SOURCE_DIR}/tests/emu/cublas_emu.cpp ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu.cpp
+                          ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu_lstm.cpp)
 # .cu files are C++ here: g++ is told so (-x c++ before each), CMake by the LANGUAGE property.
 set_source_files_properties(${SK_EMU_BACKEND_SOURCES} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
 add_library(shakespeare_cuda MODULE ${SK_EMU_BACKEND_SOURCES} ${SK_EMU_DEVICE_SOURCES})
