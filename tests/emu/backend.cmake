@@ -38,6 +38,16 @@ target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE
 target_link_libraries(shakespeare_cuda PRIVATE shakespeare_core_pic)
 target_link_options(shakespeare_cuda PRIVATE
   LINKER:--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map LINKER:--no-undefined)
+# The emulated cuBLAS and cuDNN through their headers, on the emulated runtime: the contract
+# checks that the backend's correct use of them never reaches (tests/emu/check_libs_emu.cpp).
+add_executable(emu_check_libs ${CMAKE_SOURCE_DIR}/tests/emu/check_libs_emu.cpp ${SK_EMU_DEVICE_SOURCES})
+set_target_properties(emu_check_libs PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+target_compile_definitions(emu_check_libs PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
+target_compile_options(emu_check_libs PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror> -O2)
+target_include_directories(emu_check_libs PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/tests/emu)
+target_include_directories(emu_check_libs SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
+add_test(NAME emu_check_libs COMMAND emu_check_libs)
+set_tests_properties(emu_check_libs PROPERTIES LABELS unit TIMEOUT 300)
 # The core loads it as the real module, and its loader takes the emulated device as present
 # (no NVIDIA driver to ask): --device auto picks it.
 target_sources(shakespeare_core PRIVATE ${CMAKE_SOURCE_DIR}/src/cudaload/cuda_loader.c)
