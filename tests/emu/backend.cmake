@@ -44,7 +44,8 @@ add_executable(emu_check_libs ${CMAKE_SOURCE_DIR}/tests/emu/check_libs_emu.cpp $
 set_target_properties(emu_check_libs PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
 target_compile_definitions(emu_check_libs PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
 target_compile_options(emu_check_libs PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror> -O2)
-target_include_directories(emu_check_libs PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/tests/emu)
+target_include_directories(emu_check_libs PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/tests
+                                                  ${CMAKE_SOURCE_DIR}/tests/emu)
 target_include_directories(emu_check_libs SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
 add_test(NAME emu_check_libs COMMAND emu_check_libs)
 set_tests_properties(emu_check_libs PROPERTIES LABELS unit TIMEOUT 300)

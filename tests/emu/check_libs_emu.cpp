@@ -25,16 +25,9 @@
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
-namespace {
+#include "test_util.h"
 
-int g_failures = 0;
-#define CHECK(cond)                                                                                    \
-    do {                                                                                               \
-        if (!(cond)) {                                                                                 \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                   \
-            g_failures++;                                                                              \
-        }                                                                                              \
-    } while (0)
+namespace {
 
 float *dev_copy(const std::vector<float> &h) {
     float *d = nullptr;
@@ -301,6 +294,5 @@ int main() {
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
     check_cublas(s);
     check_cudnn(s); // last: ends with a sticky fault
-    if (g_failures) fprintf(stderr, "%d check(s) failed\n", g_failures);
-    return g_failures ? 1 : 0;
+    return sk_test_done("emu_check_libs");
 }
