@@ -220,6 +220,19 @@ void check_weight_layout(Net &n) {
     cudnnDestroyTensorDescriptor(md), cudnnDestroyTensorDescriptor(bd);
 }
 
+// After the sticky fault too: cudaFree still releases memory then.
+void teardown(Net &n) {
+    for (void *p : {(void *)n.w, (void *)n.dw, (void *)n.x, (void *)n.y, (void *)n.dy, (void *)n.dx, (void *)n.hx,
+                    (void *)n.cx, n.ws, n.rs, (void *)n.lens_dev})
+        cudaFree(p);
+    CHECK(cudnnDestroyTensorDescriptor(n.hd) == CUDNN_STATUS_SUCCESS);
+    CHECK(cudnnDestroyRNNDataDescriptor(n.xd) == CUDNN_STATUS_SUCCESS);
+    CHECK(cudnnDestroyRNNDataDescriptor(n.yd) == CUDNN_STATUS_SUCCESS);
+    CHECK(cudnnDestroyRNNDescriptor(n.rnn) == CUDNN_STATUS_SUCCESS);
+    CHECK(cudnnDestroyDropoutDescriptor(n.drop) == CUDNN_STATUS_SUCCESS);
+    CHECK(cudnnDestroy(n.dnn) == CUDNN_STATUS_SUCCESS);
+}
+
 cudnnStatus_t forward(Net &n, bool train, const float *x, const float *hx, size_t work, void *rs) {
     return cudnnRNNForward(n.dnn, n.rnn, train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE, n.lens_dev, n.xd, x,
                            n.yd, n.y, n.hd, hx, nullptr, n.hd, n.cx, nullptr, n.w_bytes, n.w, work, n.ws, n.reserve, rs);
@@ -284,6 +297,8 @@ void check_cudnn(cudaStream_t s) {
     CHECK(forward(n, false, n.x, n.hx, n.work, nullptr) == CUDNN_STATUS_SUCCESS);
     fprintf(stderr, "(the next line is the fault this test expects)\n");
     CHECK(cudaStreamSynchronize(s) == cudaErrorLaunchFailure);
+    cudaFree(x2);
+    teardown(n);
     printf("cuDNN: checked\n");
 }
 
@@ -294,5 +309,6 @@ int main() {
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
     check_cublas(s);
     check_cudnn(s); // last: ends with a sticky fault
+    cudaStreamDestroy(s);
     return sk_test_done("emu_check_libs");
 }
