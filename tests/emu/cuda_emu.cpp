@@ -48,7 +48,7 @@ struct Barrier {
 
 // Per warp: the lanes' operands of a shuffle or an mma, exchanged through here.
 struct WarpScratch {
-    double shfl[32];
+    double shfl[2][32]; // alternate shuffles use alternate rows (see shuffle_xor)
     uint32_t a[32][4], b[32][2];
     float d[32][4];
 };
@@ -67,6 +67,7 @@ struct Fiber {
     unsigned char *stack = nullptr; // kStack bytes, a canary at the bottom
     unsigned block = 0, thread = 0;
     bool done = false;
+    unsigned shuffles = 0; // this thread's shuffles so far: picks the scratch row
     std::vector<std::pair<void *, const void *>> copies; // cp.async issued, not yet waited for
 };
 
@@ -82,6 +83,7 @@ struct Launch {
     unsigned first_block = 0; // the round's first block
     Context scheduler;
     Fiber *current = nullptr;
+    size_t finished = 0; // threads of this round that ran to their end
     bool aborted = false;
 #ifdef SK_EMU_ASAN
     const void *sched_bottom = nullptr;
@@ -165,18 +167,42 @@ bool schedule_before(const Fiber *x, const Fiber *y, bool reverse) {
     return reverse ? !less && x != y : less;
 }
 
-// Back to the scheduler; returns when the scheduler resumes this fiber.
+// Makes f the running thread (the CUDA names threadIdx and blockIdx included).
+void make_current(Launch &L, Fiber *f) {
+    L.current = f;
+    threadIdx = {f->thread, 0, 0};
+    blockIdx = {f->block % L.cfg.grid, f->block / L.cfg.grid, 0}; // f->block: x + y * grid
+}
+
+// Hands over to the next runnable thread, or to the scheduler when none is (which ends
+// the round); returns when some thread or the scheduler resumes this one. Threads switch to
+// each other directly: one switch per hand-over, not two through the scheduler.
 void yield_to_scheduler(bool dying) {
     Launch *L = g_launch;
     Fiber *f = L->current;
+    Context *to = &L->scheduler;
+#ifdef SK_EMU_ASAN
+    const void *bottom = L->sched_bottom;
+    size_t size = L->sched_size;
+#endif
+    if (!L->run.empty()) {
+        Fiber *next = L->run.front();
+        L->run.pop_front();
+        make_current(*L, next);
+        if (next == f) return; // the last to arrive at a barrier runs on first
+        to = &next->ctx;
+#ifdef SK_EMU_ASAN
+        bottom = next->stack, size = kStack;
+#endif
+    }
 #ifdef SK_EMU_ASAN
     void *fake = nullptr;
-    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, L->sched_bottom, L->sched_size);
-    context_switch(&f->ctx, &L->scheduler);
+    __sanitizer_start_switch_fiber(dying ? nullptr : &fake, bottom, size);
+    context_switch(&f->ctx, to);
     __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
     (void)dying;
-    context_switch(&f->ctx, &L->scheduler);
+    context_switch(&f->ctx, to);
 #endif
 }
 
@@ -186,11 +212,11 @@ void arrive(Barrier &b) {
     if (b.expected == 0) die("a barrier that spans no thread");
     b.waiting.push_back(L->current);
     if ((int)b.waiting.size() == b.expected) {
-        std::vector<Fiber *> go;
-        go.swap(b.waiting);
         auto before = [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L->cfg.reverse); };
-        if (!std::is_sorted(go.begin(), go.end(), before)) std::sort(go.begin(), go.end(), before); // usually are
-        for (Fiber *f : go) L->run.push_back(f);
+        if (!std::is_sorted(b.waiting.begin(), b.waiting.end(), before)) // usually they are
+            std::sort(b.waiting.begin(), b.waiting.end(), before);
+        for (Fiber *f : b.waiting) L->run.push_back(f);
+        b.waiting.clear(); // keeps its capacity for the barrier's next use
     }
     yield_to_scheduler(false);
 }
@@ -198,11 +224,16 @@ void arrive(Barrier &b) {
 void fiber_main() {
     Launch *L = g_launch;
 #ifdef SK_EMU_ASAN
-    __sanitizer_finish_switch_fiber(nullptr, &L->sched_bottom, &L->sched_size);
+    // The first thread of a launch starts from the scheduler, whose stack it records.
+    const void *from = nullptr;
+    size_t from_size = 0;
+    __sanitizer_finish_switch_fiber(nullptr, &from, &from_size);
+    if (!L->sched_bottom) L->sched_bottom = from, L->sched_size = from_size;
 #endif
     (*L->body)();
     if (!L->current->copies.empty()) die("a thread ended with cp.async copies it never waited for");
     L->current->done = true;
+    L->finished++;
     yield_to_scheduler(true);
     die("a finished thread was resumed");
 }
@@ -282,14 +313,14 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
     std::sort(order.begin(), order.end(),
               [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L.cfg.reverse); });
     L.run.assign(order.begin(), order.end());
-    size_t done = 0;
+    L.finished = 0;
     std::string err;
-    while (!L.run.empty()) {
+    // The threads hand over to each other (yield_to_scheduler); control comes back here
+    // once none is runnable: all finished, or some wait at a barrier the rest never reach.
+    if (!L.run.empty()) {
         Fiber *f = L.run.front();
         L.run.pop_front();
-        L.current = f;
-        threadIdx = {f->thread, 0, 0};
-        blockIdx = {f->block % L.cfg.grid, f->block / L.cfg.grid, 0}; // f->block: x + y * grid
+        make_current(L, f);
 #ifdef SK_EMU_ASAN
         void *fake = nullptr;
         __sanitizer_start_switch_fiber(&fake, f->stack, kStack);
@@ -298,8 +329,8 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
 #else
         context_switch(&L.scheduler, &f->ctx);
 #endif
-        if (f->done) done++;
     }
+    const size_t done = L.finished;
     if (done != L.fibers.size()) {
         // Some threads wait at a barrier that the others will never reach.
         char line[300];
@@ -384,11 +415,13 @@ double shuffle_xor(unsigned mask, double v, int lane_mask) {
     Launch &L = launch();
     const unsigned lane = L.current->thread % 32, w = (unsigned)warp_index(L.current);
     if ((lane ^ (unsigned)lane_mask) >= 32 || L.warp_bars[w].expected != 32) die("a shuffle outside a full warp");
-    L.scratch[w].shfl[lane] = v;
+    // One barrier per shuffle: consecutive shuffles write alternate rows, and no lane can
+    // write this row again (two shuffles on) before every lane has passed the next barrier,
+    // that is, has read this one.
+    double *row = L.scratch[w].shfl[L.current->shuffles++ & 1];
+    row[lane] = v;
     arrive(L.warp_bars[w]);
-    const double r = L.scratch[w].shfl[lane ^ (unsigned)lane_mask];
-    arrive(L.warp_bars[w]);
-    return r;
+    return row[lane ^ (unsigned)lane_mask];
 }
 } // namespace
 
@@ -425,7 +458,12 @@ void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t 
     arrive(L.warp_bars[w]);
 }
 
-uint32_t sk_emu_tf32_rna(float v) { return sk_ptx_tf32_rna(v); }
+// NaN and infinity pass unchanged, as the hardware's conversion keeps them (sk_ptx_tf32_rna is
+// for finite inputs and would turn an unwritten all-ones NaN into +0, hiding the read).
+uint32_t sk_emu_tf32_rna(float v) {
+    const uint32_t u = __float_as_uint(v);
+    return (u & 0x7f800000u) == 0x7f800000u ? u : sk_ptx_tf32_rna(v);
+}
 
 static uint64_t g_cp_async_count = 0;
 uint64_t sk_emu_cp_async_count() { return g_cp_async_count; }

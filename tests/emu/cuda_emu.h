@@ -137,7 +137,7 @@ uint64_t sk_emu_cp_async_count();
 // fragment tables (tests/emu/mma_ptx.h). kind 0: bf16 m16n8k16; 1: TF32 m16n8k8. Sums in
 // double, rounded once to fp32 (the hardware's order is unspecified).
 void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
-// cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero.
+// cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero; NaN and infinity kept.
 uint32_t sk_emu_tf32_rna(float v);
 
 // One launch.
