@@ -12,6 +12,11 @@ set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
 if(SK_HAVE_MPI)
   list(APPEND SK_TEST_ENV "SK_MPIEXEC=${MPIEXEC_EXECUTABLE}")
 endif()
+# The emulated device (tests/emu/backend.cmake) runs a GPU's threads on one CPU core: the
+# shell tests' hang timeouts (tests/cli/lib.sh's hang_limit) stretch by this factor.
+if(SHAKESPEARE_CUDA_EMU)
+  list(APPEND SK_TEST_ENV "SK_TIMEOUT_SCALE=20")
+endif()
 
 # sk_add_tests(GLOB PREFIX LABEL): one test per matching file; .c files become programs
 # linked with the core library, .sh files run under bash. Exit 77 means skipped.
@@ -28,8 +33,11 @@ function(sk_add_tests pattern prefix label)
     else()
       add_test(NAME ${name} COMMAND bash ${src} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
     endif()
-    # A GPU test must end well inside one device command (10 minutes, several tests).
-    if(label STREQUAL "gpu")
+    # A GPU test must end well inside one device command (10 minutes, several tests); on the
+    # emulated device (tests/emu/backend.cmake) every GPU thread is a fiber on one CPU core.
+    if(label STREQUAL "gpu" AND SHAKESPEARE_CUDA_EMU)
+      set(timeout 1800)
+    elseif(label STREQUAL "gpu")
       set(timeout 180)
     else()
       set(timeout 900)

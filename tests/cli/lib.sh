@@ -45,6 +45,10 @@ gen_text() {
     }' > "$1"
 }
 
+# hang_limit SECONDS: a command's timeout, which catches hangs, times SK_TIMEOUT_SCALE (default 1;
+# the emulated GPU build sets it, tests/emu/backend.cmake: one CPU core plays the GPU there).
+hang_limit() { echo $(($1 * ${SK_TIMEOUT_SCALE:-1})); }
+
 # expect_error REGEX CMD...: CMD must fail as bad input: exit code 2 (not a crash: no signal, no
 # core file), exactly one line on stderr starting "error: " and matching the extended REGEX,
 # and nothing on stdout (no partial result). Runs under a 20 s timeout (a hang fails).
@@ -58,7 +62,7 @@ expect_exit() {
     local code=$1 re=$2; shift 2
     local out="$WORK/.expect.out" errf="$WORK/.expect.err" rc
     rm -f "$WORK"/core "$WORK"/core.*
-    timeout "$([ "$code" = 2 ] && echo 20 || echo 60)" "$@" > "$out" 2> "$errf"; rc=$?
+    timeout "$(hang_limit "$([ "$code" = 2 ] && echo 20 || echo 60)")" "$@" > "$out" 2> "$errf"; rc=$?
     LAST_STDERR=$(cat "$errf")
     local what="$*"
     if [ "$rc" -ne "$code" ]; then
@@ -85,7 +89,7 @@ expect_exit() {
 # expect_ok CMD...: CMD must exit 0 within 60 s; its stdout is in $WORK/.ok.out, stderr in .ok.err.
 expect_ok() {
     local rc
-    timeout 60 "$@" > "$WORK/.ok.out" 2> "$WORK/.ok.err"; rc=$?
+    timeout "$(hang_limit 60)" "$@" > "$WORK/.ok.out" 2> "$WORK/.ok.err"; rc=$?
     if [ "$rc" -ne 0 ]; then
         fail "exit code $rc (want 0) from: $*"; sed 's/^/    stderr: /' "$WORK/.ok.err" >&2; return 1
     fi

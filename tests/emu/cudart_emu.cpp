@@ -233,8 +233,8 @@ int sk_emu_device_sms() {
     static int sms = 0;
     if (!sms) {
         const char *e = getenv("SK_EMU_SMS");
-        sms = e ? atoi(e) : 8;
-        if (sms < 1 || sms > 256) sms = 8;
+        sms = e ? atoi(e) : 24;
+        if (sms < 1 || sms > 256) sms = 24;
     }
     return sms;
 }

@@ -42,9 +42,11 @@ void sk_emu_fault(const std::string &what);
 // true when [p, p + bytes) lies inside one live cudaMalloc allocation.
 bool sk_emu_device_range(const void *p, size_t bytes);
 
-// The emulated device's multiprocessor count (cudaDevAttrMultiProcessorCount): 8, or
-// SK_EMU_SMS from the environment (1..256), small by default so that grids sized by it
-// (the persistent LSTM's) run quickly one fiber per thread.
+// The emulated device's multiprocessor count (cudaDevAttrMultiProcessorCount): 24, or
+// SK_EMU_SMS from the environment (1..256; an H100 has 132). Grids sized by it (the
+// persistent LSTM's: about one block per SM) run one fiber per thread, so fewer SMs run
+// faster; 24 is the fewest on which the GPU tests' largest shapes (configuration A's
+// widths in fp32) still fit the persistent kernel.
 int sk_emu_device_sms();
 
 // A kernel launch (cuda_emu.h's sk_emu_launch) checked as CUDA checks it when it is made:

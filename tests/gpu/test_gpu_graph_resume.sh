@@ -41,10 +41,10 @@ done
 re='^error: (training loss|gradient norm) is -?(nan|inf) at step ([0-9]+); stopping'
 D=("$SK_TRAIN" --data text.txt --embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8
    --device cuda --max-iters 200 --eval-every 0 --lr 1 --beta2 0 --eps 1e-30 --grad-clip 0)
-timeout 120 "${D[@]}" --out-dir div-eager --cuda-graph off --log-every 1 --checkpoint-every 1 > de.out 2> de.err
+timeout "$(hang_limit 120)" "${D[@]}" --out-dir div-eager --cuda-graph off --log-every 1 --checkpoint-every 1 > de.out 2> de.err
 if [[ $(head -n 1 de.err) =~ $re ]]; then
     want=${BASH_REMATCH[3]}
-    timeout 120 "${D[@]}" --out-dir div-graph --cuda-graph on --log-every 10 --checkpoint-every 3 > dg.out 2> dg.err
+    timeout "$(hang_limit 120)" "${D[@]}" --out-dir div-graph --cuda-graph on --log-every 10 --checkpoint-every 3 > dg.out 2> dg.err
     [[ $(head -n 1 dg.err) =~ $re ]] && got=${BASH_REMATCH[3]} || got="none ($(cat dg.err))"
     [ "$got" = "$want" ] && note "divergence with graphs: step $got, as the eager run" ||
         fail "divergence with graphs: step $got, want $want"
