@@ -6,5 +6,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build-emu}
-BUILD_DIR=$build_dir bash scripts/build.sh -DSHAKESPEARE_CUDA=OFF -DSHAKESPEARE_CUDA_EMU=ON -DSHAKESPEARE_MPI=OFF
+BUILD_DIR=$build_dir bash scripts/build.sh -DSHAKESPEARE_CUDA=OFF -DSHAKESPEARE_CUDA_EMU=ON
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" -R '^gpu_|^emu_check_libs$' "$@"

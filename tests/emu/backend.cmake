@@ -8,7 +8,8 @@
 # CPU: `ctest -L gpu` in such a build checks the backend's host code, its kernels and its use
 # of the libraries against the CPU backend without a GPU. No speed is measured here.
 # Needs the CUDA toolkit's headers (cuda_runtime_api.h, cublas_v2.h, cudnn.h), not its
-# libraries, and a C++17 compiler. Without NCCL (comm_nccl_stub.c).
+# libraries, and a C++17 compiler. With nccl.h, NCCL too (nccl_emu.cpp: a communicator of one
+# rank, which tests/gpu/test_nccl_rank.sh runs under mpirun).
 find_path(SK_EMU_CUDA_INCLUDE cuda_runtime_api.h HINTS $ENV{CUDA_HOME} /usr/local/cuda PATH_SUFFIXES include)
 find_path(SK_EMU_CUDNN_INCLUDE cudnn.h HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} /usr/local/cuda PATH_SUFFIXES include)
 if(NOT SK_EMU_CUDA_INCLUDE OR NOT SK_EMU_CUDNN_INCLUDE)
@@ -36,6 +37,14 @@ target_include_directories(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/include 
                                                     ${CMAKE_SOURCE_DIR}/tests/emu)
 target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
 target_link_libraries(shakespeare_cuda PRIVATE shakespeare_core_pic)
+find_path(SK_EMU_NCCL_INCLUDE nccl.h HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} /usr/local/cuda PATH_SUFFIXES include)
+if(SK_EMU_NCCL_INCLUDE)
+  set_source_files_properties(${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+  target_sources(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu ${CMAKE_SOURCE_DIR}/tests/emu/nccl_emu.cpp)
+  target_include_directories(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src/dist)
+  target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_NCCL_INCLUDE})
+  target_compile_definitions(shakespeare_cuda PRIVATE SK_HAVE_NCCL)
+endif()
 target_link_options(shakespeare_cuda PRIVATE
   LINKER:--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map LINKER:--no-undefined)
 # The emulated cuBLAS and cuDNN through their headers, on the emulated runtime: the contract
