@@ -446,6 +446,7 @@ fail:
 
 void sk_trainer_free(sk_trainer *t) {
     if (!t) return;
+    sk_comm_release_device(t->comm); // NCCL's, while the CUDA runtime is alive (comm.h)
     sk_outdir_close(&t->od);
     sk_backend_free(t->be);
     sk_backend_free(t->sampler);

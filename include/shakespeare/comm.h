@@ -5,7 +5,7 @@
 //   nccl    device buffers in an MPI job with a CUDA build: ncclAllReduce in place on the
 //           GPU, its unique id broadcast over MPI (as llm.c's llmc/zero.cuh does).
 // The trainer never knows which one runs; no caller needs an #ifdef.
-// defines: sk_comm, sk_comm_init, sk_comm_single, sk_comm_free, sk_comm_rank, sk_comm_size,
+// defines: sk_comm, sk_comm_init, sk_comm_single, sk_comm_free, sk_comm_release_device, sk_comm_rank, sk_comm_size,
 //          sk_comm_local_rank, sk_comm_name, sk_comm_allreduce_sum_f32, sk_comm_allreduce_sum_f64,
 //          sk_comm_bcast, sk_comm_gather, sk_comm_agree, sk_comm_abort
 //
@@ -30,6 +30,11 @@ sk_status sk_comm_init(sk_comm **out, int *argc, char ***argv, char *notice, siz
 sk_comm *sk_comm_single(void);
 // Finalizes MPI when this communicator initialized it. Safe on NULL.
 void sk_comm_free(sk_comm *c);
+// Lets go of the device side (the NCCL communicator and its stream) while the CUDA runtime is
+// surely alive: the trainer does it when it ends. A later device all-reduce joins again.
+// sk_comm_free does it too, but from an exit handler that may run after the CUDA runtime's
+// own teardown. Safe on NULL.
+void sk_comm_release_device(sk_comm *c);
 
 int sk_comm_rank(const sk_comm *c);
 int sk_comm_size(const sk_comm *c);

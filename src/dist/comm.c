@@ -64,9 +64,15 @@ sk_status sk_comm_init(sk_comm **out, int *argc, char ***argv, char *notice, siz
     return *out ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory");
 }
 
+void sk_comm_release_device(sk_comm *c) {
+    if (!c || !c->nccl) return;
+    sk_nccl_free(c->nccl);
+    c->nccl = NULL;
+}
+
 void sk_comm_free(sk_comm *c) {
     if (!c) return;
-    if (c->nccl) sk_nccl_free(c->nccl);
+    sk_comm_release_device(c);
     c->ops->finalize(c);
     free(c);
 }
