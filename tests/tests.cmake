@@ -16,6 +16,7 @@ endif()
 # shell tests' hang timeouts (tests/cli/lib.sh's hang_limit) stretch by this factor.
 if(SHAKESPEARE_CUDA_EMU)
   list(APPEND SK_TEST_ENV "SK_TIMEOUT_SCALE=20")
+  list(APPEND SK_TEST_ENV "SK_EMU_DEVICES=2") # a node of two GPUs for the 2-rank NCCL test
 endif()
 
 # sk_add_tests(GLOB PREFIX LABEL): one test per matching file; .c files become programs

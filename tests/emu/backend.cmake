@@ -8,8 +8,8 @@
 # CPU: `ctest -L gpu` in such a build checks the backend's host code, its kernels and its use
 # of the libraries against the CPU backend without a GPU. No speed is measured here.
 # Needs the CUDA toolkit's headers (cuda_runtime_api.h, cublas_v2.h, cudnn.h), not its
-# libraries, and a C++17 compiler. With nccl.h, NCCL too (nccl_emu.cpp: a communicator of one
-# rank, which tests/gpu/test_nccl_rank.sh runs under mpirun).
+# libraries, and a C++17 compiler. With nccl.h, NCCL too (nccl_emu.cpp: over the job's MPI,
+# which tests/gpu/test_nccl_rank*.sh run under mpirun).
 find_path(SK_EMU_CUDA_INCLUDE cuda_runtime_api.h HINTS $ENV{CUDA_HOME} /usr/local/cuda PATH_SUFFIXES include)
 find_path(SK_EMU_CUDNN_INCLUDE cudnn.h HINTS ${CUDNN_ROOT} $ENV{CUDNN_ROOT} /usr/local/cuda PATH_SUFFIXES include)
 if(NOT SK_EMU_CUDA_INCLUDE OR NOT SK_EMU_CUDNN_INCLUDE)
@@ -44,6 +44,10 @@ if(SK_EMU_NCCL_INCLUDE)
   target_include_directories(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src/dist)
   target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_NCCL_INCLUDE})
   target_compile_definitions(shakespeare_cuda PRIVATE SK_HAVE_NCCL)
+  if(SK_HAVE_MPI) # ranks sum through the job's MPI (nccl_emu.cpp)
+    target_link_libraries(shakespeare_cuda PRIVATE MPI::MPI_C)
+    target_compile_definitions(shakespeare_cuda PRIVATE SK_EMU_NCCL_MPI)
+  endif()
 endif()
 target_link_options(shakespeare_cuda PRIVATE
   LINKER:--version-script=${CMAKE_SOURCE_DIR}/src/cuda/module.map LINKER:--no-undefined)

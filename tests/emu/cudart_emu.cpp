@@ -14,7 +14,8 @@
 //   - cudaMemcpy kinds against where the pointers are; device ranges inside one allocation;
 //   - launch configurations, and dynamic shared memory above the kernel's attribute;
 //   - a fault in a kernel (a deadlock, a shared-memory overrun) is sticky, as on a GPU.
-// Not modelled: several devices, other streams' concurrency (one global order of all
+// Not modelled: devices of their own (SK_EMU_DEVICES gives a process that many, which all
+// share one memory and one queue: a data-parallel rank uses one), other streams' concurrency (one global order of all
 // streams' work, a valid CUDA execution), memory ordering, timing.
 #include "emu_runtime.h"
 
@@ -57,16 +58,20 @@ struct Event {
 };
 
 // The device: one queue of every stream's work in enqueue order (a valid serialization).
-std::deque<Op> g_queue;
+// Its containers live on the heap and are never destroyed: exit handlers registered before
+// the module was loaded (the trainer's, which frees the NCCL communicator) run after the
+// module's static destructors, and may still call in, as they may into the real runtime.
+std::deque<Op> &g_queue = *new std::deque<Op>;
 uint64_t g_next_seq = 1, g_done_seq = 0;
 cudaError_t g_sticky = cudaSuccess, g_last = cudaSuccess;
-std::map<uintptr_t, size_t> g_device; // allocation start -> bytes
-std::map<uintptr_t, size_t> g_pinned; // cudaMallocHost start -> bytes
-std::set<Stream *> g_streams;
-std::set<Event *> g_events;
-std::map<const void *, int> g_max_dynamic_smem; // per kernel, as cudaFuncSetAttribute left it
-Stream g_default;
+std::map<uintptr_t, size_t> &g_device = *new std::map<uintptr_t, size_t>; // allocation start -> bytes
+std::map<uintptr_t, size_t> &g_pinned = *new std::map<uintptr_t, size_t>; // cudaMallocHost start -> bytes
+std::set<Stream *> &g_streams = *new std::set<Stream *>;
+std::set<Event *> &g_events = *new std::set<Event *>;
+std::map<const void *, int> &g_max_dynamic_smem = *new std::map<const void *, int>; // per kernel, as set
+Stream &g_default = *new Stream;
 int g_capturing = 0; // streams in capture
+int g_device_index = 0; // cudaSetDevice's: every device of a process shares the one memory and queue
 
 cudaError_t fail(cudaError_t e) {
     if (e != cudaSuccess) g_last = e;
@@ -239,6 +244,16 @@ int sk_emu_device_sms() {
     return sms;
 }
 
+int sk_emu_device_count() {
+    static int n = 0;
+    if (!n) {
+        const char *e = getenv("SK_EMU_DEVICES");
+        n = e ? atoi(e) : 1;
+        if (n < 1 || n > 8) n = 1;
+    }
+    return n;
+}
+
 cudaError_t sk_emu_enqueue_launch(const void *kernel, bool cooperative, dim3 grid, dim3 block, size_t smem,
                                   cudaStream_t stream, std::function<void()> body) {
     if (g_sticky) return g_sticky;
@@ -315,14 +330,18 @@ const char *cudaGetErrorString(cudaError_t e) {
 }
 
 cudaError_t cudaGetDeviceCount(int *n) {
-    *n = 1;
+    *n = sk_emu_device_count();
     return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int d) { return d == 0 ? (g_sticky ? g_sticky : cudaSuccess) : fail(cudaErrorInvalidDevice); }
+cudaError_t cudaSetDevice(int d) {
+    if (d < 0 || d >= sk_emu_device_count()) return fail(cudaErrorInvalidDevice);
+    g_device_index = d;
+    return g_sticky ? g_sticky : cudaSuccess;
+}
 
 cudaError_t cudaGetDevice(int *d) {
-    *d = 0;
+    *d = g_device_index;
     return cudaSuccess;
 }
 
@@ -337,7 +356,7 @@ cudaError_t cudaDriverGetVersion(int *v) {
 }
 
 cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) {
-    if (device != 0) return fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= sk_emu_device_count()) return fail(cudaErrorInvalidDevice);
     switch (attr) {
     case cudaDevAttrMultiProcessorCount: *value = sk_emu_device_sms(); break;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = kOptinSmem; break;
@@ -353,7 +372,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) 
 }
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device) {
-    if (device != 0) return fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= sk_emu_device_count()) return fail(cudaErrorInvalidDevice);
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "emulated sm_90 (%d SMs, tests/emu)", sk_emu_device_sms());
     p->major = 9, p->minor = 0;

@@ -3,7 +3,7 @@
 // Together they stand in for libcudart, libcublas and libcudnn in the emulated CUDA module
 // (tests/emu/backend.cmake): the backend's own sources (src/cuda, kernels) compile against
 // the toolkit's real headers, and these files define the functions those headers declare.
-// defines: sk_emu_enqueue, sk_emu_fault, sk_emu_device_range, sk_emu_device_sms,
+// defines: sk_emu_enqueue, sk_emu_fault, sk_emu_device_range, sk_emu_device_sms, sk_emu_device_count,
 //          sk_emu_enqueue_launch, sk_emu_launch_kernel (kernels/device_port.cuh's sk_launch)
 //
 // The model of a stream: work enqueued on it runs at the latest moment CUDA allows, that
@@ -48,6 +48,11 @@ bool sk_emu_device_range(const void *p, size_t bytes);
 // faster; 24 is the fewest on which the GPU tests' largest shapes (configuration A's
 // widths in fp32) still fit the persistent kernel.
 int sk_emu_device_sms();
+
+// How many devices cudaGetDeviceCount reports: 1, or SK_EMU_DEVICES (1..8), so that the ranks
+// of a data-parallel job on one node (rank r on cuda:r) each find theirs; a process's
+// devices share one memory and one queue.
+int sk_emu_device_count();
 
 // A kernel launch (cuda_emu.h's sk_emu_launch) checked as CUDA checks it when it is made:
 // a grid or block out of range, more dynamic shared memory than the kernel's attribute

@@ -1,16 +1,24 @@
 // nccl_emu.cpp: the NCCL functions of src/dist/comm_nccl.cu for the emulated CUDA module
-// (tests/emu/backend.cmake), for a communicator of ONE rank: each emulated process has its
-// own emulated device, in its own memory, so ranks of several processes share no device
-// memory to reduce over; a communicator of more ranks is refused (ncclInvalidUsage, with
-// the reason on stderr). For one rank the in-place sum is the buffer itself, which is what
-// tests/gpu/test_nccl_rank.sh runs: the data-parallel trainer's device path (gradients
-// handed over in device memory, joined with the id rank 0 broadcast) against one process.
+// (tests/emu/backend.cmake). Each emulated rank is its own process with its own emulated
+// device in its own memory, so the all-reduce sums over the job's ranks through MPI
+// (MPI_Allreduce over MPI_COMM_WORLD, when the module is built with MPI: SK_EMU_NCCL_MPI),
+// run in stream order when the device reaches it; a communicator of one rank needs no MPI.
+// Checked as NCCL would: the id must be one ncclGetUniqueId made (comm_nccl.cu zeroes it when
+// rank 0 failed), ranks in range, and, with MPI, the communicator must be the job's world
+// (the only one comm_nccl.cu makes). Sums of floats in MPI's order, not NCCL's ring: the
+// same on every rank, as NCCL's are. Used by tests/gpu/test_nccl_rank.sh (one rank against
+// plain CUDA) and test_nccl_ranks.sh (two ranks against one process).
 // defines: ncclGetUniqueId, ncclCommInitRank, ncclAllReduce, ncclCommDestroy, ncclGetErrorString
 #include <stdio.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#ifdef SK_EMU_NCCL_MPI
+#define OMPI_SKIP_MPICXX 1 // MPI's C interface only, from C++
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
 
 #include "emu_runtime.h"
 
@@ -40,24 +48,49 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
     if (memcmp(id.internal, kIdTag, sizeof kIdTag) != 0 || nranks < 1 || rank < 0 || rank >= nranks)
         return ncclInvalidArgument;
     if (nranks > 1) {
-        fprintf(stderr, "emulated NCCL: a communicator of %d ranks; the emulation reduces over one rank only\n",
-                nranks);
+#ifdef SK_EMU_NCCL_MPI
+        int init = 0, size = 0, me = -1;
+        MPI_Initialized(&init);
+        if (init) MPI_Comm_size(MPI_COMM_WORLD, &size), MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        if (!init || size != nranks || me != rank) {
+            fprintf(stderr, "emulated NCCL: rank %d of %d is not this MPI job's rank %d of %d\n", rank, nranks, me,
+                    size);
+            return ncclInvalidUsage;
+        }
+#else
+        fprintf(stderr, "emulated NCCL: a communicator of %d ranks needs a build with MPI\n", nranks);
         return ncclInvalidUsage;
+#endif
     }
     *comm = new ncclComm{nranks, rank};
     return ncclSuccess;
 }
 
-// The sum over one rank: recvbuff = sendbuff, in stream order (NCCL's semantics), both in
-// device memory.
+// recvbuff = the sum over the ranks of sendbuff (in place when they are the same), in
+// stream order, both in device memory.
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
     if (!comm || datatype != ncclFloat32 || op != ncclSum) return ncclInvalidArgument;
     const size_t bytes = count * sizeof(float);
     if (!sk_emu_device_range(sendbuff, bytes) || !sk_emu_device_range(recvbuff, bytes)) return ncclInvalidArgument;
-    if (sendbuff == recvbuff) return sk_emu_enqueue(stream, [] {}) == cudaSuccess ? ncclSuccess : ncclUnhandledCudaError;
-    return sk_emu_enqueue(stream, [=] { memmove(recvbuff, sendbuff, bytes); }) == cudaSuccess ? ncclSuccess
-                                                                                            : ncclUnhandledCudaError;
+    const int nranks = comm->nranks;
+    cudaError_t e = sk_emu_enqueue(stream, [=] {
+        if (nranks == 1) {
+            if (sendbuff != recvbuff) memmove(recvbuff, sendbuff, bytes);
+            return;
+        }
+#ifdef SK_EMU_NCCL_MPI
+        const size_t chunk = (size_t)1 << 30; // MPI counts are int
+        for (size_t off = 0; off < count; off += chunk) {
+            const int k = (int)(count - off < chunk ? count - off : chunk);
+            float *out = (float *)recvbuff + off;
+            const void *in = sendbuff == recvbuff ? MPI_IN_PLACE : (const void *)((const float *)sendbuff + off);
+            if (MPI_Allreduce(in, out, k, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+                sk_emu_fault("ncclAllReduce: MPI_Allreduce failed");
+        }
+#endif
+    });
+    return e == cudaSuccess ? ncclSuccess : ncclUnhandledCudaError;
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
@@ -70,7 +103,7 @@ const char *ncclGetErrorString(ncclResult_t r) {
     case ncclSuccess: return "no error";
     case ncclUnhandledCudaError: return "unhandled cuda error (the emulated device failed)";
     case ncclInvalidArgument: return "invalid argument";
-    case ncclInvalidUsage: return "invalid usage (the emulated NCCL reduces over one rank only)";
+    case ncclInvalidUsage: return "invalid usage (the emulated NCCL said why on stderr)";
     default: return "unknown NCCL result";
     }
 }
