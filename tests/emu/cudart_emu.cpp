@@ -392,11 +392,13 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
     *p = nullptr;
     if (g_sticky) return g_sticky;
     if (refuse_in_capture()) return cudaErrorStreamCaptureUnsupported;
-    const size_t n = (bytes + kAlign - 1) / kAlign * kAlign;
-    void *m = n ? aligned_alloc(kAlign, n) : nullptr;
-    if (!m) return fail(cudaErrorMemoryAllocation);
+    // Exactly the bytes asked for (cudaMalloc's own rounding is not promised), so that under
+    // AddressSanitizer a kernel or copy one element past a buffer is reported.
+    const size_t n = bytes ? bytes : 1;
+    void *m = nullptr;
+    if (posix_memalign(&m, kAlign, n) != 0) return fail(cudaErrorMemoryAllocation);
     memset(m, 0xff, n); // NaN bytes: a GPU's fresh allocation holds whatever was there
-    g_device[(uintptr_t)m] = bytes ? bytes : 1;
+    g_device[(uintptr_t)m] = n;
     *p = m;
     return cudaSuccess;
 }
