@@ -66,7 +66,6 @@ struct Fiber {
     Context ctx;
     unsigned char *stack = nullptr; // kStack bytes, a canary at the bottom
     unsigned block = 0, thread = 0;
-    bool done = false;
     unsigned shuffles = 0; // this thread's shuffles so far: picks the scratch row
     std::vector<std::pair<void *, const void *>> copies; // cp.async issued, not yet waited for
 };
@@ -232,7 +231,6 @@ void fiber_main() {
 #endif
     (*L->body)();
     if (!L->current->copies.empty()) die("a thread ended with cp.async copies it never waited for");
-    L->current->done = true;
     L->finished++;
     yield_to_scheduler(true);
     die("a finished thread was resumed");
@@ -458,12 +456,7 @@ void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t 
     arrive(L.warp_bars[w]);
 }
 
-// NaN and infinity pass unchanged, as the hardware's conversion keeps them (sk_ptx_tf32_rna is
-// for finite inputs and would turn an unwritten all-ones NaN into +0, hiding the read).
-uint32_t sk_emu_tf32_rna(float v) {
-    const uint32_t u = __float_as_uint(v);
-    return (u & 0x7f800000u) == 0x7f800000u ? u : sk_ptx_tf32_rna(v);
-}
+uint32_t sk_emu_tf32_rna(float v) { return sk_ptx_tf32_rna(v); }
 
 static uint64_t g_cp_async_count = 0;
 uint64_t sk_emu_cp_async_count() { return g_cp_async_count; }

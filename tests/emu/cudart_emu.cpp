@@ -62,7 +62,7 @@ struct Event {
 // the module was loaded (the trainer's, which frees the NCCL communicator) run after the
 // module's static destructors, and may still call in, as they may into the real runtime.
 std::deque<Op> &g_queue = *new std::deque<Op>;
-uint64_t g_next_seq = 1, g_done_seq = 0;
+uint64_t g_next_seq = 1;
 cudaError_t g_sticky = cudaSuccess, g_last = cudaSuccess;
 std::map<uintptr_t, size_t> &g_device = *new std::map<uintptr_t, size_t>; // allocation start -> bytes
 std::map<uintptr_t, size_t> &g_pinned = *new std::map<uintptr_t, size_t>; // cudaMallocHost start -> bytes
@@ -100,7 +100,6 @@ void run_until(uint64_t seq) {
         Op op = std::move(g_queue.front());
         g_queue.pop_front();
         if (g_sticky == cudaSuccess) op.run();
-        g_done_seq = op.seq;
     }
 }
 

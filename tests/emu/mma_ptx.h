@@ -50,11 +50,13 @@ static inline float sk_ptx_from_u32(uint32_t u) {
     return v;
 }
 static inline float sk_ptx_from_bf16(uint16_t h) { return sk_ptx_from_u32((uint32_t)h << 16); }
-// cvt.rna.tf32.f32: keep 10 mantissa bits, to nearest, ties away from zero (finite inputs).
+// cvt.rna.tf32.f32: keep 10 mantissa bits, to nearest, ties away from zero; NaN and infinity
+// pass unchanged, as the hardware keeps them (rounding the all-ones NaN that emulated device
+// memory starts as would give +0 and hide a read of memory nobody wrote).
 static inline uint32_t sk_ptx_tf32_rna(float v) {
     uint32_t u;
     memcpy(&u, &v, 4);
-    return (u + 0x1000u) & 0xffffe000u;
+    return (u & 0x7f800000u) == 0x7f800000u ? u : (u + 0x1000u) & 0xffffe000u;
 }
 
 // One mma.sync of a warp: a[32][4], b[32][2] fragment registers; d[32][4] += A B, summed in
