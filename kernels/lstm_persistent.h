@@ -50,12 +50,8 @@ extern "C" {
 
 // Cuts the grid for device `device`; plan->supported = 0 with a reason when the shape does
 // not fit (weights of a layer slice plus one staged batch row over the shared memory of a
-// block, more blocks than can be co-resident, no cooperative launch). Shared memory per block
-// (s = 4 bytes per operand for fp32, 2 for bf16; Kf = kstride, G = gstride; U units; bc
-// staged rows):
-//   forward  wrows_fwd*Kf*s (weights) + B*U*4 (c) + bc*(Kf*s + 4U*4) (vectors, pre-activations)
-//   backward wunits_bwd*2*G*s (weights) + B*U*4 (dc) + bc*(2*G*s + 2U*4)
-// Host only.
+// block, more blocks than can be co-resident, no cooperative launch). Shared memory per block:
+// lstm_persistent_plan.h (its header comment and sk_plstm_smem_carve). Host only.
 cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B, int E, int H, int L,
                                sk_plstm_operands operands);
 

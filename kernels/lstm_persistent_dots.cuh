@@ -1,11 +1,12 @@
 // lstm_persistent_dots.cuh: the inner products of the persistent LSTM kernels
 // (lstm_persistent.cu): a block's weight slice in shared memory times the staged batch rows.
-// defines: to_f, from_f, warp_sum, block_dots, mma_dots, kMmaK, kMmaEpr (device only, in namespace sk_plstm)
+// defines: to_f, from_f, warp_sum, block_dots, mma_step, mma_tile_sum, mma_dots, kMmaK, kMmaEpr (device
+//          only, in namespace sk_plstm)
 //
-// Both compute acc[n * nrows + m * R + q] = sum_k w[m][k] * vec[n][k] for the weight rows m
-// and batch rows n < nb of one call; R and q place a call's rows among the caller's (the
-// backward kernel calls once per weight slice q < R). Results are deterministic: every sum
-// runs in an order fixed by the code and the hardware, never by scheduling.
+// Both compute acc[n * nrows + m * R + q] = sum_k w_q[m][k] * vec_q[n][k] for the weight
+// rows m and batch rows n < nb of weight slice q < R (the backward kernel's two slices; the
+// forward R = 1). Results are deterministic: every sum runs in an order fixed by the code,
+// the shape and the hardware, never by scheduling.
 #ifndef SK_LSTM_PERSISTENT_DOTS_CUH
 #define SK_LSTM_PERSISTENT_DOTS_CUH
 
@@ -83,8 +84,9 @@ template <typename T> constexpr int kMmaEpr = sizeof(T) == 2 ? 2 : 1;
 // vec; w has rows up to mrows rounded up to 16 (zeros past mrows), vec rows up to nb
 // rounded up to 8 (any finite or not values past nb: column n of C depends on row n of vec
 // only, and columns past nb are dropped). bf16 strides are even (pairs are 4-byte aligned).
-// One warp per 16 x 8 tile, k ascending: a fixed order. Row strides of 4 mod 8 32-bit
-// words (the plan's) put the 8 rows a fragment load touches in different banks.
+// Each tile's K steps are summed in an order fixed by the shape (mma_tile_sum, and the
+// split among warps of lstm_persistent_mma.h). Row strides of 4 mod 8 32-bit words (the
+// plan's) put the 8 rows a fragment load touches in different banks.
 //
 // One fragment register: bf16, one 32-bit word of a row, low half first; TF32, one fp32
 // element rounded by cvt.rna.tf32.f32 (to nearest, ties away).
@@ -130,9 +132,44 @@ __device__ __forceinline__ void mma_tile(const float *, float (&d)[4], const uin
 #endif
 }
 
+// c += the tile's product over K step ks (kMmaK<T> columns from ks * kMmaK<T>).
 template <typename T>
-__device__ void mma_dots(const T *w, int wstride, int mrows, const T *vec, int vstride, int nb, int K, float *acc,
-                         int nrows, int R, int q) {
+__device__ __forceinline__ void mma_step(const T *wt, const T *vt, const int (&a_off)[4], const int (&b_off)[2],
+                                         int ks, float (&c)[4]) {
+    uint32_t a[4], b[2];
+#pragma unroll
+    for (int r = 0; r < 4; r++) a[r] = frag_at(wt + a_off[r] + ks * kMmaK<T>);
+#pragma unroll
+    for (int r = 0; r < 2; r++) b[r] = frag_at(vt + b_off[r] + ks * kMmaK<T>);
+    mma_tile(wt, c, a, b);
+}
+
+// One 16 x 8 tile's sum over the K steps [k0, k1) into c. Two accumulators take alternate
+// steps: an mma whose accumulator is the previous one's result waits out that one's
+// latency, and two independent chains overlap it; c = chain 0 + chain 1 keeps the order fixed.
+template <typename T>
+__device__ __forceinline__ void mma_tile_sum(const T *wt, const T *vt, const int (&a_off)[4], const int (&b_off)[2],
+                                             int k0, int k1, float (&c)[4]) {
+    float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    int ks = k0;
+    for (; ks + 1 < k1; ks += 2) {
+        mma_step(wt, vt, a_off, b_off, ks, c0);
+        mma_step(wt, vt, a_off, b_off, ks + 1, c1);
+    }
+    if (ks < k1) mma_step(wt, vt, a_off, b_off, ks, c0);
+#pragma unroll
+    for (int r = 0; r < 4; r++) c[r] = c0[r] + c1[r];
+}
+
+// For each slice q < R: C_q (mrows x nb) = w_q (mrows x K) vec_q^T, w_q = w + q*wslice
+// (rows wstride apart), vec_q = vec + q*vslice (rows vstride apart); result (m, n) of slice
+// q to acc[sk_plstm_acc_index(n, m, mrows*R, R, q)]. The work split (tiles whole, or K cut
+// among warps with partial sums added through `scratch`, SK_PLSTM_MMA_SCRATCH_BYTES of
+// shared memory) is lstm_persistent_mma.h's. Every thread of the block calls it (it may
+// __syncthreads); acc is the caller's to read after its next __syncthreads.
+template <typename T>
+__device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, int vstride, size_t vslice, int R,
+                         int mrows, int nb, int K, float *acc, float *scratch) {
     constexpr int epr = kMmaEpr<T>;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     // This lane's fragment offsets (elements) from a tile's corner, the same for every tile.
@@ -141,25 +178,32 @@ __device__ void mma_dots(const T *w, int wstride, int mrows, const T *vec, int v
     for (int r = 0; r < 4; r++) a_off[r] = sk_plstm_mma_a_row(lane, r) * wstride + sk_plstm_mma_a_col(lane, r, epr);
 #pragma unroll
     for (int r = 0; r < 2; r++) b_off[r] = sk_plstm_mma_b_row(lane) * vstride + sk_plstm_mma_b_col(lane, r, epr);
-    const int tiles = sk_plstm_mma_tiles(mrows, nb);
-    for (int d = warp; d < tiles; d += kWarps) {
-        int m0, n0;
-        sk_plstm_mma_tile_origin(d, nb, &m0, &n0);
-        const T *wt = w + (size_t)m0 * wstride, *vt = vec + (size_t)n0 * vstride;
-        float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k0 = 0; k0 < K; k0 += kMmaK<T>) {
-            uint32_t a[4], b[2];
-#pragma unroll
-            for (int r = 0; r < 4; r++) a[r] = frag_at(wt + a_off[r] + k0);
-#pragma unroll
-            for (int r = 0; r < 2; r++) b[r] = frag_at(vt + b_off[r] + k0);
-            mma_tile(w, c, a, b);
-        }
+    const int tiles = R * sk_plstm_mma_tiles(mrows, nb), ksteps = K / kMmaK<T>, nrows = mrows * R;
+    const int split = sk_plstm_mma_split(tiles, ksteps, kWarps);
+    for (int item = warp; item < tiles * split; item += kWarps) {
+        const int part = item % split;
+        int q, m0, n0;
+        sk_plstm_mma_tile_origin(item / split, mrows, nb, &q, &m0, &n0);
+        float c[4];
+        mma_tile_sum(w + q * wslice + (size_t)m0 * wstride, vec + q * vslice + (size_t)n0 * vstride, a_off, b_off,
+                     sk_plstm_mma_kbegin(part, split, ksteps), sk_plstm_mma_kbegin(part + 1, split, ksteps), c);
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int m = m0 + sk_plstm_mma_c_row(lane, r), n = n0 + sk_plstm_mma_c_col(lane, r);
-            if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[r];
+            if (split > 1) scratch[sk_plstm_mma_scratch_index(item, r, lane)] = c[r];
+            else if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[r];
         }
+    }
+    if (split == 1) return; // uniform across the block: split depends on the shape alone
+    __syncthreads();
+    for (int e = threadIdx.x; e < tiles * 128; e += blockDim.x) { // e: (tile, register, lane)
+        const int d = e / 128, r = e / 32 % 4, ln = e % 32;
+        float v = scratch[sk_plstm_mma_scratch_index(d * split, r, ln)];
+        for (int p = 1; p < split; p++) v += scratch[sk_plstm_mma_scratch_index(d * split + p, r, ln)];
+        int q, m0, n0;
+        sk_plstm_mma_tile_origin(d, mrows, nb, &q, &m0, &n0);
+        const int m = m0 + sk_plstm_mma_c_row(ln, r), n = n0 + sk_plstm_mma_c_col(ln, r);
+        if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = v;
     }
 }
 

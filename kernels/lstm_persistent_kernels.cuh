@@ -109,6 +109,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     T *vec = (T *)(smem + lay.vec);        // [bc][Kf]: [input | h_{t-1}] per staged batch row
     float *pre = (float *)(smem + lay.acc); // [bc][U*4] gate pre-activations (without bias)
     float *cst = (float *)(smem + lay.state); // [B][U] the carried cell state (fp32)
+    float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums (mma_dots)
     const int tid = threadIdx.x;
     // The slice, zero past K and past the block's rows (the tensor cores read both), and
     // the staged vectors zero (their columns past K are never written again).
@@ -148,7 +149,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                 }
                 sk_cp_async_wait_all();
                 __syncthreads();
-                if constexpr (MMA) mma_dots(w, Kf, nu * 4, vec, Kf, nb, Kp, pre, nu * 4, 1, 0);
+                if constexpr (MMA) mma_dots(w, Kf, 0, vec, Kf, 0, 1, nu * 4, nb, Kp, pre, scratch);
                 else block_dots(w, Kf, nu * 4, 4, 0, K, vec, Kf, nb, pre);
                 __syncthreads();
                 for (int idx = tid; idx < nb * nu; idx += blockDim.x) {
@@ -188,6 +189,14 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
     }
 }
 
+// The backward's held and staged rows are two 4H-long halves (q = 0, 1), G apart: where
+// half q of row i (of `rows`) starts. CUDA cores [rows][2][G] (block_dots reads a unit's two
+// weight halves as consecutive rows); tensor cores [2][rows][G], so that every half is a
+// row of stride G, which the plan makes 16-byte aligned and free of bank conflicts.
+template <bool MMA> __device__ __forceinline__ size_t half_row(int rows, int i, int q, int G) {
+    return MMA ? ((size_t)q * rows + i) * G : ((size_t)i * 2 + q) * G;
+}
+
 template <typename T, bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_plstm_args a) {
     cg::grid_group grid = cg::this_grid();
@@ -202,15 +211,16 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
     const int R = top ? 1 : 2; // rows per unit: W_hh_k column j, and W_ih_{k+1} column j below the top
     const sk_plstm_layer ly = a.layers[k];
     const sk_plstm_smem_layout lay = sk_plstm_smem_carve(&a.plan, B, 1); // the plan's carve-up
-    T *w = (T *)smem;                       // [wu][2][G]
-    T *vec = (T *)(smem + lay.vec);         // [bc][2][G]: [dg_k(t+1) | dg_{k+1}(t)]
+    T *w = (T *)smem;                       // [wu][2][G]; tensor cores [2][wu][G] (half_row)
+    T *vec = (T *)(smem + lay.vec);         // [bc][2][G]: [dg_k(t+1) | dg_{k+1}(t)]; tensor cores [2][bc][G]
     float *acc = (float *)(smem + lay.acc); // [bc][U*2]
     float *dcs = (float *)(smem + lay.state); // [B][U] the carried cell-state gradient (fp32)
+    float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums (mma_dots)
     const int tid = threadIdx.x;
     // The slices, zero past 4H and past the block's units (the tensor cores read both), and
     // the staged vectors zero (their columns past 4H are never written again).
     for (int idx = tid; idx < wu * 2 * G; idx += blockDim.x) {
-        const int u = idx / (2 * G), q = idx / G % 2, r = idx % G;
+        const int u = MMA ? idx / G % wu : idx / (2 * G), q = MMA ? idx / (wu * G) : idx / G % 2, r = idx % G;
         const size_t col = (size_t)j0 + u;
         float v = 0.0f;
         if (u < nu && q < R && r < H4)
@@ -229,19 +239,18 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                 const int nb = min(bc, B - b0);
                 for (int bb = 0; bb < nb; bb++) { // [dg_k(t+1) | dg_{k+1}(t)] of batch row b
                     const int b = b0 + bb;
-                    T *row = vec + (size_t)bb * 2 * G;
                     const T *dg = staging_source<T>(a.dg, a.dg16);
-                    if (t + 1 < len) stage_row(row, dg + pad_row(a, k, b, t + 1, H4), H4);
-                    else stage_convert(row, (const float *)nullptr, H4);
-                    if (R == 2) stage_row(row + G, dg + pad_row(a, k + 1, b, t, H4), H4);
+                    T *half0 = vec + half_row<MMA>(bc, bb, 0, G);
+                    if (t + 1 < len) stage_row(half0, dg + pad_row(a, k, b, t + 1, H4), H4);
+                    else stage_convert(half0, (const float *)nullptr, H4);
+                    if (R == 2) stage_row(vec + half_row<MMA>(bc, bb, 1, G), dg + pad_row(a, k + 1, b, t, H4), H4);
                 }
                 sk_cp_async_wait_all();
                 __syncthreads();
                 // acc[bb][u*R + q] = w[u][q] . vec[bb][q]: on CUDA cores row u*R + q of the
-                // compacted index (stride 2G/R); on tensor cores one product per slice q.
+                // compacted index (stride 2G/R); on tensor cores slice q is a matrix of its own.
                 if constexpr (MMA) {
-                    for (int q = 0; q < R; q++)
-                        mma_dots(w + (size_t)q * G, 2 * G, nu, vec + (size_t)q * G, 2 * G, nb, Gk, acc, nu * R, R, q);
+                    mma_dots(w, G, (size_t)wu * G, vec, G, (size_t)bc * G, R, nu, nb, Gk, acc, scratch);
                 } else {
                     block_dots(w, (2 / R) * G, nu * R, R, G, H4, vec, 2 * G, nb, acc);
                 }

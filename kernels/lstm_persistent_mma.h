@@ -5,7 +5,8 @@
 // without a GPU. mma_dots computes its addresses with these functions and nothing else.
 // defines: sk_plstm_mma_a_row, sk_plstm_mma_a_col, sk_plstm_mma_b_row,
 //          sk_plstm_mma_b_col, sk_plstm_mma_c_row, sk_plstm_mma_c_col, sk_plstm_mma_tiles,
-//          sk_plstm_mma_tile_origin, sk_plstm_acc_index
+//          sk_plstm_mma_tile_origin, sk_plstm_mma_split, sk_plstm_mma_kbegin,
+//          sk_plstm_mma_scratch_index, sk_plstm_acc_index
 //
 // The product: C (mrows x nb) = w (mrows x K) vec^T, w row-major (the weight slice, row
 // stride wstride), vec row-major (the staged batch rows, row stride vstride): the mma's A
@@ -44,18 +45,40 @@ static inline SK_HOST_DEVICE int sk_plstm_mma_b_col(int lane, int r, int epr) { 
 static inline SK_HOST_DEVICE int sk_plstm_mma_c_row(int lane, int r) { return (lane >> 2) + 8 * (r >> 1); }
 static inline SK_HOST_DEVICE int sk_plstm_mma_c_col(int lane, int r) { return 2 * (lane & 3) + (r & 1); }
 
-// The 16 x 8 tiles covering mrows x nb, and tile d's corner (row m0, batch row n0); tiles
-// are numbered row-tile major, and a warp takes tiles warp, warp + warps, ...
+// The 16 x 8 tiles covering mrows x nb of each of R slices, and tile d's slice q and corner
+// (row m0, batch row n0); tiles are numbered slice major, then row-tile major.
 static inline SK_HOST_DEVICE int sk_plstm_mma_tiles(int mrows, int nb) { return ((mrows + 15) / 16) * ((nb + 7) / 8); }
-static inline SK_HOST_DEVICE void sk_plstm_mma_tile_origin(int d, int nb, int *m0, int *n0) {
-    const int nt = (nb + 7) / 8;
+static inline SK_HOST_DEVICE void sk_plstm_mma_tile_origin(int d, int mrows, int nb, int *q, int *m0, int *n0) {
+    const int nt = (nb + 7) / 8, per_slice = sk_plstm_mma_tiles(mrows, nb);
+    *q = d / per_slice;
+    d %= per_slice;
     *m0 = d / nt * 16;
     *n0 = d % nt * 8;
 }
 
-// Where the inner products leave result (weight row m, batch row n) of a call: acc is
-// [batch row][nrows], and a call's rows are every R-th row from q (the backward kernel
-// computes its two weight slices q = 0, 1 in two calls; the forward R = 1, q = 0).
+// The warps' work: `tiles` tiles of `ksteps` instruction K steps each. With at least as many
+// tiles as warps, a warp takes tiles warp, warp + warps, ... whole. With fewer (the
+// backward's chunks of 8 batch rows at configuration B make 2 tiles for 8 warps), each
+// tile's K steps are cut into `split` parts, part p the steps [kbegin(p), kbegin(p + 1)),
+// one warp per (tile, part) = work item tile * split + p, and the block adds the parts'
+// partial sums in part order (scratch, below). Either way a result's summation order
+// depends on the shape alone, never on scheduling.
+static inline SK_HOST_DEVICE int sk_plstm_mma_split(int tiles, int ksteps, int warps) {
+    if (tiles >= warps) return 1;
+    const int s = warps / tiles;
+    return s < ksteps ? s : ksteps;
+}
+static inline SK_HOST_DEVICE int sk_plstm_mma_kbegin(int part, int split, int ksteps) {
+    return (int)((long long)part * ksteps / split);
+}
+// Where work item `item` leaves accumulator register r of `lane` (split > 1): 32 consecutive
+// floats per register, so a warp's stores and the block's reads are free of bank conflicts.
+// Items < warps, so SK_PLSTM_MMA_SCRATCH_BYTES holds them all.
+static inline SK_HOST_DEVICE int sk_plstm_mma_scratch_index(int item, int r, int lane) { return (item * 4 + r) * 32 + lane; }
+
+// Where the inner products leave result (weight row m of slice q, batch row n): acc is
+// [batch row][nrows], and slice q's rows are every R-th row from q (the backward kernel's
+// two weight slices, R = 2 below the top layer; the forward R = 1, q = 0).
 static inline SK_HOST_DEVICE size_t sk_plstm_acc_index(int n, int m, int nrows, int R, int q) {
     return (size_t)n * (size_t)nrows + (size_t)m * (size_t)R + (size_t)q;
 }

@@ -3,18 +3,22 @@
 // a GPU (tests/test_plstm_plan.c); sk_plstm_plan_make adds the device's numbers and the
 // occupancy check.
 // defines: sk_plstm_operands, sk_plstm_plan, sk_plstm_plan_shape, SK_PLSTM_THREADS,
-//          SK_PLSTM_BATCH_BLOCK, sk_plstm_operand_bytes, sk_plstm_smem_layout, sk_plstm_smem_carve
-//          (the last two host and device)
+//          SK_PLSTM_BATCH_BLOCK, SK_PLSTM_MMA_SCRATCH_BYTES, sk_plstm_operand_bytes,
+//          sk_plstm_uses_mma, sk_plstm_smem_layout, sk_plstm_smem_carve (the last four host
+//          and device)
 //
 // Shared memory per block (s = 4 bytes per operand for fp32 and TF32, 2 for bf16; Kf =
-// kstride, G = gstride; U units; bc staged batch rows):
-//   forward  wrows_fwd*Kf*s (weights) + B*U*4 (c) + bc*(Kf*s + 4U*4) (vectors, pre-activations)
-//   backward wunits_bwd*2*G*s (weights) + B*U*4 (dc) + bc*(2*G*s + 2U*4)
-// Tensor cores: K rounded up to the instruction's (16 for bf16, 8 for TF32) and padded so
-// that the 8 rows a fragment load touches fall in distinct banks (row strides of 4 mod 8
-// 32-bit words: forward rows Kf, backward rows 2G); weight rows (forward) and units
-// (backward) rounded up to 16 and staged rows to multiples of 8, all padding zero. CUDA
-// cores: Kf even (bf16 pairs), G = 4H, nothing rounded.
+// kstride, G = gstride; U units; bc staged batch rows; X = SK_PLSTM_MMA_SCRATCH_BYTES on
+// tensor cores, else 0):
+//   forward  wrows_fwd*Kf*s (weights) + B*U*4 (c) + X + bc*(Kf*s + 4U*4) (vectors, pre-activations)
+//   backward wunits_bwd*2*G*s (weights) + B*U*4 (dc) + X + bc*(2*G*s + 2U*4)
+// Tensor cores: K rounded up to the instruction's (16 for bf16, 8 for TF32) plus a pad that
+// makes every row stride (forward Kf, backward G: each 4H-long half is a row of its own
+// there) 4 mod 8 32-bit words and a multiple of 16 bytes: the 8 rows a fragment load
+// touches fall in distinct banks, and every staged row starts 16-byte aligned, so that it
+// stages with 16-byte cp.async copies. Weight rows (forward) and units (backward) rounded
+// up to 16 and staged rows to multiples of 8, all padding zero. CUDA cores: Kf even (bf16
+// pairs), G = 4H, nothing rounded.
 #ifndef SK_LSTM_PERSISTENT_PLAN_H
 #define SK_LSTM_PERSISTENT_PLAN_H
 
@@ -36,6 +40,9 @@ extern "C" {
 
 #define SK_PLSTM_THREADS 256
 #define SK_PLSTM_BATCH_BLOCK 4 // batch rows per warp in the dot products (register blocking)
+// Tensor cores: where warps that share a tile's K leave their partial sums for the block to
+// add in a fixed order (lstm_persistent_mma.h): one 16 x 8 fp32 tile per warp.
+#define SK_PLSTM_MMA_SCRATCH_BYTES ((SK_PLSTM_THREADS / 32) * 16 * 8 * 4)
 
 // The operands and inner product of the in-kernel dot products: fp32 or bf16 on CUDA cores,
 // or on tensor cores (fp32 accumulation; compute capability >= 8.0) bf16 (mma.sync
@@ -53,7 +60,7 @@ typedef struct {
     char why_not[200];
     sk_plstm_operands operands;
     int kstride;       // row stride of the forward weight slice and staged vectors (see above)
-    int gstride;       // backward: stride of each 4H-long half of a slice row or staged row
+    int gstride;       // backward: 4H-long halves of slice and staged rows are G apart (see below)
     int wrows_fwd;     // forward weight rows held: 4U, or rounded up to 16 (tensor cores)
     int wunits_bwd;    // backward units held: U, or rounded up to 16 (tensor cores)
     int U;             // hidden units per block
@@ -68,16 +75,23 @@ static inline size_t sk_plstm_round_up(size_t x, size_t m) { return (x + m - 1) 
 static inline SK_HOST_DEVICE size_t sk_plstm_operand_bytes(sk_plstm_operands o) {
     return o == SK_PLSTM_BF16 || o == SK_PLSTM_BF16_MMA ? 2 : 4;
 }
+// 1: the inner products run on tensor cores.
+static inline SK_HOST_DEVICE int sk_plstm_uses_mma(sk_plstm_operands o) {
+    return o == SK_PLSTM_BF16_MMA || o == SK_PLSTM_TF32_MMA;
+}
 
 // The kernels' carve-up of a block's dynamic shared memory, byte offsets from its start
 // (the weights at 0); the kernels take their buffers from here, the test checks it against
 // the plan's budget (end == smem_fwd, smem_bwd) and the alignment each buffer needs:
 //   forward  w [wrows_fwd][kstride] operands, vec [bc_fwd][kstride] operands,
 //            acc [bc_fwd][4U] fp32 (pre-activations), state [B][U] fp32 (c)
-//   backward w [wunits_bwd][2][gstride] operands, vec [bc_bwd][2][gstride] operands,
+//   backward w [wunits_bwd][2][gstride] operands, vec [bc_bwd][2][gstride] operands
+//            (tensor cores: the halves apart, w [2][wunits_bwd][gstride] and
+//            vec [2][bc_bwd][gstride], so that each half is a row with the plan's stride),
 //            acc [bc_bwd][2U] fp32, state [B][U] fp32 (dc)
+//   then, on tensor cores, scratch: SK_PLSTM_MMA_SCRATCH_BYTES (fp32 partial sums).
 typedef struct {
-    size_t vec, acc, state, end;
+    size_t vec, acc, state, scratch, end;
 } sk_plstm_smem_layout;
 
 static inline SK_HOST_DEVICE sk_plstm_smem_layout sk_plstm_smem_carve(const sk_plstm_plan *p, int B, int backward) {
@@ -88,7 +102,8 @@ static inline SK_HOST_DEVICE sk_plstm_smem_layout sk_plstm_smem_carve(const sk_p
     l.vec = held * row * s;
     l.acc = l.vec + bc * row * s;
     l.state = l.acc + bc * (backward ? 2 : 4) * U * sizeof(float);
-    l.end = l.state + (size_t)B * U * sizeof(float);
+    l.scratch = l.state + (size_t)B * U * sizeof(float);
+    l.end = l.scratch + (sk_plstm_uses_mma(p->operands) ? SK_PLSTM_MMA_SCRATCH_BYTES : 0);
     return l;
 }
 
@@ -99,7 +114,7 @@ static inline int sk_plstm_plan_shape(sk_plstm_plan *plan, int sms, int optin, i
                                       int L, sk_plstm_operands operands) {
     memset(plan, 0, sizeof *plan);
     plan->operands = operands;
-    const int mma = operands == SK_PLSTM_BF16_MMA || operands == SK_PLSTM_TF32_MMA;
+    const int mma = sk_plstm_uses_mma(operands);
     const int half = operands == SK_PLSTM_BF16 || operands == SK_PLSTM_BF16_MMA; // 2-byte operands
     if (mma && cc_major < 8) {
         snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
@@ -114,11 +129,14 @@ static inline int sk_plstm_plan_shape(sk_plstm_plan *plan, int sms, int optin, i
     const size_t s = half ? 2 : 4, f = sizeof(float), cap = (size_t)optin;
     const size_t kstep = half ? 16 : 8, ralign = mma ? 16 : 1, balign = mma ? 8 : 1;
     const size_t Kmax = (size_t)(E > H ? E : H) + H;
-    const size_t Kf = mma ? sk_plstm_round_up(Kmax, kstep) + (half ? 8 : 4) : sk_plstm_round_up(Kmax, 2);
-    const size_t G = mma ? sk_plstm_round_up((size_t)4 * H, kstep) + (half ? 4 : 2) : (size_t)4 * H;
+    // Tensor cores: a multiple of the K step plus 16 bytes, i.e. 16 mod 32 bytes (4 mod 8 words).
+    const size_t pad = 16 / s;
+    const size_t Kf = mma ? sk_plstm_round_up(Kmax, kstep) + pad : sk_plstm_round_up(Kmax, 2);
+    const size_t G = mma ? sk_plstm_round_up((size_t)4 * H, kstep) + pad : (size_t)4 * H;
     const size_t wrows = sk_plstm_round_up(4 * U, ralign), wunits = sk_plstm_round_up(U, ralign);
-    const size_t fix_f = wrows * Kf * s + (size_t)B * U * f, row_f = Kf * s + 4 * U * f;
-    const size_t fix_b = wunits * 2 * G * s + (size_t)B * U * f, row_b = 2 * G * s + 2 * U * f;
+    const size_t scratch = mma ? SK_PLSTM_MMA_SCRATCH_BYTES : 0;
+    const size_t fix_f = wrows * Kf * s + (size_t)B * U * f + scratch, row_f = Kf * s + 4 * U * f;
+    const size_t fix_b = wunits * 2 * G * s + (size_t)B * U * f + scratch, row_b = 2 * G * s + 2 * U * f;
     const size_t need_f = fix_f + balign * row_f, need_b = fix_b + balign * row_b;
     if (need_f > cap || need_b > cap) {
         snprintf(plan->why_not, sizeof plan->why_not,

@@ -12,10 +12,11 @@
 //  1. Per lane and register, the element the kernel loads is the one the ISA says that
 //     register holds (row, column, half), and every element of A, B and C is owned by
 //     exactly one (lane, register, half).
-//  2. The whole mma_dots (tile loop over 8 warps, K loop, bounds on the store) on 2,000
-//     random problems per instruction, including the forward's call (R = 1) and the
-//     backward's pair of calls on the two weight slices (R = 2, q = 0, 1, slices G apart
-//     in rows of 2G), with strides from real plans: the result equals the plain product
+//  2. The whole mma_dots (tiles over 8 warps, or each tile's K split among warps with the
+//     partial sums added through the scratch; the two accumulator chains; bounds on the
+//     store) on 2,000 random problems per instruction, the forward's (R = 1) and the
+//     backward's (R = 2 weight slices, each a [rows][G] matrix of its own, or R = 1 at the
+//     top), with strides from real plans: the result equals the plain product
 //     w vec^T, batch rows past nb (NaN-filled) never leak into a result, nothing outside
 //     the call's results is written, no load leaves the staged rows (the plan's padding),
 //     and every bf16 word load is 4-byte aligned.
@@ -81,36 +82,68 @@ static void mma_emulate(int kind, const uint32_t a[32][4], const uint32_t b[32][
     ownership_errors += sk_ptx_mma(kind, a, b, d);
 }
 
-// ---- mma_dots, step by step as the kernel runs it, every address from lstm_persistent_mma.h.
-static void host_mma_dots(const operands *w, int wstride, int mrows, const operands *vec, int vstride, int nb, int K,
-                          float *acc, int nrows, int R, int q) {
-    const int epr = epr_of(w->kind), warps = SK_PLSTM_THREADS / 32;
-    const int tiles = sk_plstm_mma_tiles(mrows, nb);
-    for (int warp = 0; warp < warps; warp++)
-        for (int d = warp; d < tiles; d += warps) {
-            int m0, n0;
-            sk_plstm_mma_tile_origin(d, nb, &m0, &n0);
-            float c[32][4] = {{0}};
-            for (int k0 = 0; k0 < K; k0 += kstep_of(w->kind)) {
-                uint32_t a[32][4], b[32][2];
-                for (int lane = 0; lane < 32; lane++) {
-                    for (int r = 0; r < 4; r++) {
-                        const int off = sk_plstm_mma_a_row(lane, r) * wstride + sk_plstm_mma_a_col(lane, r, epr);
-                        a[lane][r] = frag_at(w, (size_t)m0 * wstride + off + k0);
-                    }
-                    for (int r = 0; r < 2; r++) {
-                        const int off = sk_plstm_mma_b_row(lane) * vstride + sk_plstm_mma_b_col(lane, r, epr);
-                        b[lane][r] = frag_at(vec, (size_t)n0 * vstride + off + k0);
-                    }
-                }
-                mma_emulate(w->kind, a, b, c);
+// ---- mma_dots, step by step as the kernel runs it, every address and the work split from
+// lstm_persistent_mma.h: slice q of R at w + q*wslice and vec + q*vslice.
+static int split_problems = 0; // problems whose tiles' K was cut among warps
+static void host_tile_sum(const operands *w, size_t wt, int wstride, const operands *vec, size_t vt, int vstride,
+                          int k0, int k1, float c[32][4]) {
+    const int epr = epr_of(w->kind), kstep = kstep_of(w->kind);
+    float chain[2][32][4] = {{{0}}}; // mma_tile_sum: alternate steps, chain 0 + chain 1
+    for (int ks = k0; ks < k1; ks++) {
+        uint32_t a[32][4], b[32][2];
+        for (int lane = 0; lane < 32; lane++) {
+            for (int r = 0; r < 4; r++) {
+                const int off = sk_plstm_mma_a_row(lane, r) * wstride + sk_plstm_mma_a_col(lane, r, epr);
+                a[lane][r] = frag_at(w, wt + off + (size_t)ks * kstep);
             }
+            for (int r = 0; r < 2; r++) {
+                const int off = sk_plstm_mma_b_row(lane) * vstride + sk_plstm_mma_b_col(lane, r, epr);
+                b[lane][r] = frag_at(vec, vt + off + (size_t)ks * kstep);
+            }
+        }
+        mma_emulate(w->kind, a, b, chain[(ks - k0) % 2]);
+    }
+    for (int lane = 0; lane < 32; lane++)
+        for (int r = 0; r < 4; r++) c[lane][r] = chain[0][lane][r] + chain[1][lane][r];
+}
+
+static void host_mma_dots(const operands *w, int wstride, size_t wslice, const operands *vec, int vstride,
+                          size_t vslice, int R, int mrows, int nb, int K, float *acc) {
+    const int warps = SK_PLSTM_THREADS / 32, nrows = mrows * R;
+    const int tiles = R * sk_plstm_mma_tiles(mrows, nb), ksteps = K / kstep_of(w->kind);
+    const int split = sk_plstm_mma_split(tiles, ksteps, warps);
+    static float scratch[SK_PLSTM_MMA_SCRATCH_BYTES / 4];
+    split_problems += split > 1;
+    for (int warp = 0; warp < warps; warp++)
+        for (int item = warp; item < tiles * split; item += warps) {
+            const int part = item % split;
+            int q, m0, n0;
+            sk_plstm_mma_tile_origin(item / split, mrows, nb, &q, &m0, &n0);
+            float c[32][4];
+            host_tile_sum(w, q * wslice + (size_t)m0 * wstride, wstride, vec, q * vslice + (size_t)n0 * vstride,
+                          vstride, sk_plstm_mma_kbegin(part, split, ksteps), sk_plstm_mma_kbegin(part + 1, split, ksteps), c);
             for (int lane = 0; lane < 32; lane++)
                 for (int r = 0; r < 4; r++) {
                     const int m = m0 + sk_plstm_mma_c_row(lane, r), n = n0 + sk_plstm_mma_c_col(lane, r);
-                    if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[lane][r];
+                    if (split > 1) {
+                        const int at = sk_plstm_mma_scratch_index(item, r, lane);
+                        if (at < 0 || at >= SK_PLSTM_MMA_SCRATCH_BYTES / 4) out_of_bounds++;
+                        else scratch[at] = c[lane][r];
+                    } else if (m < mrows && n < nb) {
+                        acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[lane][r];
+                    }
                 }
         }
+    if (split == 1) return;
+    for (int e = 0; e < tiles * 128; e++) { // the block's reduction, in part order
+        const int d = e / 128, r = e / 32 % 4, ln = e % 32;
+        float v = scratch[sk_plstm_mma_scratch_index(d * split, r, ln)];
+        for (int p = 1; p < split; p++) v += scratch[sk_plstm_mma_scratch_index(d * split + p, r, ln)];
+        int q, m0, n0;
+        sk_plstm_mma_tile_origin(d, mrows, nb, &q, &m0, &n0);
+        const int m = m0 + sk_plstm_mma_c_row(ln, r), n = n0 + sk_plstm_mma_c_col(ln, r);
+        if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = v;
+    }
 }
 
 // ---- 1. Each register loads what the ISA says it holds.
@@ -171,37 +204,37 @@ static void buffer_set(buffer *b, int i, float v) {
 static void buffer_free(buffer *b) { free(b->h), free(b->f), free(b->val); }
 static operands ops_of(const buffer *b) { return (operands){b->kind, b->h, b->f, (size_t)b->n}; }
 
-// One problem in a kernel's layout: R calls (forward 1; backward 2, or 1 at the top layer),
-// call q on weight slice q and staged slice q, both at column q*G of rows of `stride`
-// elements; each slice holds klen real columns and zeros up to the instruction's K; mrows
-// real weight rows and zero rows up to 16; nb batch rows and NaN rows up to 8.
-static int run_problem(int kind, sk_rng *r, int mrows, int nb, int klen, int R, int stride, int G) {
+// One problem in a kernel's layout: R slices (forward 1; backward 2, or 1 at the top layer),
+// slice q of the weights at q*wslice and of the staged rows at q*vslice, rows `stride`
+// elements apart; each slice holds klen real columns and zeros up to the instruction's K
+// (and up to the stride); mrows real weight rows and zero rows up to 16; nb batch rows and
+// NaN rows up to 8. Forward: one slice. Backward on tensor cores: [2][rows][G], stride G.
+static int run_problem(int kind, sk_rng *r, int mrows, int nb, int klen, int R, int stride) {
     const int kstep = kstep_of(kind), Kp = (klen + kstep - 1) / kstep * kstep;
     const int wrows = (mrows + 15) / 16 * 16, brows = (nb + 7) / 8 * 8;
-    buffer w = buffer_new(kind, wrows * stride), v = buffer_new(kind, brows * stride);
-    for (int m = 0; m < wrows; m++)
-        for (int i = 0; i < stride; i++)
-            buffer_set(&w, m * stride + i, m < mrows && i % G < klen ? (float)rand_int(r, -8, 8) : 0.0f);
-    for (int n = 0; n < brows; n++)
-        for (int i = 0; i < stride; i++)
-            buffer_set(&v, n * stride + i, n >= nb ? NAN : i % G < klen ? (float)rand_int(r, -8, 8) : 0.0f);
+    const size_t wslice = (size_t)wrows * stride, vslice = (size_t)brows * stride;
+    buffer w = buffer_new(kind, (int)(R * wslice)), v = buffer_new(kind, (int)(R * vslice));
+    for (int i = 0; i < w.n; i++) {
+        const int m = (int)(i % wslice) / stride, k = (int)(i % wslice) % stride;
+        buffer_set(&w, i, m < mrows && k < klen ? (float)rand_int(r, -8, 8) : 0.0f);
+    }
+    for (int i = 0; i < v.n; i++) {
+        const int n = (int)(i % vslice) / stride, k = (int)(i % vslice) % stride;
+        buffer_set(&v, i, n >= nb ? NAN : k < klen ? (float)rand_int(r, -8, 8) : 0.0f);
+    }
     const int nrows = mrows * R, total = brows * nrows + 64;
     float *acc = malloc((size_t)total * sizeof(float));
     if (!acc) exit(1);
     for (int i = 0; i < total; i++) acc[i] = -12345.0f; // the sentinel: untouched
-    for (int q = 0; q < R; q++) { // as the kernels call it: w + q*G, vec + q*G
-        operands wq = ops_of(&w), vq = ops_of(&v);
-        if (kind == BF16) wq.h += (size_t)q * G, vq.h += (size_t)q * G;
-        else wq.f += (size_t)q * G, vq.f += (size_t)q * G;
-        wq.n -= (size_t)q * G, vq.n -= (size_t)q * G;
-        host_mma_dots(&wq, stride, mrows, &vq, stride, nb, Kp, acc, nrows, R, q);
-    }
+    const operands wo = ops_of(&w), vo = ops_of(&v);
+    host_mma_dots(&wo, stride, wslice, &vo, stride, vslice, R, mrows, nb, Kp, acc);
     int bad = 0;
     for (int i = 0; i < total; i++) {
         const int n = i / nrows, m = (i % nrows) / R, q = (i % nrows) % R;
         if (n < nb) { // a result: row m of slice q times batch row n
             double ref = 0.0;
-            for (int k = 0; k < klen; k++) ref += (double)w.val[m * stride + q * G + k] * v.val[n * stride + q * G + k];
+            for (int k = 0; k < klen; k++)
+                ref += (double)w.val[q * wslice + (size_t)m * stride + k] * v.val[q * vslice + (size_t)n * stride + k];
             if (acc[i] != (float)ref) bad++;
             results_checked++;
         } else if (acc[i] != -12345.0f) {
@@ -229,11 +262,11 @@ static void check_random_problems(int kind, sk_rng *r) {
         int bad;
         if (!backward) { // 4*nu gate rows of [W_ih | W_hh] (K = in + H) times the staged rows
             const int nb = full ? (p.bc_fwd < B ? p.bc_fwd : B) : rand_int(r, 1, p.bc_fwd < B ? p.bc_fwd : B), in = rand_int(r, 0, 1) ? E : H;
-            bad = run_problem(kind, r, 4 * nu, nb, in + H, 1, p.kstride, p.kstride);
+            bad = run_problem(kind, r, 4 * nu, nb, in + H, 1, p.kstride);
             many_tiles += sk_plstm_mma_tiles(4 * nu, nb) > SK_PLSTM_THREADS / 32;
         } else { // nu units' columns of W_hh_k and W_ih_{k+1} (R = 2; the top layer R = 1), K = 4H
             const int nb = full ? (p.bc_bwd < B ? p.bc_bwd : B) : rand_int(r, 1, p.bc_bwd < B ? p.bc_bwd : B), R = rand_int(r, 1, 2);
-            bad = run_problem(kind, r, nu, nb, 4 * H, R, 2 * p.gstride, p.gstride);
+            bad = run_problem(kind, r, nu, nb, 4 * H, R, p.gstride);
             many_tiles += sk_plstm_mma_tiles(nu, nb) > SK_PLSTM_THREADS / 32;
             bwd++;
         }
@@ -245,12 +278,14 @@ static void check_random_problems(int kind, sk_rng *r) {
         }
         problems++;
     }
-    printf("%s: %d random problems (%d backward, %d with more tiles than warps), %ld results, %d failed, %d "
-           "misaligned word loads, %d loads out of bounds, %d ownership errors\n", kind_name[kind], problems, bwd,
-           many_tiles, results_checked, failed, misaligned, out_of_bounds, ownership_errors);
+    printf("%s: %d random problems (%d backward, %d with more tiles than warps, %d with K split among warps), "
+           "%ld results, %d failed, %d misaligned word loads, %d loads out of bounds, %d ownership errors\n",
+           kind_name[kind], problems, bwd, many_tiles, split_problems, results_checked, failed, misaligned,
+           out_of_bounds, ownership_errors);
     CHECK(failed == 0 && misaligned == 0 && out_of_bounds == 0 && ownership_errors == 0);
-    CHECK(results_checked > 100000 && many_tiles > 100); // the problems are not trivially small
-    results_checked = 0;
+    // The problems are not trivially small, and both work splits are exercised.
+    CHECK(results_checked > 100000 && many_tiles > 50 && split_problems > 500);
+    results_checked = 0, split_problems = 0;
 }
 
 // ---- 3. Bank conflicts of the fragment loads at real plans' strides.
@@ -277,8 +312,8 @@ static void check_bank_conflicts(int kind, sk_rng *r) {
         const int B = rand_int(r, 1, 128), E = rand_int(r, 1, 600), H = rand_int(r, 1, 700), L = rand_int(r, 1, 5);
         if (!sk_plstm_plan_shape(&p, 132, 232448, 9, B, E, H, L, op)) continue;
         plans++;
-        if (!conflict_free_loads(kind, p.kstride) || !conflict_free_loads(kind, 2 * p.gstride)) {
-            if (conflicted++ < 5) printf("%s: bank conflicts at Kf %d, 2G %d\n", kind_name[kind], p.kstride, 2 * p.gstride);
+        if (!conflict_free_loads(kind, p.kstride) || !conflict_free_loads(kind, p.gstride)) {
+            if (conflicted++ < 5) printf("%s: bank conflicts at Kf %d, G %d\n", kind_name[kind], p.kstride, p.gstride);
         }
     }
     printf("%s: %d plans, fragment loads conflict free in %d\n", kind_name[kind], plans, plans - conflicted);

@@ -10,10 +10,12 @@
 //   build/plstm_dots_check [problems]   (default 400 per variant; exit 0 all exact, 1 a
 //                                        mismatch, 77 no usable device)
 //
-// Each problem: R calls (forward 1; backward 2, or 1 at the top layer) on weight slice q
-// and staged slice q at column q*G of rows of `stride` elements, klen real columns and
-// zeros up to the instruction's K, mrows real weight rows (zeros up to 16 on tensor cores),
-// nb batch rows (NaN rows up to 8 on tensor cores: they must not leak). Operands are
+// Each problem: R weight slices (forward 1; backward 2, or 1 at the top layer), laid out as
+// the kernels hold them: on CUDA cores and in the forward, slice q at column q*G of rows of
+// `stride` elements; on tensor cores in the backward, slice q a [rows][G] matrix of its own
+// (stride G). klen real columns and zeros up to the instruction's K, mrows real weight rows
+// (zeros up to 16 on tensor cores), nb batch rows (NaN rows up to 8 on tensor cores: they
+// must not leak). Operands are
 // integers in [-8, 8], exact in bf16 and TF32, so every partial sum is an integer below
 // 2^24 and any summation order gives the same fp32 value: the tolerance is exact.
 // Every acc element outside the call's results must keep its sentinel.
@@ -35,21 +37,31 @@ namespace {
 
 struct problem {
     int backward, R, stride, G, mrows, klen, kpad, nb, wrows, brows;
+    int slices_apart; // tensor-core backward: slice q at q*wrows*stride (weights), q*brows*stride (vectors)
 };
+
+// Where element (row i of `rows`, slice q, column k) of a problem's operands sits.
+size_t at(const problem &p, int rows, int i, int q, int k) {
+    return p.slices_apart ? ((size_t)q * rows + i) * p.stride + k : (size_t)i * p.stride + (size_t)q * p.G + k;
+}
 
 // One block: the operands into shared memory as T, then the inner products as the kernels
 // call them, results straight to global acc.
 template <typename T, bool MMA> __global__ void __launch_bounds__(SK_PLSTM_THREADS) dots_kernel(const float *w, const float *vec, problem p, float *acc) {
     extern __shared__ __align__(16) unsigned char smem[];
-    const int wn = p.wrows * p.stride, vn = p.brows * p.stride; // stride is even: vs stays 4-byte aligned
+    const int S = p.slices_apart ? 2 : 1; // stride is even: vs stays 4-byte aligned
+    const int wn = S * p.wrows * p.stride, vn = S * p.brows * p.stride;
     T *ws = (T *)smem, *vs = ws + wn;
+    float *scratch = (float *)(smem + (((size_t)wn + vn) * sizeof(T) + 15) / 16 * 16);
     for (int i = threadIdx.x; i < wn; i += blockDim.x) ws[i] = from_f<T>(w[i]);
     for (int i = threadIdx.x; i < vn; i += blockDim.x) vs[i] = from_f<T>(vec[i]);
     __syncthreads();
     if constexpr (MMA) {
-        for (int q = 0; q < p.R; q++)
-            mma_dots(ws + (size_t)q * p.G, p.stride, p.mrows, vs + (size_t)q * p.G, p.stride, p.nb, p.kpad, acc,
-                     p.mrows * p.R, p.R, q);
+        if (p.backward) // [2][rows][G], as plstm_backward_kernel holds them
+            mma_dots(ws, p.stride, (size_t)p.wrows * p.stride, vs, p.stride, (size_t)p.brows * p.stride, p.R, p.mrows,
+                     p.nb, p.kpad, acc, scratch);
+        else
+            mma_dots(ws, p.stride, 0, vs, p.stride, 0, 1, p.mrows, p.nb, p.kpad, acc, scratch);
     } else if (!p.backward) {
         block_dots(ws, p.stride, p.mrows, 4, 0, p.klen, vs, p.stride, p.nb, acc);
     } else {
@@ -89,21 +101,28 @@ int check_variant(sk_plstm_operands op, int sms, int optin, int count, sk_rng *r
         const int nu = rand_int(r, 0, 1) ? pl.U : rand_int(r, 1, pl.U), bc = p.backward ? pl.bc_bwd : pl.bc_fwd;
         p.nb = rand_int(r, 1, bc < B ? bc : B);
         if (!p.backward) p.R = 1, p.stride = p.G = pl.kstride, p.mrows = 4 * nu, p.klen = (rand_int(r, 0, 1) ? E : H) + H;
-        else p.R = rand_int(r, 1, 2), p.G = pl.gstride, p.stride = 2 * pl.gstride, p.mrows = nu, p.klen = 4 * H;
+        else p.R = rand_int(r, 1, 2), p.G = pl.gstride, p.stride = (mma ? 1 : 2) * pl.gstride, p.mrows = nu, p.klen = 4 * H;
+        p.slices_apart = mma && p.backward;
         const int kstep = op == SK_PLSTM_BF16_MMA ? 16 : 8;
         p.kpad = mma ? (p.klen + kstep - 1) / kstep * kstep : p.klen;
         p.wrows = mma ? (p.mrows + 15) / 16 * 16 : p.mrows;
         p.brows = mma ? (p.nb + 7) / 8 * 8 : p.nb;
-        const size_t wn = (size_t)p.wrows * p.stride, vn = (size_t)p.brows * p.stride;
-        const size_t smem = (wn + vn) * s;
+        const int S = p.slices_apart ? 2 : 1;
+        const size_t wn = (size_t)S * p.wrows * p.stride, vn = (size_t)S * p.brows * p.stride;
+        const size_t smem = ((wn + vn) * s + 15) / 16 * 16 + (mma ? SK_PLSTM_MMA_SCRATCH_BYTES : 0);
         if (smem > (size_t)optin) continue; // within the plan's budget by construction; kept safe
         const int nrows = p.mrows * p.R, total = p.brows * nrows + 64;
         float *w = (float *)calloc(wn, 4), *v = (float *)calloc(vn, 4), *acc = (float *)malloc((size_t)total * 4);
         if (!w || !v || !acc) exit(1);
-        for (size_t i = 0; i < wn; i++)
-            w[i] = (int)(i / p.stride) < p.mrows && (int)(i % p.stride) % p.G < p.klen ? (float)rand_int(r, -8, 8) : 0.0f;
-        for (size_t i = 0; i < vn; i++)
-            v[i] = (int)(i / p.stride) >= p.nb ? NAN : (int)(i % p.stride) % p.G < p.klen ? (float)rand_int(r, -8, 8) : 0.0f;
+        // Row i's column k; in the interleaved layout a row's column c is slice c / G's k = c % G.
+        for (size_t i = 0; i < wn; i++) {
+            const int row = (int)(i / p.stride % p.wrows), k = (int)(i % p.stride) % p.G;
+            w[i] = row < p.mrows && k < p.klen ? (float)rand_int(r, -8, 8) : 0.0f;
+        }
+        for (size_t i = 0; i < vn; i++) {
+            const int row = (int)(i / p.stride % p.brows), k = (int)(i % p.stride) % p.G;
+            v[i] = row >= p.nb ? NAN : k < p.klen ? (float)rand_int(r, -8, 8) : 0.0f;
+        }
         for (int i = 0; i < total; i++) acc[i] = -12345.0f;
         float *dw, *dv, *dacc;
         CUDA_OR_EXIT(cudaMalloc((void **)&dw, wn * 4));
@@ -121,8 +140,7 @@ int check_variant(sk_plstm_operands op, int sms, int optin, int count, sk_rng *r
             const int n = i / nrows, m = (i % nrows) / p.R, q = (i % nrows) % p.R;
             if (n < p.nb) {
                 double ref = 0.0;
-                for (int k = 0; k < p.klen; k++)
-                    ref += (double)w[(size_t)m * p.stride + q * p.G + k] * v[(size_t)n * p.stride + q * p.G + k];
+                for (int k = 0; k < p.klen; k++) ref += (double)w[at(p, p.wrows, m, q, k)] * v[at(p, p.brows, n, q, k)];
                 bad += acc[i] != (float)ref;
                 results++;
             } else {
