@@ -196,14 +196,11 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
     }
     if (split == 1) return; // uniform across the block: split depends on the shape alone
     __syncthreads();
-    for (int e = threadIdx.x; e < tiles * 128; e += blockDim.x) { // e: (tile, register, lane)
-        const int d = e / 128, r = e / 32 % 4, ln = e % 32;
-        float v = scratch[sk_plstm_mma_scratch_index(d * split, r, ln)];
-        for (int p = 1; p < split; p++) v += scratch[sk_plstm_mma_scratch_index(d * split + p, r, ln)];
-        int q, m0, n0;
-        sk_plstm_mma_tile_origin(d, mrows, nb, &q, &m0, &n0);
-        const int m = m0 + sk_plstm_mma_c_row(ln, r), n = n0 + sk_plstm_mma_c_col(ln, r);
-        if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = v;
+    for (int e = threadIdx.x; e < tiles * 128; e += blockDim.x) {
+        int keep;
+        size_t at;
+        const float v = sk_plstm_mma_part_sum(scratch, e, split, mrows, nb, R, &keep, &at);
+        if (keep) acc[at] = v;
     }
 }
 

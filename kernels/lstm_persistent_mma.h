@@ -6,7 +6,7 @@
 // defines: sk_plstm_mma_a_row, sk_plstm_mma_a_col, sk_plstm_mma_b_row,
 //          sk_plstm_mma_b_col, sk_plstm_mma_c_row, sk_plstm_mma_c_col, sk_plstm_mma_tiles,
 //          sk_plstm_mma_tile_origin, sk_plstm_mma_split, sk_plstm_mma_kbegin,
-//          sk_plstm_mma_scratch_index, sk_plstm_acc_index
+//          sk_plstm_mma_scratch_index, sk_plstm_acc_index, sk_plstm_mma_part_sum
 //
 // The product: C (mrows x nb) = w (mrows x K) vec^T, w row-major (the weight slice, row
 // stride wstride), vec row-major (the staged batch rows, row stride vstride): the mma's A
@@ -81,6 +81,23 @@ static inline SK_HOST_DEVICE int sk_plstm_mma_scratch_index(int item, int r, int
 // two weight slices, R = 2 below the top layer; the forward R = 1, q = 0).
 static inline SK_HOST_DEVICE size_t sk_plstm_acc_index(int n, int m, int nrows, int R, int q) {
     return (size_t)n * (size_t)nrows + (size_t)m * (size_t)R + (size_t)q;
+}
+
+// The block's reduction after a split (split > 1): result element e < tiles * 128, i.e.
+// (tile e / 128, register e / 32 % 4, lane e % 32), is the sum of its parts' partial sums in
+// part order; *keep = 0 where it is padding (a row past mrows or a batch row past nb), else
+// 1 with *at its acc index.
+static inline SK_HOST_DEVICE float sk_plstm_mma_part_sum(const float *scratch, int e, int split, int mrows, int nb,
+                                                        int R, int *keep, size_t *at) {
+    const int d = e / 128, r = e / 32 % 4, lane = e % 32;
+    float v = scratch[sk_plstm_mma_scratch_index(d * split, r, lane)];
+    for (int p = 1; p < split; p++) v += scratch[sk_plstm_mma_scratch_index(d * split + p, r, lane)];
+    int q, m0, n0;
+    sk_plstm_mma_tile_origin(d, mrows, nb, &q, &m0, &n0);
+    const int m = m0 + sk_plstm_mma_c_row(lane, r), n = n0 + sk_plstm_mma_c_col(lane, r);
+    *keep = m < mrows && n < nb;
+    *at = sk_plstm_acc_index(n, m, mrows * R, R, q);
+    return v;
 }
 
 #ifdef __cplusplus

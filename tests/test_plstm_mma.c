@@ -136,13 +136,10 @@ static void host_mma_dots(const operands *w, int wstride, size_t wslice, const o
         }
     if (split == 1) return;
     for (int e = 0; e < tiles * 128; e++) { // the block's reduction, in part order
-        const int d = e / 128, r = e / 32 % 4, ln = e % 32;
-        float v = scratch[sk_plstm_mma_scratch_index(d * split, r, ln)];
-        for (int p = 1; p < split; p++) v += scratch[sk_plstm_mma_scratch_index(d * split + p, r, ln)];
-        int q, m0, n0;
-        sk_plstm_mma_tile_origin(d, mrows, nb, &q, &m0, &n0);
-        const int m = m0 + sk_plstm_mma_c_row(ln, r), n = n0 + sk_plstm_mma_c_col(ln, r);
-        if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = v;
+        int keep;
+        size_t at;
+        const float v = sk_plstm_mma_part_sum(scratch, e, split, mrows, nb, R, &keep, &at);
+        if (keep) acc[at] = v;
     }
 }
 
