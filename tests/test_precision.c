@@ -5,7 +5,9 @@
 //     field asks for fp32;
 //  2. the CPU backend takes only fp32 and refuses tf32 and bf16 with one line naming the
 //     flag and the reason (directly, through sk_backend_create with --device cpu, and, with
-//     no usable GPU, with --device auto), rather than silently computing in fp32.
+//     no usable GPU, with --device auto), rather than silently computing in fp32;
+//  3. likewise the CPU backend refuses tensor cores asked for (sk_tensor_cores, the
+//     persistent LSTM kernel's switch) and takes the default and OFF.
 // The CUDA side (each precision against the CPU reference) is in tests/gpu.
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +62,15 @@ int main(void) {
     cfg.precision = SK_PRECISION_FP32;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
     CHECK(be->notice[0] == '\0' && be->cfg.precision == SK_PRECISION_FP32);
+    sk_backend_free(be);
+    CHECK(SK_TENSOR_CORES_DEFAULT == 0); // a config that never sets it takes the default
+    cfg.plstm_tensor_cores = SK_TENSOR_CORES_ON;
+    err.msg[0] = '\0';
+    CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+    printf("cpu, tensor cores on: %s\n", err.msg);
+    CHECK(strstr(err.msg, "tensor cores need a CUDA device") == err.msg && strchr(err.msg, '\n') == NULL);
+    cfg.plstm_tensor_cores = SK_TENSOR_CORES_OFF;
+    CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
     sk_backend_free(be);
     return sk_test_done("test_precision");
 }

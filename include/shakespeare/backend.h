@@ -60,6 +60,14 @@ typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2 } sk_cuda_gr
 // The CPU backend computes in fp32 only.
 typedef enum { SK_PRECISION_FP32 = 0, SK_PRECISION_TF32 = 1, SK_PRECISION_BF16 = 2 } sk_precision;
 
+// The persistent LSTM kernel's inner products in tf32 and bf16 (--rnn-impl persistent, or
+// auto where it takes that kernel): DEFAULT the validated choice (CUDA cores until a GPU
+// session has validated the tensor cores; src/cuda/lstm_persistent.cu), ON tensor cores
+// (mma.sync), OFF CUDA cores. Tests and workbenches set it to run both paths; it has no
+// command-line flag. fp32 never uses tensor cores (ON is refused there); other LSTM
+// implementations ignore it.
+typedef enum { SK_TENSOR_CORES_DEFAULT = 0, SK_TENSOR_CORES_ON = 1, SK_TENSOR_CORES_OFF = 2 } sk_tensor_cores;
+
 typedef struct {
     sk_model_config model;
     int batch_size;   // B
@@ -77,6 +85,7 @@ typedef struct {
     int stream_offset;
     int global_batch;
     sk_cuda_graph cuda_graph;
+    sk_tensor_cores plstm_tensor_cores;
 } sk_backend_config;
 
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;

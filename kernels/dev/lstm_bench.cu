@@ -169,7 +169,8 @@ int main(int argc, char **argv) {
                                    CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1, -2};
     for (int pi = 0; pi < 3; pi++) {
         if (precision_arg >= 0 && pi != precision_arg) continue;
-        const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi};
+        const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi,
+                                    SK_TENSOR_CORES_DEFAULT}; // the variant is picked explicitly below
         for (size_t m = 0; m < sizeof variants / sizeof variants[0]; m++) {
             char name[48];
             if (variants[m] < 0)

@@ -379,6 +379,9 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (cfg->precision != SK_PRECISION_FP32)
         return sk_fail(err, SK_ERR_ARG, "--precision %s needs a CUDA device; the CPU backend computes in fp32 only "
                                         "(use --precision fp32, or a CUDA device)", sk_precision_name(cfg->precision));
+    if (cfg->plstm_tensor_cores == SK_TENSOR_CORES_ON)
+        return sk_fail(err, SK_ERR_ARG, "tensor cores need a CUDA device (the persistent LSTM kernel's); the CPU "
+                                        "backend computes on its own cores");
     if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
         return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
                        cfg->stream_offset + cfg->batch_size, cfg->global_batch);

@@ -259,7 +259,8 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
     }
     const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
                                ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
-                               ci->args->dropout_key, cfg->stream_offset, cfg->precision};
+                               ci->args->dropout_key, cfg->stream_offset, cfg->precision,
+                               cfg->plstm_tensor_cores};
     SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
     if (ci->training && (cfg->cuda_graph == SK_GRAPH_ON || (cfg->cuda_graph == SK_GRAPH_AUTO && kGraphValidated)))
         SK_TRY(sk_step_graphs_create(ci->T, &ci->graphs, err));

@@ -46,6 +46,7 @@ typedef struct {
     const uint64_t *dropout_keys;  // borrowed, device (L,): site k's key, rewritten every step
     int stream_offset;             // the global stream of b = 0 (data-parallel; 0: one process)
     sk_precision precision;        // backend.h; weights enter and leave as fp32 in every precision
+    sk_tensor_cores tensor_cores;  // backend.h: the persistent kernel's inner products (others ignore it)
 } sk_lstm_config;
 
 typedef struct sk_lstm sk_lstm;

@@ -9,7 +9,8 @@
 // kTf32TensorCores is set, on tensor cores (operands rounded to TF32), with cuBLAS in TF32;
 // bf16 the kernels' bf16 operands (weight slices converted from the fp32 copy at every
 // launch), on CUDA cores, or on tensor cores once kBf16TensorCores is set, with cuBLAS in
-// TF32. create_persistent_variant picks the inner product explicitly (lstm_bench).
+// TF32. The config's tensor_cores (backend.h) overrides those defaults (tests run both
+// paths); create_persistent_variant picks the inner product explicitly (lstm_bench).
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
 // them back. Not chosen by --rnn-impl auto until a GPU session has validated it
@@ -243,11 +244,15 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
 
 } // namespace
 
-// Tensor cores (mma.sync) for bf16 and for tf32: off until a GPU session has run tests/gpu
-// with them on and lstm_bench shows them correct and faster than the CUDA cores.
+// Tensor cores (mma.sync) for bf16 and for tf32 by default: off until a GPU session has run
+// tests/gpu with them on (the tests ask for them with SK_TENSOR_CORES_ON) and lstm_bench
+// shows them correct and faster than the CUDA cores.
 static const int kBf16TensorCores = 0, kTf32TensorCores = 0;
 
-static int default_tensor_cores(const sk_lstm_config *cfg) {
+// 1: the inner products on tensor cores (cfg->tensor_cores, or the default; in fp32 only an
+// explicit ON, which create refuses).
+static int tensor_cores_for(const sk_lstm_config *cfg) {
+    if (cfg->tensor_cores != SK_TENSOR_CORES_DEFAULT) return cfg->tensor_cores == SK_TENSOR_CORES_ON;
     return cfg->precision == SK_PRECISION_BF16 ? kBf16TensorCores
            : cfg->precision == SK_PRECISION_TF32 ? kTf32TensorCores
                                                  : 0;
@@ -265,14 +270,14 @@ static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm
 
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
     sk_plstm_plan plan;
-    SK_TRY(make_plan(cfg, default_tensor_cores(cfg), &plan, err));
+    SK_TRY(make_plan(cfg, tensor_cores_for(cfg), &plan, err));
     *fits = plan.supported;
     if (why && why_size) snprintf(why, why_size, "%s", plan.why_not);
     return SK_OK;
 }
 
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
-    return sk_lstm_create_persistent_variant(cfg, default_tensor_cores(cfg), out, err);
+    return sk_lstm_create_persistent_variant(cfg, tensor_cores_for(cfg), out, err);
 }
 
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,

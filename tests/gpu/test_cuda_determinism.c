@@ -11,7 +11,9 @@
 //     dropout a different seed gives different parameters (so the masks matter and are
 //     keyed by the seed).
 // Both LSTM implementations (cudnn, and the persistent kernel whose dot products run in a
-// fixed order too), in fp32, and in tf32 (cuDNN) and bf16 (the persistent kernel). Tolerance: none, every comparison is bitwise. Exits 77 (skipped) without a usable GPU.
+// fixed order too), in fp32, and in tf32 (cuDNN) and bf16 (the persistent kernel, on CUDA
+// cores and on tensor cores, whose split of K among warps is fixed by the shape). Tolerance:
+// none, every comparison is bitwise. Exits 77 (skipped) without a usable GPU.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +31,7 @@ typedef struct {
     float dropout;
     sk_rnn_impl impl;
     sk_precision precision;
+    sk_tensor_cores tc; // the persistent kernel's inner products (0: SK_TENSOR_CORES_DEFAULT)
 } det_case;
 
 // Everything a resume carries: parameters, Adam moments, carried LSTM state, last loss.
@@ -109,7 +112,7 @@ static sk_backend *fresh(const det_case *dc, uint64_t seed, const float *p0) {
     sk_error err = {{0}};
     sk_backend_config cfg = {.model = {dc->V, dc->E, dc->H, dc->L, dc->dropout}, .batch_size = dc->B,
                              .seq_len = dc->T, .training = 1, .seed = seed, .rnn_impl = dc->impl,
-                             .precision = dc->precision};
+                             .precision = dc->precision, .plstm_tensor_cores = dc->tc};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
     if (p0) OP_OK(be, be->ops->set_params(be, p0));
@@ -119,9 +122,9 @@ static sk_backend *fresh(const det_case *dc, uint64_t seed, const float *p0) {
 static void run_case(const det_case *dc) {
     enum { N = 12 };
     const uint64_t seed = 77;
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f rnn-impl %s precision %s\n", dc->name, dc->V, dc->E,
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f rnn-impl %s precision %s%s\n", dc->name, dc->V, dc->E,
            dc->H, dc->L, dc->B, dc->T, (double)dc->dropout, sk_rnn_impl_name(dc->impl),
-           sk_precision_name(dc->precision));
+           sk_precision_name(dc->precision), dc->tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     sk_backend *a = fresh(dc, seed, NULL);
     float *p0 = alloc_f(a->layout.total);
     sk_params_init(p0, &a->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
@@ -171,14 +174,17 @@ int main(void) {
         return 77;
     }
     static const det_case cases[] = {
-        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_AUTO, SK_PRECISION_FP32},
-        {"two layers, dropout", 37, 16, 48, 2, 4, 16, 0.25f, SK_RNN_AUTO, SK_PRECISION_FP32},
-        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN, SK_PRECISION_FP32},
-        {"one layer, dropout before fc only", 23, 8, 40, 1, 2, 9, 0.4f, SK_RNN_CUDNN, SK_PRECISION_FP32},
-        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_PERSISTENT, SK_PRECISION_FP32},
-        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT, SK_PRECISION_FP32},
-        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN, SK_PRECISION_TF32},
-        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT, SK_PRECISION_BF16},
+        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_AUTO, SK_PRECISION_FP32, 0},
+        {"two layers, dropout", 37, 16, 48, 2, 4, 16, 0.25f, SK_RNN_AUTO, SK_PRECISION_FP32, 0},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN, SK_PRECISION_FP32, 0},
+        {"one layer, dropout before fc only", 23, 8, 40, 1, 2, 9, 0.4f, SK_RNN_CUDNN, SK_PRECISION_FP32, 0},
+        {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, SK_RNN_PERSISTENT, SK_PRECISION_FP32, 0},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT, SK_PRECISION_FP32, 0},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_CUDNN, SK_PRECISION_TF32, 0},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT, SK_PRECISION_BF16,
+         SK_TENSOR_CORES_OFF},
+        {"three layers, dropout, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, SK_RNN_PERSISTENT, SK_PRECISION_BF16,
+         SK_TENSOR_CORES_ON},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
     return sk_test_done("test_cuda_determinism");

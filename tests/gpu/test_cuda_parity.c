@@ -21,7 +21,11 @@
 // (cudnn: fp32, tf32; cudnn-persist: fp32, tf32, where cuDNN takes the shape, else its
 // refusal is printed; persistent: fp32, tf32, bf16) over the same fixed and random shapes,
 // each with its own tolerances (precision_tolerance.h derives tf32's and bf16's from the
-// operands' unit roundoff); cudnn and cudnn-persist must refuse bf16 with the reason.
+// operands' unit roundoff); cudnn and cudnn-persist must refuse bf16 with the reason. The
+// persistent kernel's tf32 and bf16 also run with its inner products on tensor cores
+// (sk_tensor_cores ON; CUDA cores are the default until validated), with the same
+// tolerances: the operands are rounded the same way, only the summation order differs;
+// ON in fp32 is refused.
 //
 // fp32 tolerances (|got - ref| <= atol + rtol*|ref|, atol scaled by the tensor's max |ref|):
 //   forward (logits, h, c): atol 1e-5*scale, rtol 1e-4. Both sides are fp32; cuDNN and
@@ -192,21 +196,27 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
 
 // stream_offset, global_batch: the backends hold streams [stream_offset, stream_offset + B)
 // of a global batch (0, 0: one process).
-static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, int stream_offset,
-                     int global_batch) {
+static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc,
+                     int stream_offset, int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, streams [%d, %d) of %d, --rnn-impl %s --precision %s\n",
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, streams [%d, %d) of %d, --rnn-impl %s --precision %s%s\n",
            pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, stream_offset,
-           stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl), sk_precision_name(prec));
+           stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl), sk_precision_name(prec),
+           tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     tol = precision_tol_of(prec);
     sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
                              .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
                              .stream_offset = stream_offset, .global_batch = global_batch};
     sk_backend *cpu, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err)); // the reference: fp32, its own LSTM
-    cfg.rnn_impl = impl, cfg.precision = prec;
+    cfg.rnn_impl = impl, cfg.precision = prec, cfg.plstm_tensor_cores = tc;
     sk_status st = sk_backend_create_cuda(&cfg, &gpu, &err);
-    if (st == SK_ERR_ARG && impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice, reported with its reason
+    // Skipped with the reason: cuDNN's persistent algorithms refusing a shape (cuDNN's
+    // choice), and the tensor cores' padding (units to 16) overflowing a block's shared
+    // memory where the CUDA cores' slice fits (config A's widths in tf32 on a device with
+    // few SMs, such as the emulated one; on an H100 every shape here fits).
+    if (st == SK_ERR_ARG && (impl == SK_RNN_CUDNN_PERSIST ||
+                             (tc == SK_TENSOR_CORES_ON && strstr(err.msg, "does not fit") != NULL))) {
         printf("  skipped: %s\n", err.msg);
         sk_backend_free(cpu);
         return;
@@ -329,20 +339,27 @@ int main(void) {
     static const struct {
         sk_rnn_impl impl;
         sk_precision prec;
+        sk_tensor_cores tc;
     } runs[] = {
-        {SK_RNN_CUDNN, SK_PRECISION_FP32},         {SK_RNN_PERSISTENT, SK_PRECISION_FP32},
-        {SK_RNN_CUDNN_PERSIST, SK_PRECISION_FP32}, {SK_RNN_CUDNN, SK_PRECISION_TF32},
-        {SK_RNN_PERSISTENT, SK_PRECISION_TF32},    {SK_RNN_CUDNN_PERSIST, SK_PRECISION_TF32},
-        {SK_RNN_PERSISTENT, SK_PRECISION_BF16},
+        {SK_RNN_CUDNN, SK_PRECISION_FP32, SK_TENSOR_CORES_DEFAULT},
+        {SK_RNN_PERSISTENT, SK_PRECISION_FP32, SK_TENSOR_CORES_DEFAULT},
+        {SK_RNN_CUDNN_PERSIST, SK_PRECISION_FP32, SK_TENSOR_CORES_DEFAULT},
+        {SK_RNN_CUDNN, SK_PRECISION_TF32, SK_TENSOR_CORES_DEFAULT},
+        {SK_RNN_PERSISTENT, SK_PRECISION_TF32, SK_TENSOR_CORES_OFF},
+        {SK_RNN_PERSISTENT, SK_PRECISION_TF32, SK_TENSOR_CORES_ON},
+        {SK_RNN_CUDNN_PERSIST, SK_PRECISION_TF32, SK_TENSOR_CORES_DEFAULT},
+        {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_OFF},
+        {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_ON},
     };
     for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
         const sk_rnn_impl impl = runs[m].impl;
         const sk_precision prec = runs[m].prec;
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impl, prec, 0, 0);
+        const sk_tensor_cores tc = runs[m].tc;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impl, prec, tc, 0, 0);
         if (prec == SK_PRECISION_FP32) {
             // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.
-            run_case(&cases[3], impl, prec, 3, 9);
-            run_case(&cases[5], impl, prec, 6, 8);
+            run_case(&cases[3], impl, prec, tc, 3, 9);
+            run_case(&cases[5], impl, prec, tc, 6, 8);
         }
         sk_rng r;
         sk_rng_seed(&r, 99);
@@ -351,7 +368,7 @@ int main(void) {
                               1 + (int)(sk_rng_u64(&r) % 70), 1 + (int)(sk_rng_u64(&r) % 4),
                               1 + (int)(sk_rng_u64(&r) % 5), 1 + (int)(sk_rng_u64(&r) % 9),
                               sk_rng_u64(&r) % 2 ? 0.3f : 0.0f};
-            run_case(&pc, impl, prec, 0, 0);
+            run_case(&pc, impl, prec, tc, 0, 0);
         }
     }
     // cuDNN's RNN cannot give bf16 operands with an fp32 cell state: refused, with why.
@@ -364,6 +381,16 @@ int main(void) {
         CHECK(sk_backend_create_cuda(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
         printf("--rnn-impl %s --precision bf16: %s\n", sk_rnn_impl_name(no_bf16[m]), err.msg);
         CHECK(strstr(err.msg, "cannot compute in --precision bf16") != NULL && strstr(err.msg, "cell state") != NULL);
+    }
+    // Strict fp32 has no tensor cores to offer: asking for them is refused, with why.
+    {
+        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
+                                 .rnn_impl = SK_RNN_PERSISTENT, .plstm_tensor_cores = SK_TENSOR_CORES_ON};
+        sk_backend *be = NULL;
+        sk_error err = {{0}};
+        CHECK(sk_backend_create_cuda(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+        printf("--rnn-impl persistent --precision fp32, tensor cores: %s\n", err.msg);
+        CHECK(strstr(err.msg, "strict fp32") != NULL);
     }
     return sk_test_done("test_cuda_parity");
 }

@@ -19,8 +19,15 @@
 //     steps 2-10 to 4 times that (the parameters now differ by Adam steps from gradients
 //     within the gradient tolerance; Adam moves each weight by about lr whatever the
 //     gradient's size, so they differ where a near-zero gradient's sign does, a
-//     second-order effect on the loss: a prediction), both learn, and equally well (the
-//     last-20 means within 10% of each other: a prediction).
+//     second-order effect on the loss: a prediction), both learn, and the lower precision
+//     no worse (its last-20 mean at most 10% above the fp32 run's: a prediction). One-sided
+//     on purpose: past the first steps the runs drift apart chaotically, the more the larger
+//     the precision's rounding, so a run may also end lower; on the emulated device bf16
+//     on CUDA cores and on tensor cores, identical to 1e-6 over steps 1-10, ended 0.281 and
+//     0.255 against fp32's 0.295. What a lower loss could hide (dropout masks not applied)
+//     test_cuda_parity checks against the CPU. The persistent kernel's tf32
+//     and bf16 run twice, with its inner products on CUDA cores and on tensor cores
+//     (sk_tensor_cores; the same operand rounding, so the same tolerances).
 // Exits 77 (skipped) without a usable GPU.
 #include <math.h>
 #include <stdint.h>
@@ -46,17 +53,18 @@ static void window(int s, int32_t *x, int32_t *y) {
         }
 }
 
-static sk_backend *create_in(sk_rnn_impl impl, sk_precision prec, int B, int training) {
+static sk_backend *create_in(sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc, int B, int training) {
     sk_error err = {{0}};
     sk_backend_config cfg = {.model = {V_, E_, H_, L_, 0.2f}, .batch_size = B, .seq_len = T_,
-                             .training = training, .seed = 9, .rnn_impl = impl, .precision = prec};
+                             .training = training, .seed = 9, .rnn_impl = impl, .precision = prec,
+                             .plstm_tensor_cores = tc};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
     return be;
 }
 
 static sk_backend *create(sk_rnn_impl impl, int B, int training) {
-    return create_in(impl, SK_PRECISION_FP32, B, training);
+    return create_in(impl, SK_PRECISION_FP32, SK_TENSOR_CORES_DEFAULT, B, training);
 }
 
 static double max_abs(const float *x, size_t n) {
@@ -90,7 +98,7 @@ static void forward_pair(sk_backend *a, sk_backend *b, const int32_t *x, const i
 
 // STEPS training steps of `a` against `b` from parameters p0 on the same windows: the first
 // loss agrees to tol_first, the next EARLY - 1 to tol_early, both learn, and with tail_tol
-// > 0 their last-TAIL means agree to that, relatively. Leaves a's trained parameters in p0.
+// > 0 a's last-TAIL mean is at most b's * (1 + tail_tol). Leaves a's trained parameters in p0.
 static void train_pair(sk_backend *a, sk_backend *b, float *p0, double tol_first, double tol_early, double tail_tol) {
     OP_OK(a, a->ops->set_params(a, p0));
     OP_OK(b, b->ops->set_params(b, p0));
@@ -118,7 +126,7 @@ static void train_pair(sk_backend *a, sk_backend *b, float *p0, double tol_first
     }
     printf("last %d steps: mean loss %.6f against %.6f; first %.6f %.6f\n", TAIL, tail_a, tail_b, first_a, first_b);
     CHECK(tail_a < 0.5 * first_a && tail_b < 0.5 * first_b);
-    if (tail_tol > 0.0) CHECK(fabs(tail_a - tail_b) <= tail_tol * tail_b);
+    if (tail_tol > 0.0) CHECK(tail_a <= (1.0 + tail_tol) * tail_b);
     OP_OK(a, a->ops->get_params(a, p0));
 }
 
@@ -159,15 +167,19 @@ int main(void) {
     static const struct {
         sk_rnn_impl impl;
         sk_precision prec;
-    } low[] = {{SK_RNN_CUDNN, SK_PRECISION_TF32},
-               {SK_RNN_PERSISTENT, SK_PRECISION_TF32},
-               {SK_RNN_PERSISTENT, SK_PRECISION_BF16},
-               {SK_RNN_AUTO, SK_PRECISION_BF16}}; // auto takes the persistent kernel for bf16
+        sk_tensor_cores tc;
+    } low[] = {{SK_RNN_CUDNN, SK_PRECISION_TF32, SK_TENSOR_CORES_DEFAULT},
+               {SK_RNN_PERSISTENT, SK_PRECISION_TF32, SK_TENSOR_CORES_OFF},
+               {SK_RNN_PERSISTENT, SK_PRECISION_TF32, SK_TENSOR_CORES_ON},
+               {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_OFF},
+               {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_ON},
+               {SK_RNN_AUTO, SK_PRECISION_BF16, SK_TENSOR_CORES_DEFAULT}}; // auto takes the persistent kernel for bf16
     for (size_t i = 0; i < sizeof low / sizeof low[0]; i++) {
         const precision_tol tol = precision_tol_of(low[i].prec);
-        printf("--rnn-impl %s --precision %s against --rnn-impl cudnn --precision fp32\n", sk_rnn_impl_name(low[i].impl),
-               sk_precision_name(low[i].prec));
-        sk_backend *a = create_in(low[i].impl, low[i].prec, B_, 1), *b = create(SK_RNN_CUDNN, B_, 1);
+        printf("--rnn-impl %s --precision %s%s against --rnn-impl cudnn --precision fp32\n",
+               sk_rnn_impl_name(low[i].impl), sk_precision_name(low[i].prec),
+               low[i].tc == SK_TENSOR_CORES_ON ? " (tensor cores)" : "");
+        sk_backend *a = create_in(low[i].impl, low[i].prec, low[i].tc, B_, 1), *b = create(SK_RNN_CUDNN, B_, 1);
         sk_params_init(p, &a->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
         train_pair(a, b, p, tol.loss_rtol, 4 * tol.loss_rtol, 0.1);
         sk_backend_free(a);
