@@ -156,9 +156,7 @@ sk_status send_slot(cuda_impl *ci, stage_slot *s, int n, int with_y, sk_error *e
 }
 
 // The scalars of a step at `step` (keys every dropout site) over windows of len; with h,
-// those of optimizer step opt_step at lr, computed exactly as sk_adam_update (optim.c)
-// does: in double from the double hyperparameters, rounded to float once (1.0f -
-// (float)0.999 would be off by 1.3e-5 relative, and lr / (float)bc1 by an ulp).
+// those of optimizer step opt_step at lr (sk_adamw_args_of: as sk_adam_update forms them).
 void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len, const sk_adam_hparams *h, float lr,
                float clip_scale, int64_t opt_step) {
     memset(a, 0, sizeof *a);
@@ -166,13 +164,7 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
     a->rows = (double)global_batch(b) * len;
     a->opt_step = opt_step;
     if (!h) return;
-    sk_adamw_args *w = &a->adam;
-    w->beta1 = (float)h->beta1, w->beta2 = (float)h->beta2, w->eps = (float)h->eps;
-    w->one_minus_beta1 = (float)(1.0 - h->beta1), w->one_minus_beta2 = (float)(1.0 - h->beta2);
-    w->clip_scale = clip_scale;
-    w->bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)opt_step));
-    w->step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)opt_step)));
-    w->decay = (float)(1.0 - (double)lr * h->weight_decay);
+    a->adam = sk_adamw_args_of(h, lr, clip_scale, opt_step);
     a->grad_clip = h->grad_clip;
 }
 

@@ -270,13 +270,7 @@ void test_adamw(size_t n, int64_t step, int skip) {
     for (const sk_tensor_info &t : tensors) memset(&decay[t.offset], t.ndim == 2, t.numel);
     const sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.1, 1.0};
     const float lr = 2e-3f, clip_scale = 0.37f;
-    sk_adamw_args a; // as backend_cuda.cu's fill_args forms them
-    a.beta1 = (float)h.beta1, a.beta2 = (float)h.beta2, a.eps = (float)h.eps;
-    a.one_minus_beta1 = (float)(1.0 - h.beta1), a.one_minus_beta2 = (float)(1.0 - h.beta2);
-    a.clip_scale = clip_scale;
-    a.bc2_sqrt = (float)sqrt(1.0 - pow(h.beta2, (double)step));
-    a.step_size = (float)((double)lr / (1.0 - pow(h.beta1, (double)step)));
-    a.decay = (float)(1.0 - (double)lr * h.weight_decay);
+    const sk_adamw_args a = sk_adamw_args_of(&h, lr, clip_scale, step); // as backend_cuda.cu's fill_args
     AdamOut init;
     init.p = random_floats(n, -1.0f, 1.0f), init.m = random_floats(n, -0.01f, 0.01f);
     init.v = random_floats(n, 0.0f, 1e-4f);
