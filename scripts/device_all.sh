@@ -119,6 +119,9 @@ if [ "$only_quality" = 0 ]; then
       build-gpu/step_bench 32 128 256 2 100 100 cudnn 0 || rc=1
       build-gpu/step_bench 64 256 512 4 128 100 cudnn 0 || rc=1
       build-gpu/step_bench 32 128 256 2 100 100 persistent 0 || rc=1
+      # Config B's persistent kernel in bf16 on CUDA cores and on tensor cores, whole steps.
+      build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 off || rc=1
+      build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 on || rc=1
       return "$rc"
     }
     step workbench workbench.log with_env timeout 150 bash -c "$(declare -f workbenches); workbenches"

@@ -2,9 +2,13 @@
 // replay buy over today's eager sequence, side by side in one run, on the CUDA backend.
 // defines: main
 //
-//   build/step_bench [B E H L T steps rnn-impl dropout]   (default: config A,
-//                                                           32 128 256 2 100 200 cudnn 0)
+//   build/step_bench [B E H L T steps rnn-impl dropout [precision [tensor-cores]]]
+//       default: config A, 32 128 256 2 100 200 cudnn 0 fp32 default
 //   config B: build/step_bench 64 256 512 4 128 100 cudnn 0
+//   config B, the persistent kernel in bf16 on tensor cores:
+//             build/step_bench 64 256 512 4 128 100 persistent 0 bf16 on
+//   (tensor-cores: default | on | off, the persistent kernel's inner products in tf32 and
+//   bf16: sk_tensor_cores in backend.h)
 //
 // Three ways to run the same steps (V = 65, the same parameters and windows):
 //   eager    forward, backward, sk_backend_step: the loss and the norm read back each step
@@ -78,33 +82,45 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     int B = 32, E = 128, H = 256, L = 2, T = 100, steps = 200;
-    const char *impl = "cudnn";
+    const char *impl = "cudnn", *precision = "fp32", *tensor_cores = "default";
     double dropout = 0.0;
-    if (argc > 1 && argc != 9) {
-        fprintf(stderr, "usage: %s [B E H L T steps rnn-impl dropout]\n", argv[0]);
+    if (argc > 1 && (argc < 9 || argc > 11)) {
+        fprintf(stderr, "usage: %s [B E H L T steps rnn-impl dropout [precision [tensor-cores]]]\n", argv[0]);
         return 2;
     }
-    if (argc == 9) {
+    if (argc >= 9) {
         B = atoi(argv[1]), E = atoi(argv[2]), H = atoi(argv[3]), L = atoi(argv[4]), T = atoi(argv[5]);
         steps = atoi(argv[6]), impl = argv[7], dropout = atof(argv[8]);
+    }
+    if (argc >= 10) precision = argv[9];
+    if (argc == 11) tensor_cores = argv[10];
+    sk_error err = {{0}};
+    sk_rnn_impl ri;
+    sk_precision prec;
+    const sk_tensor_cores tc = strcmp(tensor_cores, "on") == 0    ? SK_TENSOR_CORES_ON
+                               : strcmp(tensor_cores, "off") == 0 ? SK_TENSOR_CORES_OFF
+                                                                  : SK_TENSOR_CORES_DEFAULT;
+    if (tc == SK_TENSOR_CORES_DEFAULT && strcmp(tensor_cores, "default") != 0) {
+        fprintf(stderr, "step_bench: tensor-cores must be default, on or off, got \"%s\"\n", tensor_cores);
+        return 2;
+    }
+    if (B < 1 || E < 1 || H < 1 || L < 1 || T < 1 || steps < 1 || sk_rnn_impl_parse(impl, &ri, &err) != SK_OK ||
+        sk_precision_parse(precision, &prec, &err) != SK_OK) {
+        fprintf(stderr, "step_bench: bad arguments %s\n", err.msg);
+        return 2;
     }
     char reason[256];
     if (!sk_cuda_available(0, reason, sizeof reason)) {
         printf("skipped: %s\n", reason);
         return 77;
     }
-    sk_error err = {{0}};
-    sk_rnn_impl ri;
-    if (B < 1 || E < 1 || H < 1 || L < 1 || T < 1 || steps < 1 || sk_rnn_impl_parse(impl, &ri, &err) != SK_OK) {
-        fprintf(stderr, "step_bench: bad arguments %s\n", err.msg);
-        return 2;
-    }
-    printf("step_bench: B=%d E=%d H=%d L=%d T=%d V=%d dropout=%.2f rnn-impl %s, %d timed steps x %d rounds\n", B, E,
-           H, L, T, V, dropout, impl, steps, ROUNDS);
+    printf("step_bench: B=%d E=%d H=%d L=%d T=%d V=%d dropout=%.2f rnn-impl %s precision %s tensor-cores %s, %d timed "
+           "steps x %d rounds\n", B, E, H, L, T, V, dropout, impl, precision, tensor_cores, steps, ROUNDS);
     sk_backend *be[MODES];
     for (int m = 0; m < MODES; m++) {
         sk_backend_config cfg = {.model = {V, E, H, L, (float)dropout}, .batch_size = B, .seq_len = T, .training = 1,
-                                 .seed = 1, .rnn_impl = ri, .cuda_graph = m == 2 ? SK_GRAPH_ON : SK_GRAPH_OFF};
+                                 .seed = 1, .rnn_impl = ri, .precision = prec, .plstm_tensor_cores = tc,
+                                 .cuda_graph = m == 2 ? SK_GRAPH_ON : SK_GRAPH_OFF};
         if (sk_backend_create_cuda(&cfg, &be[m], &err) != SK_OK) {
             fprintf(stderr, "step_bench: %s\n", err.msg);
             return 1;
