@@ -14,7 +14,9 @@
 // time of `reps` forwards and of `reps` forward + backward (data and weights), from CUDA
 // events, with tokens/s = B*T / time. No dropout here (the backend tests cover the masks).
 // An implementation that does not take the shape or the precision is reported with its
-// reason (cuDNN's own for its persistent algorithms) and skipped. Needs a GPU.
+// reason (cuDNN's own for its persistent algorithms) and skipped. Needs a GPU (exit 77
+// without one); runs on the emulated device too (tests/emu/backend.cmake,
+// tests/gpu/test_lstm_bench.sh).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +132,11 @@ int main(int argc, char **argv) {
         precision_arg = (int)p;
     }
     DIE_IF(B < 1 || E < 1 || H < 1 || L < 1 || T < 1 || reps < 1, "every size must be positive");
-    int dev = 0;
+    int dev = 0, devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1) {
+        printf("lstm_bench: no usable CUDA device, skipped\n");
+        return 77;
+    }
     CUDA_OR_DIE(cudaSetDevice(dev));
     cudaDeviceProp prop;
     CUDA_OR_DIE(cudaGetDeviceProperties(&prop, dev));

@@ -24,29 +24,35 @@ set(SK_EMU_DEVICE_SOURCES ${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.cpp ${CMAKE_SOU
                           ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu_lstm.cpp)
 # .cu files are C++ here: g++ is told so (-x c++ before each), CMake by the LANGUAGE property.
 set_source_files_properties(${SK_EMU_BACKEND_SOURCES} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
-add_library(shakespeare_cuda MODULE ${SK_EMU_BACKEND_SOURCES} ${SK_EMU_DEVICE_SOURCES})
-set_target_properties(shakespeare_cuda PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
-                      LINKER_LANGUAGE CXX LINK_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/module.map)
-target_compile_definitions(shakespeare_cuda PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
+# Compiled once, for the module and for the LSTM workbench (lstm_bench, below).
+add_library(sk_emu_backend_objects OBJECT ${SK_EMU_BACKEND_SOURCES} ${SK_EMU_DEVICE_SOURCES})
+set_target_properties(sk_emu_backend_objects PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
+                      CXX_EXTENSIONS OFF POSITION_INDEPENDENT_CODE ON)
+target_compile_definitions(sk_emu_backend_objects PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
 # As tests.cmake's emulated kernel tests: bf16 pairs read as words; -O2 in every build type
 # (a launch runs every thread of the grid one after another).
-target_compile_options(shakespeare_cuda PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror>
-                                               -fno-strict-aliasing -Wno-unknown-pragmas -O2)
-target_include_directories(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
-                                                    ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/tests
-                                                    ${CMAKE_SOURCE_DIR}/tests/emu)
-target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
+target_compile_options(sk_emu_backend_objects PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror>
+                                                      -fno-strict-aliasing -Wno-unknown-pragmas -O2)
+target_include_directories(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
+                                                          ${CMAKE_SOURCE_DIR}/kernels ${CMAKE_SOURCE_DIR}/tests
+                                                          ${CMAKE_SOURCE_DIR}/tests/emu)
+target_include_directories(sk_emu_backend_objects SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
+add_library(shakespeare_cuda MODULE $<TARGET_OBJECTS:sk_emu_backend_objects>)
+set_target_properties(shakespeare_cuda PROPERTIES LINKER_LANGUAGE CXX
+                      LINK_DEPENDS ${CMAKE_SOURCE_DIR}/src/cuda/module.map)
 target_link_libraries(shakespeare_cuda PRIVATE shakespeare_core_pic)
 find_path(SK_EMU_NCCL_INCLUDE nccl.h HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} /usr/local/cuda PATH_SUFFIXES include)
 if(SK_EMU_NCCL_INCLUDE)
   set_source_files_properties(${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
-  target_sources(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu ${CMAKE_SOURCE_DIR}/tests/emu/nccl_emu.cpp)
-  target_include_directories(shakespeare_cuda PRIVATE ${CMAKE_SOURCE_DIR}/src/dist)
-  target_include_directories(shakespeare_cuda SYSTEM PRIVATE ${SK_EMU_NCCL_INCLUDE})
-  target_compile_definitions(shakespeare_cuda PRIVATE SK_HAVE_NCCL)
+  target_sources(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu
+                                                ${CMAKE_SOURCE_DIR}/tests/emu/nccl_emu.cpp)
+  target_include_directories(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/src/dist)
+  target_include_directories(sk_emu_backend_objects SYSTEM PRIVATE ${SK_EMU_NCCL_INCLUDE})
+  target_compile_definitions(sk_emu_backend_objects PRIVATE SK_HAVE_NCCL)
   if(SK_HAVE_MPI) # ranks sum through the job's MPI (nccl_emu.cpp)
+    target_link_libraries(sk_emu_backend_objects PRIVATE MPI::MPI_C)
     target_link_libraries(shakespeare_cuda PRIVATE MPI::MPI_C)
-    target_compile_definitions(shakespeare_cuda PRIVATE SK_EMU_NCCL_MPI)
+    target_compile_definitions(sk_emu_backend_objects PRIVATE SK_EMU_NCCL_MPI)
   endif()
 endif()
 target_link_options(shakespeare_cuda PRIVATE
@@ -62,6 +68,22 @@ target_include_directories(emu_check_libs PRIVATE ${CMAKE_SOURCE_DIR}/include ${
 target_include_directories(emu_check_libs SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
 add_test(NAME emu_check_libs COMMAND emu_check_libs)
 set_tests_properties(emu_check_libs PROPERTIES LABELS unit TIMEOUT 300)
+# The LSTM workbench (kernels/dev/lstm_bench.cu) on the emulated device, as a GPU session
+# runs it: tests/gpu/test_lstm_bench.sh checks it at a tiny shape (no speed is measured here).
+set_source_files_properties(${CMAKE_SOURCE_DIR}/kernels/dev/lstm_bench.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+add_executable(lstm_bench ${CMAKE_SOURCE_DIR}/kernels/dev/lstm_bench.cu $<TARGET_OBJECTS:sk_emu_backend_objects>)
+set_target_properties(lstm_bench PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
+                      LINKER_LANGUAGE CXX)
+target_compile_definitions(lstm_bench PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
+target_compile_options(lstm_bench PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror> -fno-strict-aliasing
+                                          -Wno-unknown-pragmas)
+target_include_directories(lstm_bench PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
+                                              ${CMAKE_SOURCE_DIR}/src/cuda ${CMAKE_SOURCE_DIR}/kernels)
+target_include_directories(lstm_bench SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
+target_link_libraries(lstm_bench PRIVATE shakespeare_core ${CMAKE_DL_LIBS} pthread)
+if(SK_EMU_NCCL_INCLUDE AND SK_HAVE_MPI)
+  target_link_libraries(lstm_bench PRIVATE MPI::MPI_C)
+endif()
 # The core loads it as the real module, and its loader takes the emulated device as present
 # (no NVIDIA driver to ask): --device auto picks it.
 target_sources(shakespeare_core PRIVATE ${CMAKE_SOURCE_DIR}/src/cudaload/cuda_loader.c)

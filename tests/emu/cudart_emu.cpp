@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -55,6 +56,7 @@ struct Stream {
 
 struct Event {
     uint64_t seq = 0; // the marker op recorded last; 0: never recorded
+    double ran_s = -1.0; // host seconds when that marker ran (cudaEventElapsedTime); < 0: not yet
 };
 
 // The device: one queue of every stream's work in enqueue order (a valid serialization).
@@ -497,9 +499,31 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     Stream *st = stream_of(s);
     if (!st) return fail(cudaErrorInvalidResourceHandle);
     if (st->capturing) return fail(cudaErrorNotSupported); // the backend records none in a capture
-    cudaError_t r = sk_emu_enqueue(s, [] {});
+    ev->ran_s = -1.0;
+    cudaError_t r = sk_emu_enqueue(s, [ev] {
+        if (g_events.count(ev)) // destroyed before it ran: nothing to stamp
+            ev->ran_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    });
     if (r == cudaSuccess) ev->seq = g_next_seq - 1;
     return r;
+}
+
+// The host time between the two markers' runs: the emulator's, not a GPU's (no speed is
+// measured here); both must have run (cudaErrorNotReady otherwise, as CUDA).
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+    Event *a = (Event *)start, *b = (Event *)end;
+    if (!ms || !g_events.count(a) || !g_events.count(b)) return fail(cudaErrorInvalidResourceHandle);
+    if (a->ran_s < 0.0 || b->ran_s < 0.0) return fail(cudaErrorNotReady);
+    *ms = (float)(1e3 * (b->ran_s - a->ran_s));
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, cudaEventDefault); }
+cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
+// Synchronous for the host, as CUDA's on device memory.
+cudaError_t cudaMemset(void *dst, int value, size_t n) {
+    const cudaError_t r = cudaMemsetAsync(dst, value, n, 0);
+    return r != cudaSuccess ? r : cudaDeviceSynchronize();
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
