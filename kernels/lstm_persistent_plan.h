@@ -60,7 +60,7 @@ typedef struct {
     char why_not[200];
     sk_plstm_operands operands;
     int kstride;       // row stride of the forward weight slice and staged vectors (see above)
-    int gstride;       // backward: 4H-long halves of slice and staged rows are G apart (see below)
+    int gstride;       // backward: 4H-long halves of slice and staged rows are G apart (see above)
     int wrows_fwd;     // forward weight rows held: 4U, or rounded up to 16 (tensor cores)
     int wunits_bwd;    // backward units held: U, or rounded up to 16 (tensor cores)
     int U;             // hidden units per block
