@@ -58,6 +58,12 @@ struct Case {
 };
 
 uint64_t g_rng = 0x5eed;
+// Each case draws from its own stream, seeded by its name (FNV-1a), and every operand mode of
+// a case gets the same inputs: changing one case leaves every other case's digests alone.
+void seed_for(const char *name) {
+    g_rng = 1469598103934665603ull;
+    for (const char *p = name; *p; p++) g_rng = (g_rng ^ (unsigned char)*p) * 1099511628211ull;
+}
 float uniform(float lo, float hi) {
     g_rng = g_rng * 6364136223846793005ull + 1442695040888963407ull;
     return lo + (hi - lo) * (float)((g_rng >> 40) * (1.0 / 16777216.0));
@@ -103,6 +109,7 @@ Problem make_problem(const Case &c, sk_plstm_operands op, int *ok) {
         P.layers.push_back(ly);
     }
     P.w.resize(off);
+    seed_for(c.name);
     fill(P.w, -2 * k, 2 * k); // larger than PyTorch's, so the gates leave their linear range
     P.x.resize((size_t)c.B * c.len * c.E), fill(P.x, -1, 1);
     P.hx.resize((size_t)c.L * c.B * H), fill(P.hx, -0.5f, 0.5f);
