@@ -235,23 +235,20 @@ bool sk_emu_device_range(const void *p, size_t bytes) {
     return bytes <= n - ((uintptr_t)p - start);
 }
 
+// The environment's integer `name` if it lies in [lo, hi], else def.
+static int env_int_in(const char *name, int def, int lo, int hi) {
+    const char *e = getenv(name);
+    const int v = e ? atoi(e) : def;
+    return v < lo || v > hi ? def : v;
+}
+
 int sk_emu_device_sms() {
-    static int sms = 0;
-    if (!sms) {
-        const char *e = getenv("SK_EMU_SMS");
-        sms = e ? atoi(e) : 24;
-        if (sms < 1 || sms > 256) sms = 24;
-    }
+    static const int sms = env_int_in("SK_EMU_SMS", 24, 1, 256);
     return sms;
 }
 
 int sk_emu_device_count() {
-    static int n = 0;
-    if (!n) {
-        const char *e = getenv("SK_EMU_DEVICES");
-        n = e ? atoi(e) : 1;
-        if (n < 1 || n > 8) n = 1;
-    }
+    static const int n = env_int_in("SK_EMU_DEVICES", 1, 1, 8);
     return n;
 }
 
