@@ -1,0 +1,420 @@
+// trainer_setup.c: a training run's setup and teardown (see trainer.h): the options and
+// their checks, the out-dir's claim, the data (token cache, splits, batchers), the
+// checkpoint a run resumes from, the backend, and the agreement of every rank on all of it.
+// The loop itself is in trainer.c; both share trainer_internal.h.
+// defines: sk_train_options_default, sk_trainer_init, sk_trainer_free, sk_trainer_failed_alone
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist/shard.h"
+#include "io/fsutil.h"
+#include "io/json.h"
+#include "trainer_internal.h"
+
+// One line for the user, from rank 0 only (the others would repeat it).
+static void notice(sk_trainer *t, const char *line) {
+    if (t->rank == 0 && t->cb.on_notice && line[0]) t->cb.on_notice(t->cb.ctx, line);
+}
+
+void sk_train_options_default(sk_train_options *o) {
+    memset(o, 0, sizeof *o);
+    o->data_path = "data/tinyshakespeare.txt";
+    o->train_frac = 0.9, o->val_frac = 0.1;
+    o->model = (sk_model_config){0, 128, 256, 2, 0.0f};
+    o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
+    o->batch_size = 32, o->seq_len = 100;
+    o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
+    o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};
+    o->max_iters = 0, o->max_epochs = 10;
+    o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
+    o->log_every = 10;
+    o->out_dir = "out";
+    o->seed = 1337;
+    o->device = "auto";
+}
+
+// The options every rank must share, as "name=value;" pairs (out_dir, log and threads may
+// differ: only rank 0 writes, and threads are per rank).
+static void options_identity(const sk_train_options *o, char *buf, size_t n) {
+    snprintf(buf, n,
+             "--batch-size=%d;--seq-length=%d;--embed-size=%d;--hidden-size=%d;--num-layers=%d;--dropout=%.7g;"
+             "--train-frac=%.17g;--val-frac=%.17g;--init=%d;--init-scale=%.7g;--forget-bias=%.7g;--lr=%.7g;"
+             "--lr-schedule=%s;--min-lr=%.7g;--warmup-iters=%lld;--lr-decay=%.7g;--lr-decay-after=%d;"
+             "--beta1=%.17g;--beta2=%.17g;--eps=%.17g;--weight-decay=%.17g;--grad-clip=%.17g;--max-iters=%lld;"
+             "--max-epochs=%d;--eval-every=%lld;--checkpoint-every=%lld;--sample-every=%lld;--seed=%llu;"
+             "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;--precision=%s;",
+             o->batch_size, o->seq_len, o->model.embed_size, o->model.hidden_size, o->model.num_layers,
+             (double)o->model.dropout, o->train_frac, o->val_frac, (int)o->init, (double)o->init_scale,
+             (double)o->forget_bias, (double)o->lr.lr, sk_lr_kind_name(o->lr.kind), (double)o->lr.min_lr,
+             (long long)o->lr.warmup_iters, (double)o->lr.decay, o->lr.decay_after, o->adam.beta1, o->adam.beta2,
+             o->adam.eps, o->adam.weight_decay, o->adam.grad_clip, (long long)o->max_iters, o->max_epochs,
+             (long long)o->eval_every, (long long)o->checkpoint_every, (long long)o->sample_every,
+             (unsigned long long)o->seed, o->init_from ? o->init_from : "", o->eval_only, o->device,
+             sk_rnn_impl_name(o->rnn_impl), sk_precision_name(o->precision));
+}
+
+static sk_status check_ranks(sk_trainer *t, sk_error *err) {
+    sk_rank_identity id;
+    memset(&id, 0, sizeof id);
+    if (t->nranks == 1) return SK_OK; // nothing to compare (and no pass over a large corpus)
+    const sk_tokens *ids = &t->cache.ids;
+    id.n_chars = ids->n;
+    id.data_crc = sk_crc32(0, ids->data, (size_t)ids->width * ids->n);
+    id.vocab_size = t->cache.vocab.size;
+    id.vocab_crc = sk_crc32(0, t->cache.vocab.chars, sizeof t->cache.vocab.chars[0] * (size_t)t->cache.vocab.size);
+    snprintf(id.data_path, sizeof id.data_path, "%s", t->o.data_path);
+    options_identity(&t->o, id.options, sizeof id.options);
+    return sk_shard_check_ranks(t->comm, &id, err);
+}
+
+// The device of this rank: with several ranks, "auto" and "cuda" mean cuda:local_rank.
+static const char *rank_device(const sk_trainer *t, char *buf, size_t n) {
+    const char *d = t->o.device;
+    if (t->nranks > 1 && (strcmp(d, "cuda") == 0 || strcmp(d, "auto") == 0)) {
+        char reason[256];
+        int local = sk_comm_local_rank(t->comm);
+        if (strcmp(d, "cuda") == 0 || sk_cuda_available(local, reason, sizeof reason)) {
+            snprintf(buf, n, "cuda:%d", local);
+            return buf;
+        }
+    }
+    return d;
+}
+
+static sk_status check_options(const sk_train_options *o, sk_error *err) {
+    if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
+    if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
+    if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "--eval-only needs --init-from CHECKPOINT");
+    if (o->eval_only && o->overwrite)
+        return sk_fail(err, SK_ERR_ARG, "--overwrite replaces the run in --out-dir; it does not go with --eval-only, "
+                                        "which writes nothing");
+    if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
+        return sk_fail(err, SK_ERR_ARG, "--max-iters 0 and --max-epochs 0 would train forever; set one of them");
+    return SK_OK;
+}
+
+// The vocabulary of the data must be the checkpoint's, character for character.
+static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const char *data_path,
+                             const char *ckpt_path, sk_error *err) {
+    if (sk_vocab_equal(data, ckpt)) return SK_OK;
+    for (int i = 0; i < data->size; i++) {
+        if (sk_vocab_index(ckpt, data->chars[i]) < 0) {
+            char c[32];
+            sk_vocab_describe_char(data->chars[i], c, sizeof c);
+            return sk_fail(err, SK_ERR_MISMATCH,
+                           "%s does not match the vocabulary of %s: it has character %s, which the checkpoint "
+                           "lacks (%d vs %d characters)",
+                           data_path, ckpt_path, c, data->size, ckpt->size);
+        }
+    }
+    return sk_fail(err, SK_ERR_MISMATCH,
+                   "%s does not match the vocabulary of %s (%d vs %d characters); the model only works on text "
+                   "with exactly its vocabulary",
+                   data_path, ckpt_path, data->size, ckpt->size);
+}
+
+// A resumed model keeps its shape: an explicit shape option that disagrees is an error.
+// (--dropout is not part of the shape: given with --init-from, it replaces the checkpoint's.)
+static sk_status check_shape(const sk_train_options *o, const sk_model_config *ck, sk_error *err) {
+    const struct { int bit; const char *flag; double want, have; } f[] = {
+        {SK_SET_EMBED, "--embed-size", o->model.embed_size, ck->embed_size},
+        {SK_SET_HIDDEN, "--hidden-size", o->model.hidden_size, ck->hidden_size},
+        {SK_SET_LAYERS, "--num-layers", o->model.num_layers, ck->num_layers},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if ((o->model_set & f[i].bit) && f[i].want != f[i].have)
+            return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
+                           f[i].flag, f[i].want, o->init_from, f[i].have);
+    return SK_OK;
+}
+
+// The --eval-tokens a checkpoint's training options name (0, the whole split, when absent).
+static int64_t eval_tokens_of(const char *train_config) {
+    sk_json doc = {0};
+    uint64_t v = 0;
+    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
+        size_t k = sk_json_get(&doc, 0, "eval_tokens");
+        if (k == SK_JSON_NONE || !sk_json_u64(&doc, k, &v) || v > INT64_MAX) v = 0;
+    }
+    sk_json_free(&doc);
+    return (int64_t)v;
+}
+
+// The --precision a checkpoint's training options name: fp32 when absent (every run before
+// the flag was fp32) or unreadable.
+static sk_precision precision_of(const char *train_config) {
+    sk_json doc = {0};
+    sk_precision p = SK_PRECISION_FP32;
+    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
+        size_t k = sk_json_get(&doc, 0, "precision");
+        for (int i = 0; k != SK_JSON_NONE && i < 3; i++)
+            if (sk_json_string_eq(&doc, k, sk_precision_name((sk_precision)i))) p = (sk_precision)i;
+    }
+    sk_json_free(&doc);
+    return p;
+}
+
+static sk_status setup_splits(sk_trainer *t, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    t->n_train = t->cache.n_train, t->n_val = t->cache.n_val, t->n_test = t->cache.n_test;
+    const sk_tokens *all = &t->cache.ids;
+    const uint8_t *base = all->data;
+    sk_status st;
+    if (!o->eval_only) {
+        sk_tokens tr = {base, all->width, t->n_train};
+        st = sk_batcher_init_tokens(&t->train, &tr, o->batch_size, o->seq_len, "training split", err);
+        if (st != SK_OK) return st;
+    }
+    // Evaluation walks whole splits; a split shorter than one window uses shorter windows.
+    struct { sk_batcher *b; size_t off, n; int *has; const char *name; } ev[2] = {
+        {&t->val, t->n_train, t->n_val, &t->has_val, "validation split"},
+        {&t->test, t->n_train + t->n_val, t->n_test, &t->has_test, "test split"},
+    };
+    for (int i = 0; i < 2; i++) {
+        if (ev[i].n == 0) continue;
+        size_t S = (ev[i].n - 1) / (size_t)o->batch_size;
+        if (S < 1)
+            return sk_fail(err, SK_ERR_ARG,
+                           "%s has %zu characters, too short for %d streams (needs at least %d); lower "
+                           "--batch-size or change the split fractions",
+                           ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
+        int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
+        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n};
+        st = sk_batcher_init_tokens(ev[i].b, &split, o->batch_size, T, ev[i].name, err);
+        if (st != SK_OK) return st;
+        if (o->eval_tokens > 0) // ceil(N / B) positions of every stream
+            sk_batcher_limit(ev[i].b, (size_t)((o->eval_tokens + o->batch_size - 1) / o->batch_size));
+        *ev[i].has = 1;
+    }
+    if (o->eval_only && !t->has_val) return sk_fail(err, SK_ERR_ARG, "--eval-only needs a validation split (--val-frac > 0)");
+    return SK_OK;
+}
+
+// This rank's view of the data: the cache of o->data_path in mode, validated or (re)built.
+static sk_status open_cache(sk_trainer *t, const sk_train_options *o, sk_vocab_mode mode, sk_error *err) {
+    char *cache_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+    sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
+    sk_status st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac,
+                                                   o->val_frac, &hooks, err)
+                             : sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    free(cache_dir);
+    return st;
+}
+
+static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err);
+
+sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err) {
+    *out = NULL;
+    sk_status st = check_options(o, err);
+    if (st != SK_OK) return st;
+    sk_trainer *t = calloc(1, sizeof *t);
+    if (!t) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    t->o = *o;
+    if (cb) t->cb = *cb;
+    t->last_eval_step = -1;
+    t->od = (sk_outdir)SK_OUTDIR_INIT;
+
+    t->comm = o->comm;
+    if (!t->comm && !(t->comm = t->own_comm = sk_comm_single())) {
+        free(t);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    }
+    t->rank = sk_comm_rank(t->comm), t->nranks = sk_comm_size(t->comm);
+    // One run per out-dir, held by rank 0, the only rank that writes there: the lock first,
+    // so that nothing below reads a checkpoint that another run is writing; a fresh run never
+    // silently replaces a finished one. Every rank reaches each agreement, so one rank's
+    // failure (here: rank 0's refusal) stops all of them together.
+    st = SK_OK;
+    if (!o->eval_only && t->rank == 0) {
+        st = sk_outdir_open(&t->od, o->out_dir, err);
+        if (st == SK_OK) st = sk_outdir_claim(&t->od, o->init_from, o->overwrite, err);
+    }
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if (o->batch_size % t->nranks != 0) {
+        st = sk_fail(err, SK_ERR_ARG, "--batch-size %d is not divisible by the %d ranks; use a multiple of %d",
+                     o->batch_size, t->nranks, t->nranks);
+        goto fail;
+    }
+    if (t->nranks > 1 && o->cuda_graph == SK_GRAPH_ON) {
+        st = sk_fail(err, SK_ERR_ARG, "--cuda-graph on is for one process; %d data-parallel ranks all-reduce the "
+                     "gradients between backward and the norm, and step eagerly (use --cuda-graph auto or off)",
+                     t->nranks);
+        goto fail;
+    }
+    t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
+    st = init_model(t, o, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if (t->nranks > 1) { // once the run is sure to start
+        char line[160];
+        snprintf(line, sizeof line, "data-parallel over %d ranks (%s): %d of the %d streams each", t->nranks,
+                 sk_comm_name(t->comm), t->b_local, o->batch_size);
+        notice(t, line);
+    }
+    *out = t;
+    return SK_OK;
+fail:
+    sk_trainer_free(t);
+    return st;
+}
+
+// Everything after the data: checkpoint, splits, backend, state, logs (this rank's part).
+static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err) {
+    sk_model_file ckpt = {0};
+    sk_train_state saved = {0};
+    int has_state = 0;
+    sk_status st = SK_OK;
+    sk_vocab_mode mode = o->vocab_mode;
+    // Until the ranks have agreed on the data, every rank reaches every agreement below, so one
+    // rank's failure stops all of them together (and none waits on a collective another left).
+    if (o->init_from) {
+        st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err);
+        sk_vocab_mode ck_mode = ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
+        if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && mode != ck_mode)
+            st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
+                         sk_vocab_mode_name(mode), o->init_from, sk_vocab_mode_name(ck_mode));
+        mode = ck_mode;
+        if (st == SK_OK) st = check_shape(o, &ckpt.cfg, err);
+    }
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    // The token cache: rank 0 builds or checks it first; the other ranks then find it ready
+    // (or, with a cache directory of their own on another node, build theirs: builds are atomic).
+    if (t->rank == 0) st = open_cache(t, o, mode, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if (t->rank != 0) st = open_cache(t, o, mode, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks(t, err)) != SK_OK) goto fail;
+    if (t->cache.map_len >= ((size_t)16 << 20)) { // a large corpus: say what start-up cost
+        char line[SK_ERROR_MSG_MAX];
+        snprintf(line, sizeof line, "token cache %s: %zu ids of %d bits, %d symbols, checked and mapped in %.2f s",
+                 t->cache.path, t->cache.ids.n, 8 * t->cache.ids.width, t->cache.vocab.size, t->cache.open_s);
+        notice(t, line);
+    }
+    if (o->init_from) {
+        if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
+        t->o.model = ckpt.cfg;
+        if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
+    } else {
+        t->o.model.vocab_size = t->cache.vocab.size;
+    }
+    if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) goto fail;
+    if ((st = setup_splits(t, err)) != SK_OK) goto fail;
+
+    // A resumed run keeps its seed: dropout masks are keyed by (seed, step).
+    const int resume = has_state && !o->eval_only;
+    const uint64_t seed = resume ? saved.seed : o->seed;
+    sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
+                            .training = !o->eval_only, .threads = o->threads, .seed = seed,
+                            .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
+                            .global_batch = o->batch_size, .cuda_graph = o->cuda_graph};
+    char note[512], dev[32];
+    if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
+        goto fail;
+    notice(t, note);
+
+    const sk_param_layout *lay = &t->be->layout;
+    const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
+    if ((st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err)) != SK_OK) goto fail;
+    t->st.best_step = -1;
+    t->st.seed = seed;
+    t->st.T = o->seq_len;
+    sk_rng_seed(&t->st.rng, seed ^ 0x5A4D504C45ull);
+    t->params = malloc(sizeof(float) * lay->total);
+    t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
+    t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
+    const size_t local_state = (size_t)L * t->b_local * H;
+    t->h_local = malloc(sizeof(float) * local_state);
+    t->c_local = malloc(sizeof(float) * local_state);
+    t->gathered = t->rank == 0 ? malloc(sizeof(float) * local_state * (size_t)t->nranks) : NULL;
+    if (!t->params || !t->x || !t->y || !t->h_local || !t->c_local || (t->rank == 0 && !t->gathered)) {
+        st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (o->init_from) {
+        memcpy(t->params, ckpt.params, sizeof(float) * lay->total);
+    } else {
+        sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
+    }
+    if ((st = t->be->ops->set_params(t->be, t->params)) != SK_OK ||
+        (st = t->be->ops->set_state(t->be, NULL, NULL)) != SK_OK) {
+        sk_backend_fail(err, st, t->be, "to take the parameters");
+        goto fail;
+    }
+    if (resume) {
+        // Resume: optimizer moments, counters, generator; the carried LSTM state and the
+        // position in the epoch only when the batching (B and T) is unchanged.
+        t->st.step = saved.step, t->st.epoch = saved.epoch;
+        t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
+        if (eval_tokens_of(ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
+            t->st.best_val_loss = INFINITY, t->st.best_step = -1;
+            notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
+        }
+        const sk_precision was = precision_of(ckpt.train_config);
+        if (was != o->precision) { // the checkpoint's fp32 master weights and moments carry over as they are
+            char line[160];
+            snprintf(line, sizeof line,
+                     "--precision %s differs from the checkpoint's %s: training goes on from its fp32 weights and "
+                     "optimizer state in %s", sk_precision_name(o->precision), sk_precision_name(was),
+                     sk_precision_name(o->precision));
+            notice(t, line);
+        }
+        t->st.rng = saved.rng;
+        if ((st = t->be->ops->set_optimizer_state(t->be, saved.m, saved.v)) != SK_OK) {
+            sk_backend_fail(err, st, t->be, "to take the optimizer state");
+            goto fail;
+        }
+        if (saved.B == B && saved.T == o->seq_len && saved.L == L && saved.H == H &&
+            (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
+            t->st.window = saved.window;
+            sk_shard_slice_state(saved.h, t->h_local, L, B, t->b_off, t->b_local, H);
+            sk_shard_slice_state(saved.c, t->c_local, L, B, t->b_off, t->b_local, H);
+            if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK) {
+                sk_backend_fail(err, st, t->be, "to take the LSTM state");
+                goto fail;
+            }
+        } else {
+            t->st.window = 0;
+            t->st.epoch += saved.window > 0;
+            notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
+        }
+    } else if (o->init_from && !o->eval_only && ckpt.has_checksum) {
+        notice(t, "the checkpoint has no training state: fine-tuning from its weights with a fresh optimizer");
+    }
+    if (o->init_from && !ckpt.has_checksum) {
+        char line[SK_ERROR_MSG_MAX + 160];
+        snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", o->init_from,
+                 o->eval_only ? "" : "; a new run starts from its weights with a fresh optimizer");
+        notice(t, line);
+    }
+    if (!o->eval_only && t->rank == 0) {
+        char *log = o->log_path ? strdup(o->log_path) : sk_path_join(o->out_dir, "metrics.jsonl");
+        st = log ? sk_outdir_open_log(&t->od, log, has_state, err) : sk_fail(err, SK_ERR_NOMEM, "out of memory");
+        free(log);
+        if (st != SK_OK) goto fail;
+    }
+    st = SK_OK;
+fail:
+    sk_model_file_free(&ckpt);
+    sk_train_state_free(&saved);
+    return st;
+}
+
+void sk_trainer_free(sk_trainer *t) {
+    if (!t) return;
+    sk_comm_release_device(t->comm); // NCCL's, while the CUDA runtime is alive (comm.h)
+    sk_outdir_close(&t->od);
+    sk_backend_free(t->be);
+    sk_backend_free(t->sampler);
+    sk_train_state_free(&t->st);
+    sk_token_cache_close(&t->cache);
+    free(t->params);
+    free(t->x);
+    free(t->y);
+    free(t->h_local);
+    free(t->c_local);
+    free(t->gathered);
+    sk_comm_free(t->own_comm);
+    free(t);
+}
+
+int sk_trainer_failed_alone(const sk_trainer *t) { return t && t->failed_alone; }
