@@ -9,7 +9,8 @@
 #   call 1 (about 8-9 min): build, GPU tests, CPU tests, benchmark,    device_all.sh OUT --keep-going
 #                           workbench
 #   call 2 (about 7-8 min): the quality run, then time to quality      device_all.sh OUT --only-quality 300
-#   the rest: fixes, and a re-run of what failed.
+#   the rest: fixes, and a re-run of what failed; after a failed GPU test, first
+#     (about 3-5 min with the build)                                 device_all.sh OUT --only-sanitize
 # The first session to run the new code should keep going past failures (--keep-going): one
 # call then shows every failing test and still measures what works. Each call must build if
 # the machine is a fresh one (a machine stays warm only 30 s after a call).
@@ -35,18 +36,27 @@
 #   ttq.txt            after the quality run (unless --skip-ttq): bench_gpu.sh --ttq-only, the
 #                      seconds each side needs to validation loss <= 1.50 (BENCH_TTQ_VARIANT
 #                      picks shakespeare's variant)
+#   sanitize.log       with --sanitize / --only-sanitize: NVIDIA's compute-sanitizer, each of
+#                      its four tools (memcheck: out-of-bounds and misaligned accesses;
+#                      racecheck: shared-memory hazards; synccheck: barrier misuse; initcheck:
+#                      reads of uninitialized global memory) over tiny shapes of our device
+#                      code: plstm_dots_check, lstm_bench (every LSTM implementation and
+#                      precision, forward and backward) and step_bench (whole training steps,
+#                      eager, deferred and as a CUDA graph: our kernels, cuBLAS and cuDNN
+#                      together). For the call after a failed GPU test: it says whether the
+#                      cause is memory or synchronization (a few minutes; 300 s at most).
 # Our programs and tests run with build-gpu/env.sh's LD_LIBRARY_PATH; PyTorch runs with the
 # environment this script started with, so that it loads its own cuDNN and cuBLAS.
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
 # Usage: scripts/device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going]
-#          [--skip-bench] [--skip-ttq] [--skip-workbench]
+#          [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench]}
+out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]}
 shift
-quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1
+quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1 sanitize=0 only_sanitize=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quality) quality=${2:?--quality needs seconds}; shift 2 ;;
@@ -55,6 +65,8 @@ while [ $# -gt 0 ]; do
     --skip-bench) bench=0; shift ;;
     --skip-ttq) ttq=0; shift ;;
     --skip-workbench) workbench=0; shift ;;
+    --sanitize) sanitize=1; shift ;;
+    --only-sanitize) sanitize=1; only_sanitize=1; shift ;;
     *) echo "device_all.sh: error: unknown option \"$1\"" >&2; exit 2 ;;
   esac
 done
@@ -98,8 +110,8 @@ preflight() {
   fi
 }
 
-filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |lstm_bench|step_bench|iter .* val_loss|done:)'
-if [ "$only_quality" = 0 ]; then
+filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |lstm_bench|step_bench|iter .* val_loss|done:|sanitize: )'
+if [ "$only_quality" = 0 ] && [ "$only_sanitize" = 0 ]; then
   step preflight preflight.log preflight
   step build build.log bash scripts/device_build.sh
   step "GPU tests" gpu-tests.log with_env ctest --test-dir build-gpu -L gpu --output-on-failure -V --timeout 180
@@ -128,6 +140,40 @@ if [ "$only_quality" = 0 ]; then
   fi
 elif [ ! -x build-gpu/shakespeare-train ]; then
   step build build.log bash scripts/device_build.sh
+fi
+
+if [ "$sanitize" = 1 ]; then
+  # Each tool over each program at a tiny shape (H = 40: not a multiple of 32; two layers with
+  # dropout between them), 60 s per run at most (a tool that cannot follow a cooperative grid
+  # would hang it). A report names the kernel and, from the build's -lineinfo, the source
+  # line; one line per run says what was found. The libraries' own kernels (cuBLAS, cuDNN)
+  # run under the tools too: a report naming one of theirs is theirs to weigh, not a fault
+  # of ours.
+  sanitize_all() { # $1: the folder for the tools' output
+    local out=$1 cs rc=0 tool cmd r n
+    cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    [ -x "$cs" ] || { echo "error: no compute-sanitizer on this machine (looked on PATH and in /usr/local/cuda/bin)"; return 1; }
+    for tool in memcheck racecheck synccheck initcheck; do
+      for cmd in "build-gpu/plstm_dots_check 20" "build-gpu/lstm_bench 3 8 40 2 5 1 all" \
+        "build-gpu/step_bench 3 8 40 2 5 2 persistent 0.2 bf16 on" "build-gpu/step_bench 3 8 40 2 5 2 cudnn 0.2"; do
+        echo "-- $tool: $cmd"
+        # shellcheck disable=SC2086 # cmd is a program and its arguments
+        timeout -k 10 60 "$cs" --tool "$tool" --error-exitcode 3 --print-limit 10 $cmd >"$out/sanitize.run" 2>&1
+        r=$?
+        cat "$out/sanitize.run"
+        n=$(grep -Eo '(ERROR SUMMARY|RACECHECK SUMMARY): [0-9]+' "$out/sanitize.run" | tail -n 1 | grep -Eo '[0-9]+$')
+        case $r in
+          0) echo "sanitize: $tool ${cmd#build-gpu/}: clean (${n:-0} reported)" ;;
+          3) echo "sanitize: $tool ${cmd#build-gpu/}: FOUND ${n:-some} (the reports above name the kernels)"; rc=1 ;;
+          124) echo "sanitize: $tool ${cmd#build-gpu/}: TIMED OUT after 60 s"; rc=1 ;;
+          *) echo "sanitize: $tool ${cmd#build-gpu/}: the program failed (exit $r)"; rc=1 ;;
+        esac
+      done
+    done
+    rm -f "$out/sanitize.run"
+    return "$rc"
+  }
+  step compute-sanitizer sanitize.log with_env bash -c "$(declare -f sanitize_all); sanitize_all \"\$1\"" _ "$out"
 fi
 
 if [ "$quality" -gt 0 ]; then
