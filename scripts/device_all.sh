@@ -10,7 +10,7 @@
 #                           workbench
 #   call 2 (about 7-8 min): the quality run, then time to quality      device_all.sh OUT --only-quality 300
 #   the rest: fixes, and a re-run of what failed; after a failed GPU test, first
-#     (about 3-5 min with the build)                                 device_all.sh OUT --only-sanitize
+#     (a few minutes with the build, 7 at most; an estimate)          device_all.sh OUT --only-sanitize
 # The first session to run the new code should keep going past failures (--keep-going): one
 # call then shows every failing test and still measures what works. Each call must build if
 # the machine is a fresh one (a machine stays warm only 30 s after a call).
@@ -45,7 +45,8 @@
 #                      precision, forward and backward) and step_bench (whole training steps,
 #                      eager, deferred and as a CUDA graph: our kernels, cuBLAS and cuDNN
 #                      together). For the call after a failed GPU test: it says whether the
-#                      cause is memory or synchronization (a few minutes; 300 s at most).
+#                      cause is memory or synchronization (60 s per run, 420 s in all at most;
+#                      each run's line is logged as it ends).
 # Our programs and tests run with build-gpu/env.sh's LD_LIBRARY_PATH; PyTorch runs with the
 # environment this script started with, so that it loads its own cuDNN and cuBLAS.
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
@@ -174,7 +175,7 @@ if [ "$sanitize" = 1 ]; then
     rm -f "$out/sanitize.run"
     return "$rc"
   }
-  step compute-sanitizer sanitize.log with_env bash -c "$(declare -f sanitize_all); sanitize_all \"\$1\"" _ "$out"
+  step compute-sanitizer sanitize.log with_env timeout 420 bash -c "$(declare -f sanitize_all); sanitize_all \"\$1\"" _ "$out"
 fi
 
 if [ "$quality" -gt 0 ]; then
@@ -188,9 +189,8 @@ if [ "$quality" -gt 0 ]; then
   # run's cosine schedule spans QUALITY_EPOCHS epochs (default 20), or as many steps as fit
   # in S - 30 s if fewer, and the default model (QUALITY_MODEL overrides it) is that last
   # recipe made wider (H=1024), which the CPU cannot train in time. A 40-step calibration
-  # run measures this GPU's
-  # speed for the time cap (evaluations included, 10% margin). SIGTERM at S seconds still
-  # writes a checkpoint and the done: line.
+  # run measures this GPU's speed for the time cap (evaluations included, 10% margin).
+  # SIGTERM at S seconds still writes a checkpoint and the done: line.
   read -r -a quality_model <<<"${QUALITY_MODEL:---embed-size 128 --hidden-size 1024 --num-layers 2 --dropout 0.5 --weight-decay 0.1 --batch-size 32 --seq-length 128}"
   quality_run() {
     local B=32 T=100 i tps iters windows
