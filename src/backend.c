@@ -66,17 +66,17 @@ const char *sk_rnn_impl_name(sk_rnn_impl r) {
     return (unsigned)r < 4 ? rnn_impl_names[r] : "unknown";
 }
 
-static const char *const cuda_graph_names[] = {"auto", "on", "off"};
+static const char *const cuda_graph_names[] = {"auto", "on", "off", "try"};
 
 sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, cuda_graph_names, 3, "--cuda-graph", &i, err);
+    sk_status st = parse_choice(s, cuda_graph_names, 4, "--cuda-graph", &i, err);
     if (st == SK_OK) *out = (sk_cuda_graph)i;
     return st;
 }
 
 const char *sk_cuda_graph_name(sk_cuda_graph g) {
-    return (unsigned)g < 3 ? cuda_graph_names[g] : "unknown";
+    return (unsigned)g < 4 ? cuda_graph_names[g] : "unknown";
 }
 
 sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {

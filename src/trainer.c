@@ -206,6 +206,7 @@ static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *s
     sk_status st = be->ops->read_stats(be, &ss);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "in the steps up to %lld", (long long)t->st.step);
     const double dt = now_s() - t0;
+    if (ss.notice[0] && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, ss.notice); // one process: rank 0
     *step_time += dt;
     if (ss.asynchronous)
         spread_step_times(t, dt);

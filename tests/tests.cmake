@@ -17,6 +17,7 @@ endif()
 if(SHAKESPEARE_CUDA_EMU)
   list(APPEND SK_TEST_ENV "SK_TIMEOUT_SCALE=20")
   list(APPEND SK_TEST_ENV "SK_EMU_DEVICES=2") # a node of two GPUs for the 2-rank NCCL test
+  list(APPEND SK_TEST_ENV "SK_EMULATED_DEVICE=1") # for the checks only the emulator can stage
 endif()
 
 # sk_add_tests(GLOB PREFIX LABEL): one test per matching file; .c files become programs

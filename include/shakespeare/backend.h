@@ -43,11 +43,15 @@
 // and accepts only auto.
 typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2, SK_RNN_CUDNN_PERSIST = 3 } sk_rnn_impl;
 
-// --cuda-graph: whether the CUDA backend replays train_step as a captured CUDA graph. auto:
-// only once a GPU session has validated it (kGraphValidated in src/cuda/backend_cuda.cu),
-// else eager; on: capture, and fail with the reason if capture fails; off: eager. Both
-// enqueue the same work. The CPU backend accepts auto and off.
-typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2 } sk_cuda_graph;
+// --cuda-graph: whether the CUDA backend replays train_step as a captured CUDA graph.
+//   on:   capture, and fail with the reason if a capture fails (for benchmarks and tests);
+//   try:  capture; if a capture fails, say why in one notice (read_stats' notice) and run
+//         that step and every later one eagerly;
+//   auto: try, once a GPU session has validated graphs (kGraphValidated in
+//         src/cuda/backend_cuda.cu); until then off;
+//   off:  eager.
+// Graph and eager steps enqueue the same work. The CPU backend accepts all but on.
+typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TRY = 3 } sk_cuda_graph;
 
 // The arithmetic of the CUDA backend (--precision). In every precision the parameters,
 // their gradients and Adam's moments stay fp32 in the canonical layout (the master copy,
@@ -101,6 +105,7 @@ typedef struct {
     int bad_is_norm;             // 0: its mean loss was not finite; 1: its loss was, its norm not
     double bad_loss_sum, bad_norm; // that step's values (bad_norm: 0 when its loss already failed on the CPU)
     int64_t graph_launches; // CUDA: train_step calls launched as a captured CUDA graph since creation (0 elsewhere)
+    char notice[SK_ERROR_MSG_MAX]; // one line for the user about these steps (--cuda-graph try's fallback), or ""
     // 1 (CUDA): train_step only enqueued the steps, which ran on the device later, so the
     // host's time in each call is not that step's cost; 0 (CPU): each call did its step.
     int asynchronous;
@@ -171,7 +176,7 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
 int sk_cuda_available(int index, char *reason, size_t reason_size);
 // Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);
-// Parses "auto", "on", "off" (--cuda-graph); SK_ERR_ARG otherwise.
+// Parses "auto", "on", "off", "try" (--cuda-graph); SK_ERR_ARG otherwise.
 sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err);
 const char *sk_cuda_graph_name(sk_cuda_graph g);
 // train_step and read_stats from a backend's own ops, for a backend that runs every step

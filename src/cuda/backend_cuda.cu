@@ -44,8 +44,9 @@ namespace {
 
 constexpr size_t kBlasWorkspaceBytes = (size_t)32 << 20; // cuBLAS's recommendation for Hopper
 
-// --cuda-graph auto replays captured graphs only once a GPU session has run
-// tests/gpu/test_cuda_graph.c and measured the gain (kernels/PERSISTENT_LSTM_FLOOR.md).
+// --cuda-graph auto replays captured graphs (as try: eager after a failed capture) only once
+// a GPU session has run tests/gpu/test_cuda_graph.c and measured the gain
+// (kernels/PERSISTENT_LSTM_FLOOR.md).
 constexpr bool kGraphValidated = false;
 
 // Pinned staging slots: the host fills slot i for a step while the device may still be
@@ -254,8 +255,9 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
                                ci->args->dropout_key, cfg->stream_offset, cfg->precision,
                                cfg->plstm_tensor_cores};
     SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
-    if (ci->training && (cfg->cuda_graph == SK_GRAPH_ON || (cfg->cuda_graph == SK_GRAPH_AUTO && kGraphValidated)))
-        SK_TRY(sk_step_graphs_create(ci->T, &ci->graphs, err));
+    const sk_cuda_graph g = cfg->cuda_graph;
+    if (ci->training && (g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated)))
+        SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
@@ -574,6 +576,10 @@ static sk_status cuda_read_stats(sk_backend *b, sk_step_stats *stats) {
     stats->loss_sum = d->loss_sum, stats->grad_norm = d->norm;
     stats->graph_launches = sk_step_graphs_launches(ci->graphs);
     stats->asynchronous = 1;
+    const char *fallback = sk_step_graphs_take_notice(ci->graphs);
+    if (fallback)
+        snprintf(stats->notice, sizeof stats->notice, "--cuda-graph %s: steps run eagerly from here, as %s",
+                 b->cfg.cuda_graph == SK_GRAPH_AUTO ? "auto" : "try", fallback); // the modes that fall back
     if (d->bad_step) {
         stats->bad_step = d->bad_step, stats->bad_is_norm = d->bad_is_norm;
         stats->bad_loss_sum = d->bad_loss_sum, stats->bad_norm = d->bad_norm;

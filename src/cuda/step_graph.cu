@@ -1,5 +1,6 @@
 // step_graph.cu: capture and replay of the training step's CUDA graphs (step_graph.h).
-// defines: sk_step_graphs_create, sk_step_graphs_launch, sk_step_graphs_launches, sk_step_graphs_free
+// defines: sk_step_graphs_create, sk_step_graphs_launch, sk_step_graphs_take_notice, sk_step_graphs_launches,
+//          sk_step_graphs_free
 //
 // What the captured step contains and why each part may be captured (checked against the
 // libraries' documentation and issue trackers; to be confirmed by tests/gpu/test_cuda_graph.c):
@@ -27,6 +28,7 @@
 // (cuBLAS allocates the default workspace of a handle that has none set, such as the
 // persistent LSTM's; cuDNN creates internal resources; kernels load on first launch), and
 // none of that may happen inside a capture.
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cuda_check.h"
@@ -37,9 +39,13 @@ struct sk_step_graphs {
     cudaGraphExec_t *exec; // (2, T+1): [slot][len], NULL until captured
     unsigned char *warm;   // (2, T+1): 1 once the key's step has run eagerly
     int64_t launches;      // cudaGraphLaunch calls that succeeded
+    int eager_fallback;    // a failed capture turns the table off instead of failing the step
+    int off;               // a capture failed under eager_fallback: every step runs eagerly
+    int notice_unread;     // notice not yet taken
+    char notice[SK_ERROR_MSG_MAX]; // why the table is off
 };
 
-sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err) {
+sk_status sk_step_graphs_create(int T, int eager_fallback, sk_step_graphs **out, sk_error *err) {
     *out = NULL;
     sk_step_graphs *g = (sk_step_graphs *)calloc(1, sizeof *g);
     if (g) g->exec = (cudaGraphExec_t *)calloc((size_t)2 * (T + 1), sizeof *g->exec);
@@ -53,6 +59,7 @@ sk_status sk_step_graphs_create(int T, sk_step_graphs **out, sk_error *err) {
         return sk_fail(err, SK_ERR_NOMEM, "out of memory for the CUDA graph table");
     }
     g->T = T;
+    g->eager_fallback = eager_fallback;
     *out = g;
     return SK_OK;
 }
@@ -95,15 +102,30 @@ sk_status sk_step_graphs_launch(sk_step_graphs *g, int len, int slot, cudaStream
         return sk_fail(err, SK_ERR_ARG, "no CUDA graph for a window of %d steps in state slot %d", len, slot);
     const size_t key = (size_t)slot * (g->T + 1) + len;
     cudaGraphExec_t *exec = &g->exec[key];
+    if (g->off) return enqueue(ctx, err);
     if (!*exec && !g->warm[key]) { // the warm-up: this step runs eagerly
         SK_TRY(enqueue(ctx, err));
         g->warm[key] = 1;
         return SK_OK;
     }
-    if (!*exec) SK_TRY(capture(stream, len, enqueue, ctx, exec, err));
+    if (!*exec) {
+        sk_status st = capture(stream, len, enqueue, ctx, exec, err);
+        if (st != SK_OK && !g->eager_fallback) return st;
+        if (st != SK_OK) {
+            g->off = 1, g->notice_unread = 1;
+            snprintf(g->notice, sizeof g->notice, "%s", err->msg);
+            return enqueue(ctx, err);
+        }
+    }
     CUDA_CHECK(cudaGraphLaunch(*exec, stream));
     g->launches++;
     return SK_OK;
+}
+
+const char *sk_step_graphs_take_notice(sk_step_graphs *g) {
+    if (!g || !g->notice_unread) return NULL;
+    g->notice_unread = 0;
+    return g->notice;
 }
 
 int64_t sk_step_graphs_launches(const sk_step_graphs *g) { return g ? g->launches : 0; }

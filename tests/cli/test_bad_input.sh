@@ -54,12 +54,14 @@ expect_error '^error: --rnn-impl persistent selects a CUDA LSTM implementation' 
 expect_error '^error: --rnn-impl cudnn-persist selects a CUDA LSTM implementation' "${TR[@]}" --rnn-impl cudnn-persist
 expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir rnn-auto --max-iters 2 --rnn-impl auto &&
     note "--rnn-impl auto trains on the CPU" || fail "--rnn-impl auto on the CPU"
-expect_error '^error: --cuda-graph expects auto, on or off, got "yes"' "${TR[@]}" --cuda-graph yes
-# Graph capture named for a CPU run is refused; auto and off train.
+expect_error '^error: --cuda-graph expects auto, on, off or try, got "yes"' "${TR[@]}" --cuda-graph yes
+# Graph capture required of a CPU run is refused; off and try (a preference) train.
 expect_error '^error: --cuda-graph on needs a CUDA device; the CPU backend runs its steps eagerly' \
     "${TR[@]}" --cuda-graph on
 expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir graph-off --max-iters 2 --cuda-graph off &&
     note "--cuda-graph off trains on the CPU" || fail "--cuda-graph off on the CPU"
+expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir graph-try --max-iters 2 --cuda-graph try &&
+    note "--cuda-graph try trains on the CPU" || fail "--cuda-graph try on the CPU"
 # No usable GPU (none on CI, or a CPU-only build): an explicit request is an error, exit 2.
 if ! "$SK_TRAIN" "${TINY[@]}" --data text.txt --out-dir probe --max-iters 1 --device cuda >/dev/null 2>&1; then
     expect_error '--device cuda' "${TR[@]}" --device cuda

@@ -10,7 +10,9 @@
 //     stream and copies at once (CUDA's documented behaviour), and neither may be captured;
 //   - during a capture: allocation, freeing and every synchronization fail with
 //     cudaErrorStreamCaptureUnsupported and invalidate the capture (the capture mode's
-//     "unsafe calls");
+//     "unsafe calls"); with SK_EMU_UNCAPTURABLE=1 in the environment so does the first work
+//     a capture is given, as a library call that cannot be captured would (the tests of
+//     --cuda-graph try's eager fallback);
 //   - cudaMemcpy kinds against where the pointers are; device ranges inside one allocation;
 //   - launch configurations, and dynamic shared memory above the kernel's attribute;
 //   - a fault in a kernel (a deadlock, a shared-memory overrun) is sticky, as on a GPU.
@@ -51,6 +53,7 @@ struct Graph {
 struct Stream {
     bool capturing = false;
     bool capture_broken = false;
+    bool refuse_capture = false; // SK_EMU_UNCAPTURABLE: refuse this capture's first work
     std::unique_ptr<Graph> graph;
 };
 
@@ -216,6 +219,10 @@ cudaError_t sk_emu_enqueue(cudaStream_t s, std::function<void()> op) {
     if (g_sticky) return g_sticky;
     if (st->capturing) {
         if (st->capture_broken) return fail(cudaErrorStreamCaptureInvalidated);
+        if (st->refuse_capture) {
+            st->capture_broken = true;
+            return fail(cudaErrorStreamCaptureUnsupported);
+        }
         st->graph->ops.push_back(std::move(op));
         return cudaSuccess;
     }
@@ -535,6 +542,8 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode) {
     if (!st) return fail(cudaErrorInvalidResourceHandle);
     if (st == &g_default || st->capturing) return fail(cudaErrorIllegalState);
     st->capturing = true, st->capture_broken = false;
+    const char *refuse = getenv("SK_EMU_UNCAPTURABLE");
+    st->refuse_capture = refuse && refuse[0] == '1';
     st->graph.reset(new Graph);
     g_capturing++;
     return cudaSuccess;

@@ -7,7 +7,10 @@
 #     bit-identical to the uninterrupted 50 (the comparison can fail: 25 differs from 50);
 #   - a forced non-finite step (test_divergence.sh's recipe) with graphs and read-backs every
 #     10 steps names the step that the eager run reading back every step names, and keeps
-#     the last checkpoint written before it (every 3 steps here).
+#     the last checkpoint written before it (every 3 steps here);
+#   - on the emulated device, whose captures SK_EMU_UNCAPTURABLE=1 breaks as an uncapturable
+#     library call would (tests/emu/cudart_emu.cpp): --cuda-graph try says so in one note and
+#     ends bit-identical to the eager run, and --cuda-graph on stops with one error line.
 # Skipped (77) where no GPU is usable.
 . "$(dirname "$0")/../cli/lib.sh"
 
@@ -37,6 +40,21 @@ for dropout in 0 0.3; do
     same_tensors "$d/b25/last.safetensors" "$d/graph/last.safetensors" &&
         fail "dropout $dropout: the checkpoints at 25 and 50 are identical"
 done
+
+# A failed capture. The dropout 0.3 run's flags, as above (a real GPU cannot be made to fail one).
+if [ -n "${SK_EMULATED_DEVICE:-}" ]; then
+    SK_EMU_UNCAPTURABLE=1 expect_ok "${C[@]}" --out-dir try --max-iters 50 --cuda-graph try &&
+        same_tensors d0.3/eager/last.safetensors try/last.safetensors &&
+        note "--cuda-graph try after a failed capture == eager, bit for bit" ||
+        fail "--cuda-graph try after a failed capture: not the eager run's result"
+    notes=$(grep -c '^note: --cuda-graph try: steps run eagerly from here, as capturing the training step' .ok.err)
+    [ "$notes" = 1 ] && note "$(grep '^note: --cuda-graph try' .ok.err)" ||
+        fail "--cuda-graph try after a failed capture: $notes fallback notes (want 1): $(cat .ok.err)"
+    SK_EMU_UNCAPTURABLE=1 expect_exit 1 '^error: .*capturing the training step of 32 steps into a CUDA graph failed' \
+        "${C[@]}" --out-dir on-broken --max-iters 50 --cuda-graph on
+else
+    note "a failed capture is tested on the emulated device only"
+fi
 
 re='^error: (training loss|gradient norm) is -?(nan|inf) at step ([0-9]+); stopping'
 D=("$SK_TRAIN" --data text.txt --embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8
