@@ -1,5 +1,6 @@
 // precision_tolerance.h: the tolerances of the GPU tests per --precision, derived from the
-// operands' unit roundoff (shared by test_cuda_parity.c and test_cuda_precision_train.c).
+// operands' unit roundoff (shared by test_cuda_parity.c and rnn_pair.h's low-precision
+// training runs).
 // defines: precision_tol, precision_tol_of
 //
 // Unit roundoff u (round to nearest, p significant bits: u = 2^-p):
