@@ -30,7 +30,7 @@
 #                      step eager, deferred and replayed as a CUDA graph)
 #   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU, a
 #                      larger model than the CPU's quality run (QUALITY_MODEL overrides it),
-#                      QUALITY_EPOCHS epochs (default 20) or as many steps as a calibration
+#                      QUALITY_EPOCHS epochs (default 10) or as many steps as a calibration
 #                      says fit in S if fewer, stopped by SIGTERM at S s
 #   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8
 #                      files at most)
@@ -185,11 +185,14 @@ if [ "$quality" -gt 0 ]; then
   # best validation loss comes from regularization and from when the learning rate anneals,
   # not from how many steps fit. H=512, L=2 over 20 epochs (dropout 0.35) was best at epoch
   # 10 (1.4267) and then overfit (1.45 at the end); dropout 0.5 with weight decay 0.1 over 15
-  # epochs was still falling at its end (1.4215); a third layer did worse (1.4293). So the
-  # run's cosine schedule spans QUALITY_EPOCHS epochs (default 20), or as many steps as fit
-  # in S - 30 s if fewer, and the default model (QUALITY_MODEL overrides it) is that last
-  # recipe made wider (H=1024), which the CPU cannot train in time. A 40-step calibration
-  # run measures this GPU's speed for the time cap (evaluations included, 10% margin).
+  # epochs was still falling at its end (1.4215); a third layer did worse (1.4293). H=768
+  # under that regularization peaked at epoch 10 of 15 (1.4226) and overfit after, and over
+  # a 10-epoch schedule reached 1.4084, the best. So the run's cosine schedule spans
+  # QUALITY_EPOCHS epochs (default 10), or as many steps as fit in S - 30 s if fewer, and the
+  # default model (QUALITY_MODEL overrides it) is that recipe wider still (H=1024), which the
+  # CPU cannot train in time; H=768 (--hidden-size 768) is the measured fallback. A 40-step
+  # calibration run measures this GPU's speed for the time cap (evaluations included, 10%
+  # margin).
   # SIGTERM at S seconds still writes a checkpoint and the done: line.
   read -r -a quality_model <<<"${QUALITY_MODEL:---embed-size 128 --hidden-size 1024 --num-layers 2 --dropout 0.5 --weight-decay 0.1 --batch-size 32 --seq-length 128}"
   quality_run() {
@@ -205,10 +208,10 @@ if [ "$quality" -gt 0 ]; then
     # Windows per epoch of the default 90% training split (the batcher's B streams of
     # (n - 1) / B characters, T at a time; the corpus is ASCII, so bytes are characters).
     windows=$(awk -v n="$(wc -c <data/tinyshakespeare.txt)" -v b="$B" -v t="$T" 'BEGIN { print int(int((int(0.9 * n) - 1) / b) / t) }')
-    iters=$(awk -v s="$quality" -v tps="$tps" -v bt=$((B * T)) -v cap=$((windows * ${QUALITY_EPOCHS:-20})) \
+    iters=$(awk -v s="$quality" -v tps="$tps" -v bt=$((B * T)) -v cap=$((windows * ${QUALITY_EPOCHS:-10})) \
       'BEGIN { n = int((s - 30) * tps / bt * 0.9); if (n > cap) n = cap; if (n < 100) n = 100; print n }')
     echo "quality: calibration ${tps} tokens/s at B=$B T=$T -> --max-iters $iters (cosine to the end; $windows steps an epoch," \
-      "QUALITY_EPOCHS ${QUALITY_EPOCHS:-20}), ${quality} s limit"
+      "QUALITY_EPOCHS ${QUALITY_EPOCHS:-10}), ${quality} s limit"
     timeout --preserve-status -s TERM "$quality" build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality \
       "${quality_model[@]}" --lr 2e-3 --lr-schedule cosine --warmup-iters 200 --min-lr 1e-4 --max-epochs 0 \
       --max-iters "$iters" --eval-every $(((iters + 19) / 20)) --checkpoint-every 1000 --log "$out/metrics.jsonl"
