@@ -54,8 +54,8 @@ static inline void pair_init(const sk_backend *be, float *p) {
 }
 
 // STEPS training steps of be from parameters p0 on windows 0.., dropout keyed by the step:
-// loss[s] the mean loss of step s + 1. Leaves be's trained parameters in p0 when p_out.
-static inline void pair_train(sk_backend *be, float *p0, double loss[STEPS], int p_out) {
+// loss[s] the mean loss of step s + 1.
+static inline void pair_train(sk_backend *be, const float *p0, double loss[STEPS]) {
     OP_OK(be, be->ops->set_params(be, p0));
     const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
     int32_t x[B_ * T_], y[B_ * T_];
@@ -67,7 +67,6 @@ static inline void pair_train(sk_backend *be, float *p0, double loss[STEPS], int
         OP_OK(be, sk_backend_step(be, &hp, 3e-3f, s + 1, &norm));
         loss[s] = l / (B_ * T_);
     }
-    if (p_out) OP_OK(be, be->ops->get_params(be, p0));
 }
 
 // Run a's losses against run b's: the first agrees to tol_first relative, the next EARLY - 1
@@ -112,7 +111,7 @@ static inline void pair_low_precision(const pair_case *cases, size_t n) {
     float *p = alloc_f(ref->layout.total);
     double ref_loss[STEPS], loss[STEPS];
     pair_init(ref, p);
-    pair_train(ref, p, ref_loss, 0);
+    pair_train(ref, p, ref_loss);
     sk_backend_free(ref);
     for (size_t i = 0; i < n; i++) {
         const precision_tol tol = precision_tol_of(cases[i].prec);
@@ -120,7 +119,7 @@ static inline void pair_low_precision(const pair_case *cases, size_t n) {
                sk_rnn_impl_name(cases[i].impl), sk_precision_name(cases[i].prec),
                cases[i].tc == SK_TENSOR_CORES_ON ? " (tensor cores)" : cases[i].tc == SK_TENSOR_CORES_OFF ? " (CUDA cores)" : "");
         sk_backend *a = pair_create_in(cases[i].impl, cases[i].prec, cases[i].tc, B_, 1);
-        pair_train(a, p, loss, 0);
+        pair_train(a, p, loss);
         sk_backend_free(a);
         pair_compare(loss, ref_loss, tol.loss_rtol, 4 * tol.loss_rtol, 0.1);
     }
