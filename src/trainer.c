@@ -229,8 +229,10 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     // The run's length in steps, whichever limit comes first (for progress and ETA).
     int64_t total = o->max_epochs > 0 ? (int64_t)windows * o->max_epochs : 0;
     if (o->max_iters > 0 && (total == 0 || o->max_iters < total)) total = o->max_iters;
+    // The cosine anneals over that same length: with --max-epochs 10 --max-iters 10^6 the run
+    // ends after 10 epochs, and so does its schedule.
     sk_lr_schedule sched = o->lr;
-    if (sched.max_iters <= 0) sched.max_iters = o->max_iters > 0 ? o->max_iters : (int64_t)(windows * o->max_epochs);
+    if (sched.max_iters <= 0) sched.max_iters = total;
     const double t0 = now_s();
     double step_time = 0.0; // seconds in training steps since the last report (not evaluation)
     int64_t report_step = t->st.step;

@@ -32,7 +32,7 @@ typedef struct {
     float init_scale;        // SK_INIT_UNIFORM's a
     float forget_bias;
     int batch_size, seq_len;
-    sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to max_iters below
+    sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to the run's length (below)
     sk_adam_hparams adam;
     int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
     int max_epochs;          // 0 = no limit

@@ -108,7 +108,7 @@ static void usage(const sk_train_options *d) {
            "Optimization (Adam):\n"
            "  --lr F                   learning rate (default: %g)\n"
            "  --lr-schedule S          constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
-           "                           | cosine (to min-lr at max-iters) (default: constant)\n"
+           "                           | cosine (to min-lr at the run's end: max-iters or max-epochs) (default: constant)\n"
            "  --warmup-iters N         linear warm-up steps, any schedule (default: %lld)\n"
            "  --min-lr F               cosine floor (default: %g)\n"
            "  --lr-decay F             step decay factor per epoch (default: %g)\n"

@@ -114,6 +114,30 @@ else
     note "matplotlib is not importable by $PY: the plot is not checked"
 fi
 
+echo "== cosine over the run's length"
+# The cosine reaches --min-lr at the run's end, whichever limit ends it: over a run of n steps
+# the learning rate logged at the last one (step n - 1 counted from 0) is
+# min + (lr - min)(1 + cos(pi (n - 1) / n)) / 2, to the log's 6 significant digits (1e-5 relative). An
+# anneal over the other limit would still be near 3e-3 there.
+cosine_end() { # LOG: prints "n lr"; fails unless the last record's lr is the formula's
+    "$PY" - "$1" << 'EOF'
+import json, math, sys
+r = [r for r in map(json.loads, open(sys.argv[1])) if "lr" in r][-1]
+n, lr, lo, hi = r["iter"], r["lr"], 1e-4, 3e-3
+want = lo + (hi - lo) * (1 + math.cos(math.pi * (n - 1) / n)) / 2
+print(n, lr)
+sys.exit(abs(lr - want) > 1e-5 * want)
+EOF
+}
+for limits in "--max-epochs 1 --max-iters 1000000" "--max-epochs 50 --max-iters 20"; do
+    # shellcheck disable=SC2086
+    expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --lr 0.003 --lr-schedule cosine --min-lr 1e-4 \
+        --log-every 1 --eval-every 0 --out-dir cos --log cos.jsonl $limits || finish
+    if end=$(cosine_end cos.jsonl); then note "$limits: last step and lr $end"
+    else fail "$limits: the cosine does not end at --min-lr after the run's last step (step and lr: $end)"; fi
+    rm -rf cos cos.jsonl
+done
+
 echo "== test split"
 grep -q '^test_loss' console.txt && fail "a test loss was printed without a test split" || note "no test split, no test loss"
 expect_ok "${RUN[@]}" --out-dir split --max-iters 10 --train-frac 0.7 --val-frac 0.15 || finish
