@@ -51,6 +51,7 @@ static inline sk_adamw_args sk_adamw_args_of(const sk_adam_hparams *h, float lr,
 // the backend's; kernels read it through pointers).
 typedef struct {
     uint64_t dropout_key[SK_CUDA_MAX_SITES]; // site k: sk_dropout_key(seed, step, k)
+    uint64_t weight_drop_key[SK_CUDA_MAX_SITES]; // layer k's W_hh (hash.h): site SK_WEIGHT_DROP_SITE + k
     sk_adamw_args adam; // this optimizer step's scalars; adam.clip_scale: the host's (eager update)
     double grad_clip;   // sk_adam_hparams.grad_clip, for the clip scale formed on the device
     double rows;        // B * len: the divisor of the mean loss

@@ -267,6 +267,7 @@ def load_checkpoint(path, dropout=None):
     for key in ("vocab_size", "embed_size", "hidden_size", "num_layers"):
         meta[key] = int(meta[key])
     meta["dropout"] = float(meta.get("dropout", "0"))
+    meta["weight_drop"] = float(meta.get("weight_drop", "0"))  # training only: the model ignores it
     meta["vocab"] = [int(c) for c in json.loads(meta["vocab"])]
     if len(meta["vocab"]) != meta["vocab_size"]:
         raise ValueError(f"{path}: vocab has {len(meta['vocab'])} entries, vocab_size is {meta['vocab_size']}")

@@ -23,6 +23,8 @@ sk_status sk_model_config_check(const sk_model_config *c, sk_error *err) {
         return sk_fail(err, SK_ERR_ARG, "number of layers must be in [1, %d], got %d", SK_MAX_LAYERS, c->num_layers);
     if (!(c->dropout >= 0.0f && c->dropout < 1.0f))
         return sk_fail(err, SK_ERR_ARG, "dropout must be in [0, 1), got %g", (double)c->dropout);
+    if (!(c->weight_drop >= 0.0f && c->weight_drop < 1.0f))
+        return sk_fail(err, SK_ERR_ARG, "weight drop must be in [0, 1), got %g", (double)c->weight_drop);
     return SK_OK;
 }
 

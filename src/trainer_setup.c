@@ -22,7 +22,7 @@ void sk_train_options_default(sk_train_options *o) {
     memset(o, 0, sizeof *o);
     o->data_path = "data/tinyshakespeare.txt";
     o->train_frac = 0.9, o->val_frac = 0.1;
-    o->model = (sk_model_config){0, 128, 256, 2, 0.0f};
+    o->model = (sk_model_config){.embed_size = 128, .hidden_size = 256, .num_layers = 2};
     o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
     o->batch_size = 32, o->seq_len = 100;
     o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
@@ -40,13 +40,14 @@ void sk_train_options_default(sk_train_options *o) {
 static void options_identity(const sk_train_options *o, char *buf, size_t n) {
     snprintf(buf, n,
              "--batch-size=%d;--seq-length=%d;--embed-size=%d;--hidden-size=%d;--num-layers=%d;--dropout=%.7g;"
+             "--weight-drop=%.7g;"
              "--train-frac=%.17g;--val-frac=%.17g;--init=%d;--init-scale=%.7g;--forget-bias=%.7g;--lr=%.7g;"
              "--lr-schedule=%s;--min-lr=%.7g;--warmup-iters=%lld;--lr-decay=%.7g;--lr-decay-after=%d;"
              "--beta1=%.17g;--beta2=%.17g;--eps=%.17g;--weight-decay=%.17g;--grad-clip=%.17g;--max-iters=%lld;"
              "--max-epochs=%d;--eval-every=%lld;--checkpoint-every=%lld;--sample-every=%lld;--seed=%llu;"
              "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;--precision=%s;",
              o->batch_size, o->seq_len, o->model.embed_size, o->model.hidden_size, o->model.num_layers,
-             (double)o->model.dropout, o->train_frac, o->val_frac, (int)o->init, (double)o->init_scale,
+             (double)o->model.dropout, (double)o->model.weight_drop, o->train_frac, o->val_frac, (int)o->init, (double)o->init_scale,
              (double)o->forget_bias, (double)o->lr.lr, sk_lr_kind_name(o->lr.kind), (double)o->lr.min_lr,
              (long long)o->lr.warmup_iters, (double)o->lr.decay, o->lr.decay_after, o->adam.beta1, o->adam.beta2,
              o->adam.eps, o->adam.weight_decay, o->adam.grad_clip, (long long)o->max_iters, o->max_epochs,
@@ -116,7 +117,8 @@ static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const c
 }
 
 // A resumed model keeps its shape: an explicit shape option that disagrees is an error.
-// (--dropout is not part of the shape: given with --init-from, it replaces the checkpoint's.)
+// (--dropout and --weight-drop are not part of the shape: given with --init-from, they replace
+// the checkpoint's.)
 static sk_status check_shape(const sk_train_options *o, const sk_model_config *ck, sk_error *err) {
     const struct { int bit; const char *flag; double want, have; } f[] = {
         {SK_SET_EMBED, "--embed-size", o->model.embed_size, ck->embed_size},
@@ -294,6 +296,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
         if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
         t->o.model = ckpt.cfg;
         if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
+        if (o->model_set & SK_SET_WEIGHT_DROP) t->o.model.weight_drop = o->model.weight_drop;
     } else {
         t->o.model.vocab_size = t->cache.vocab.size;
     }

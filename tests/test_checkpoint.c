@@ -106,7 +106,7 @@ typedef struct {
 
 static void model_init(model *m, const uint32_t *chars, int V, int E, int H, int L, float dropout, uint64_t seed) {
     sk_error err;
-    m->cfg = (sk_model_config){V, E, H, L, dropout};
+    m->cfg = (sk_model_config){V, E, H, L, dropout, 0.0f};
     CHECK_OK(sk_vocab_from_codepoints(&m->vocab, chars, V, &err));
     CHECK_OK(sk_param_layout_init(&m->lay, &m->cfg, &err));
     m->params = malloc(m->lay.total * sizeof(float));
@@ -206,11 +206,13 @@ static void test_model_round_trip(const char *dir) {
     char path[512];
     join(path, sizeof path, dir, "rt.safetensors");
     uint32_t cs = 0;
+    m.cfg.weight_drop = 0.3f;
     CHECK_OK(sk_model_save(path, &m.cfg, &m.vocab, m.params, tc, "rt.000000042.state", &cs, &err));
+    m.cfg.weight_drop = 0.0f;
     sk_model_file f;
     CHECK_OK(sk_model_load(path, &f, &err));
     CHECK(f.cfg.vocab_size == 5 && f.cfg.embed_size == 3 && f.cfg.hidden_size == 4 && f.cfg.num_layers == 2);
-    CHECK(f.cfg.dropout == 0.1f);
+    CHECK(f.cfg.dropout == 0.1f && f.cfg.weight_drop == 0.3f);
     CHECK(sk_vocab_equal(&f.vocab, &m.vocab));
     CHECK(memcmp(f.params, m.params, m.lay.total * sizeof(float)) == 0);
     CHECK(f.train_config && strcmp(f.train_config, tc) == 0);
@@ -254,6 +256,7 @@ static void test_standard_layout(const char *dir) {
     CHECK(strstr(hdr, "\"format\":\"shakespeare-lstm-2\""));
     CHECK(strstr(hdr, "\"vocab\":\"[10,233,128512]\""));
     CHECK(strstr(hdr, "\"dropout\":\"0.25\"") && strstr(hdr, "\"num_layers\":\"2\""));
+    CHECK(!strstr(hdr, "weight_drop")); // written only when above 0
     size_t off = 0;
     for (int i = 0; i < m.lay.n_tensors; i++) { // PyTorch's names, shapes, contiguous offsets
         const sk_tensor_info *t = &m.lay.tensors[i];
@@ -378,6 +381,8 @@ static void test_hand_built(const char *dir) {
         {"dropout", "1.0", NULL, NULL, "dropout"},
         {"dropout", "nan", NULL, NULL, "dropout"},
         {"dropout", "0x0.1p0", NULL, NULL, "dropout"},
+        {"weight_drop", "1", NULL, NULL, "bad metadata weight_drop = \"1\""},
+        {"weight_drop", "-0.5", NULL, NULL, "bad metadata weight_drop"},
         {"vocab", "[10, 10, 128512]", NULL, NULL, "vocab"},
         {"vocab", "[10, 55296, 128512]", NULL, NULL, "vocab"}, // a surrogate
         {"vocab", "[10, 233]", NULL, NULL, "vocab has 2 entries"},

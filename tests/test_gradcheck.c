@@ -1,7 +1,7 @@
 // test_gradcheck.c: analytic gradients of the CPU backend against central differences,
-// for every element of every parameter tensor of a tiny model, with and without dropout
-// (dropout masks are a pure function of (seed, step), so the perturbed forwards see the
-// same masks), from a nonzero carried initial state.
+// for every element of every parameter tensor of a tiny model, without dropout, with
+// dropout, and with dropout and weight drop on W_hh (masks are a pure function of (seed,
+// step), so the perturbed forwards see the same masks), from a nonzero carried initial state.
 //
 // Tolerance: |analytic - numeric| <= 2e-4 + 1e-2 * |numeric|. The forward runs in fp32,
 // so each loss evaluation carries a rounding error of ~1e-7 relative to the summed loss
@@ -26,9 +26,9 @@ static double loss_at(sk_backend *be, const int32_t *x, const int32_t *y, const 
     return s;
 }
 
-static void check_model(float dropout) {
+static void check_model(float dropout, float weight_drop) {
     sk_error err;
-    sk_backend_config cfg = {.model = {V, E, H, L, dropout}, .batch_size = B, .seq_len = T, .training = 1,
+    sk_backend_config cfg = {.model = {V, E, H, L, dropout, weight_drop}, .batch_size = B, .seq_len = T, .training = 1,
                              .threads = 1, .seed = 1234};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
@@ -50,7 +50,7 @@ static void check_model(float dropout) {
     CHECK_OK(be->ops->get_grads(be, g));
 
     const float eps = 1e-2f;
-    printf("dropout %.2f\n", (double)dropout);
+    printf("dropout %.2f, weight drop %.2f\n", (double)dropout, (double)weight_drop);
     for (int ti = 0; ti < be->layout.n_tensors; ti++) {
         const sk_tensor_info *t = &be->layout.tensors[ti];
         float *num = malloc(t->numel * sizeof(float));
@@ -75,7 +75,8 @@ static void check_model(float dropout) {
 }
 
 int main(void) {
-    check_model(0.0f);
-    check_model(0.3f);
+    check_model(0.0f, 0.0f);
+    check_model(0.3f, 0.0f);
+    check_model(0.3f, 0.4f);
     return sk_test_done("test_gradcheck");
 }

@@ -30,7 +30,7 @@ int main(void) {
         CHECK(r == SK_RNN_CUDNN); // untouched on failure
     }
 
-    sk_backend_config cfg = {.model = {7, 4, 8, 2, 0.1f}, .batch_size = 2, .seq_len = 3, .training = 1,
+    sk_backend_config cfg = {.model = {7, 4, 8, 2, 0.1f, 0.0f}, .batch_size = 2, .seq_len = 3, .training = 1,
                              .threads = 1, .seed = 3};
     sk_backend *be = NULL;
     for (int i = 1; i < 4; i++) {

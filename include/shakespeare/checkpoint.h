@@ -10,6 +10,7 @@
 //   format        "shakespeare-lstm-2" (this build writes it; it reads "shakespeare-lstm-1" too)
 //   vocab_size, embed_size, hidden_size, num_layers   required
 //   dropout       optional for files from other writers (0 when absent)
+//   weight_drop   optional: written when above 0 (0 when absent)
 //   vocab         required: JSON array of the vocabulary's code points, e.g. "[10,32,33]"
 //   vocab_mode    optional "bytes": the vocabulary holds byte values (absent or "utf8": code points)
 //   train_config  optional JSON text of the training options (informational)

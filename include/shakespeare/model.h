@@ -27,6 +27,10 @@ typedef struct {
     int hidden_size; // H
     int num_layers;  // L
     float dropout;   // p in [0, 1): between LSTM layers and before fc; training only
+    // DropConnect on the recurrent weights (AWD-LSTM's weight drop), in [0, 1): a training
+    // step uses each layer's W_hh with elements dropped by hash.h's weight-drop mask and
+    // the rest scaled by 1/(1-p); evaluation uses W_hh itself. Training only, like dropout.
+    float weight_drop;
 } sk_model_config;
 
 #define SK_TENSOR_NAME_MAX 32
@@ -46,7 +50,7 @@ typedef struct {
     size_t total;            // floats in the parameter buffer
 } sk_param_layout;
 
-// Validates cfg (V >= 1, E, H, L >= 1, 0 <= dropout < 1, sizes that fit in memory).
+// Validates cfg (V >= 1, E, H, L >= 1, 0 <= dropout, weight_drop < 1, sizes that fit in memory).
 sk_status sk_model_config_check(const sk_model_config *cfg, sk_error *err);
 sk_status sk_param_layout_init(sk_param_layout *layout, const sk_model_config *cfg, sk_error *err);
 void sk_param_layout_free(sk_param_layout *layout);

@@ -19,7 +19,8 @@
 #include "shakespeare/status.h"
 #include "shakespeare/token_cache.h"
 
-enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16 };
+enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16,
+       SK_SET_WEIGHT_DROP = 32 };
 
 typedef struct {
     const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)

@@ -47,7 +47,7 @@ static void on_signal(int sig) {
 }
 
 enum {
-    OPT_DATA = 256, OPT_OUT_DIR, OPT_EMBED, OPT_HIDDEN, OPT_LAYERS, OPT_DROPOUT, OPT_BATCH, OPT_SEQ, OPT_TRAIN_FRAC,
+    OPT_DATA = 256, OPT_OUT_DIR, OPT_EMBED, OPT_HIDDEN, OPT_LAYERS, OPT_DROPOUT, OPT_WEIGHT_DROP, OPT_BATCH, OPT_SEQ, OPT_TRAIN_FRAC,
     OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
     OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
     OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
@@ -59,6 +59,7 @@ static const struct option long_options[] = {
     {"data", required_argument, 0, OPT_DATA}, {"out-dir", required_argument, 0, OPT_OUT_DIR},
     {"embed-size", required_argument, 0, OPT_EMBED}, {"hidden-size", required_argument, 0, OPT_HIDDEN},
     {"num-layers", required_argument, 0, OPT_LAYERS}, {"dropout", required_argument, 0, OPT_DROPOUT},
+    {"weight-drop", required_argument, 0, OPT_WEIGHT_DROP},
     {"batch-size", required_argument, 0, OPT_BATCH}, {"seq-length", required_argument, 0, OPT_SEQ},
     {"train-frac", required_argument, 0, OPT_TRAIN_FRAC}, {"val-frac", required_argument, 0, OPT_VAL_FRAC},
     {"lr", required_argument, 0, OPT_LR}, {"lr-schedule", required_argument, 0, OPT_LR_SCHEDULE},
@@ -99,6 +100,8 @@ static void usage(const sk_train_options *d) {
            "  --hidden-size N          LSTM width H (default: %d)\n"
            "  --num-layers N           LSTM layers L (default: %d)\n"
            "  --dropout P              dropout between layers and before the output layer, in [0, 1) (default: %g)\n"
+           "  --weight-drop P          DropConnect on the recurrent weights W_hh (AWD-LSTM's weight drop): each\n"
+           "                           training step drops a fraction P of them, in [0, 1) (default: %g)\n"
            "  --init uniform|pytorch   initialization: U(+-init-scale) as char-rnn, or PyTorch's defaults (default: pytorch)\n"
            "  --init-scale A           the uniform initialization's bound (default: %g)\n"
            "  --forget-bias F          added to the forget-gate bias at initialization (default: %g)\n"
@@ -155,7 +158,7 @@ static void usage(const sk_train_options *d) {
            "                           the CPU takes only fp32 (default: fp32)\n"
            "  --help, --version\n",
            "tinyshakespeare.txt", d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
-           (double)d->model.dropout, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
+           (double)d->model.dropout, (double)d->model.weight_drop, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
            (double)d->lr.lr, (long long)d->lr.warmup_iters, (double)d->lr.min_lr, (double)d->lr.decay,
            d->lr.decay_after, (double)d->adam.beta1, (double)d->adam.beta2, (double)d->adam.eps,
            (double)d->adam.weight_decay, (double)d->adam.grad_clip, d->max_epochs, (long long)d->max_iters,
@@ -269,12 +272,12 @@ static void options_json(const sk_train_options *o, const char *init, char *buf,
     snprintf(buf, n,
              "{\"data\":\"%s\",\"train_frac\":%g,\"val_frac\":%g,\"batch_size\":%d,\"seq_length\":%d,"
              "\"lr\":%g,\"lr_schedule\":\"%s\",\"warmup_iters\":%lld,\"min_lr\":%g,\"beta1\":%g,\"beta2\":%g,"
-             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"init\":\"%s\",\"seed\":%llu,"
+             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"weight_drop\":%g,\"init\":\"%s\",\"seed\":%llu,"
              "\"eval_tokens\":%lld,\"precision\":\"%s\"}",
              data, o->train_frac, o->val_frac, o->batch_size, o->seq_len, (double)o->lr.lr,
              sk_lr_kind_name(o->lr.kind), (long long)o->lr.warmup_iters, (double)o->lr.min_lr,
              (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, (double)o->adam.weight_decay,
-             (double)o->adam.grad_clip, (double)o->model.dropout, init, (unsigned long long)o->seed,
+             (double)o->adam.grad_clip, (double)o->model.dropout, (double)o->model.weight_drop, init, (unsigned long long)o->seed,
              (long long)o->eval_tokens, sk_precision_name(o->precision));
 }
 
@@ -321,6 +324,10 @@ int main(int argc, char **argv) {
         case OPT_HIDDEN: st = cli_parse_int(name, v, 1, 65536, &o.model.hidden_size, &err); o.model_set |= SK_SET_HIDDEN; break;
         case OPT_LAYERS: st = cli_parse_int(name, v, 1, 64, &o.model.num_layers, &err); o.model_set |= SK_SET_LAYERS; break;
         case OPT_DROPOUT: st = cli_parse_float(name, v, 0, 0, 1, 1, &o.model.dropout, &err); o.model_set |= SK_SET_DROPOUT; break;
+        case OPT_WEIGHT_DROP:
+            st = cli_parse_float(name, v, 0, 0, 1, 1, &o.model.weight_drop, &err);
+            o.model_set |= SK_SET_WEIGHT_DROP;
+            break;
         case OPT_BATCH: st = cli_parse_int(name, v, 1, 1 << 20, &o.batch_size, &err); break;
         case OPT_SEQ: st = cli_parse_int(name, v, 1, 1 << 20, &o.seq_len, &err); break;
         case OPT_TRAIN_FRAC: st = cli_parse_double(name, v, 0, 1, 1, 0, &o.train_frac, &err); break;

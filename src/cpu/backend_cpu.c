@@ -19,10 +19,12 @@ typedef struct {
     int V, E, H, L, B, T;
     int stream_offset, global_batch; // data-parallel: see sk_backend_config
     float p;        // dropout probability
+    float wdrop;    // weight drop probability (model.h)
     int training;   // backward buffers allocated
     int threads;    // BLAS threads, and spans of the LSTM recurrence
     int len;        // steps of the last forward
     int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
+    int64_t step;   // the last forward's step (keys the weight-drop masks again in backward)
     float *params, *grads, *m, *v; // (total,) canonical layout
     int32_t *x, *y;  // (T*B) time-major copies of the window
     float *emb;      // (T*B, E) embedded inputs
@@ -31,6 +33,7 @@ typedef struct {
     float **gates;   // [L] (T*B, 4H)
     float **tanh_c;  // [L] (T*B, H)
     float **w_hh_t;  // [L] (H, 4H) W_hh laid out for the recurrent kernels (recurrent_gemm.h)
+    float **w_hh_dropped; // [L] (4H, H) W_hh times the step's weight-drop factors; training with wdrop only
     float **mask;    // [L] (T*B, H) dropout multipliers (0 or 1/(1-p)) for site k; training only
     float **dropped; // [L] (T*B, H) h * mask: what layer k+1 (or fc for k = L-1) reads
     float *logits;   // (T*B, V)
@@ -49,7 +52,7 @@ static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
 static void cpu_destroy(sk_backend *b) {
     cpu_impl *c = impl_of(b);
     if (c) {
-        float **per_layer[] = {c->hbuf, c->cbuf, c->gates, c->tanh_c, c->w_hh_t, c->mask, c->dropped};
+        float **per_layer[] = {c->hbuf, c->cbuf, c->gates, c->tanh_c, c->w_hh_t, c->w_hh_dropped, c->mask, c->dropped};
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
             if (!per_layer[i]) continue;
             for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
@@ -133,6 +136,18 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
     }
 }
 
+// Weight drop (hash.h): layer k's W_hh as a training step at `step` uses it.
+static void drop_weights(const cpu_impl *c, uint64_t seed, int64_t step, int k, const float *w_hh, float *out) {
+    const uint64_t key = sk_dropout_key(seed, step, SK_WEIGHT_DROP_SITE + k);
+    for (size_t i = 0; i < (size_t)4 * c->H * c->H; i++) out[i] = w_hh[i] * sk_weight_drop_factor(key, i, c->wdrop);
+}
+
+// Layer k's W_hh for the last (or this) forward: the dropped copy in training steps with
+// weight drop, the parameters' own otherwise.
+static const float *w_hh_used(const cpu_impl *c, int k, int train, size_t offset) {
+    return train && c->wdrop > 0.0f ? c->w_hh_dropped[k] : c->params + offset;
+}
+
 // Numerically stable log-softmax cross-entropy per row (xent_cpu.c); keeps the logits.
 static void row_losses(cpu_impl *c, int rows) {
     const int V = c->V;
@@ -148,7 +163,7 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     if (mode == SK_MODE_TRAIN && !c->training)
         return sk_fail(&b->err, SK_ERR_ARG, "a training forward on an inference-only backend");
     const int rows = len * B;
-    const int drop = mode == SK_MODE_TRAIN && c->p > 0.0f;
+    const int train = mode == SK_MODE_TRAIN, drop = train && c->p > 0.0f;
     const float *P = c->params;
 
     // Stream-major (b, t) -> time-major rows; out-of-range ids are a caller bug, refused.
@@ -171,8 +186,9 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const float *in = c->emb;
     for (int k = 0; k < L; k++) {
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh,
-                                   c->w_hh_t[k]};
+        if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, P + o.w_hh, c->w_hh_dropped[k]);
+        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, train, o.w_hh), P + o.b_ih,
+                                   P + o.b_hh, c->w_hh_t[k]};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
         sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
@@ -194,7 +210,8 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f, c->logits,
                   V);
     c->len = len;
-    c->last_train = mode == SK_MODE_TRAIN && y != NULL;
+    c->step = step;
+    c->last_train = train && y != NULL;
     if (y) {
         row_losses(c, rows);
         double s = 0.0;
@@ -245,8 +262,8 @@ static sk_status cpu_backward(sk_backend *b) {
             for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
         }
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, P + o.w_hh, P + o.b_ih, P + o.b_hh,
-                                   c->w_hh_t[k]};
+        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, 1, o.w_hh), P + o.b_ih,
+                                   P + o.b_hh, c->w_hh_t[k]};
         sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
@@ -255,6 +272,11 @@ static sk_status cpu_backward(sk_backend *b) {
         float *swap = c->dtop;
         c->dtop = c->dx;
         c->dx = swap;
+        // d W_hh = d (W_hh used) times the same factors (0 where an element was dropped).
+        if (c->wdrop > 0.0f) {
+            const uint64_t key = sk_dropout_key(b->cfg.seed, c->step, SK_WEIGHT_DROP_SITE + k);
+            for (size_t i = 0; i < (size_t)4 * H * H; i++) G[o.w_hh + i] *= sk_weight_drop_factor(key, i, c->wdrop);
+        }
     }
     // Embedding gradient: scatter-add in row order (deterministic). dtop now holds d emb.
     sk_embedding_cpu_backward(G + b->layout.tensors[0].offset, c->dtop, c->x, rows, V, E);
@@ -408,6 +430,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (c->threads > SK_MAX_THREADS) c->threads = SK_MAX_THREADS;
     c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
     c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len, c->p = cfg->model.dropout;
+    c->wdrop = cfg->model.weight_drop;
     c->stream_offset = cfg->stream_offset;
     c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
     c->training = cfg->training;
@@ -436,6 +459,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
             c->mask = alloc_per_layer(c->L, rows * H, &ok);
             c->dropped = alloc_per_layer(c->L, rows * H, &ok);
         }
+        if (c->wdrop > 0.0f) c->w_hh_dropped = alloc_per_layer(c->L, 4 * H * H, &ok);
         c->dlogits = alloc_floats(rows * c->V, &ok);
         c->dtop = alloc_floats(rows * wide, &ok);
         c->dx = alloc_floats(rows * wide, &ok);

@@ -7,7 +7,9 @@
 //
 // Semantics are the CPU backend's (backend_cpu.c): every dropout mask (between LSTM layers
 // and before fc) is hash.h's, keyed by (seed, step, site), so the GPU drops exactly the
-// elements the CPU drops. Sums run in other orders (GEMMs, cuDNN), so results agree to
+// elements the CPU drops; so does weight drop on W_hh: a training forward hands the LSTM
+// implementation a copy of the parameters whose W_hh carry the step's masks
+// (dropped_params), and backward masks their gradients the same way. Sums run in other orders (GEMMs, cuDNN), so results agree to
 // fp32 rounding, not bitwise. Every reduction here is still deterministic: same inputs,
 // same bits.
 // Device buffers (canonical parameter layout for params, grads, m, v; activations for
@@ -65,6 +67,7 @@ typedef struct {
     int device;
     int V, E, H, L, B, T;
     float p;          // dropout probability
+    float wdrop;      // weight drop probability (model.h)
     int training;     // gradient and optimizer buffers allocated
     int len;          // steps of the last forward (0: none yet)
     int last_train;   // the last forward was SK_MODE_TRAIN with targets: backward allowed
@@ -77,6 +80,9 @@ typedef struct {
     sk_lstm *lstm; // the LSTM stack behind its seam
     size_t total, off_emb, off_fcw, off_fcb; // floats
     float *params, *grads, *m, *v;            // (total,) canonical layout
+    float *dropped_params;                     // (total,) training with wdrop: the LSTM tensors, W_hh masked
+    size_t off_lstm;                           // floats: the LSTM tensors are [off_lstm, off_fcw)
+    size_t off_whh[SK_CUDA_MAX_SITES];         // floats: layer k's W_hh
     uint8_t *decay_mask;                       // (total,) 1 on 2-D tensors
     int32_t *xy;                               // (2, B, T): x then y (a pinned slot's layout)
     int32_t *x, *y;                            // (B, len) window, stream-major: xy, xy + B*T
@@ -161,7 +167,10 @@ sk_status send_slot(cuda_impl *ci, stage_slot *s, int n, int with_y, sk_error *e
 void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len, const sk_adam_hparams *h, float lr,
                float clip_scale, int64_t opt_step) {
     memset(a, 0, sizeof *a);
-    for (int k = 0; k < b->cfg.model.num_layers; k++) a->dropout_key[k] = sk_dropout_key(b->cfg.seed, step, k);
+    for (int k = 0; k < b->cfg.model.num_layers; k++) {
+        a->dropout_key[k] = sk_dropout_key(b->cfg.seed, step, k);
+        a->weight_drop_key[k] = sk_dropout_key(b->cfg.seed, step, SK_WEIGHT_DROP_SITE + k);
+    }
     a->rows = (double)global_batch(b) * len;
     a->opt_step = opt_step;
     if (!h) return;
@@ -176,12 +185,15 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
     ci->device = cfg->device_index;
     ci->V = cfg->model.vocab_size, ci->E = cfg->model.embed_size, ci->H = cfg->model.hidden_size;
     ci->L = cfg->model.num_layers, ci->B = cfg->batch_size, ci->T = cfg->seq_len, ci->p = cfg->model.dropout;
+    ci->wdrop = cfg->model.weight_drop;
     ci->training = cfg->training != 0;
     ci->total = layout->total;
     const sk_tensor_info *emb = sk_param_find(layout, "embedding.weight");
     const sk_tensor_info *fcw = sk_param_find(layout, "fc.weight"), *fcb = sk_param_find(layout, "fc.bias");
     if (!emb || !fcw || !fcb) return sk_fail(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
     ci->off_emb = emb->offset, ci->off_fcw = fcw->offset, ci->off_fcb = fcb->offset;
+    ci->off_lstm = sk_lstm_layer(layout, 0).w_ih;
+    for (int k = 0; k < ci->L && k < SK_CUDA_MAX_SITES; k++) ci->off_whh[k] = sk_lstm_layer(layout, k).w_hh;
 
     CUDA_CHECK(cudaSetDevice(ci->device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
@@ -231,6 +243,10 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         ALLOC(ci->dlogits, rows * ci->V, "logit gradients");
         ALLOC(ci->ones, rows, "a ones vector");
         if (ci->p > 0.0f) ALLOC(ci->hd, rows * ci->H, "dropped LSTM outputs");
+        if (ci->wdrop > 0.0f) {
+            ALLOC(ci->dropped_params, ci->total, "the weight-dropped parameters");
+            CUDA_CHECK(cudaMemsetAsync(ci->dropped_params, 0, sizeof(float) * ci->total, ci->stream));
+        }
         CUDA_CHECK(cudaMemsetAsync(ci->grads, 0, sizeof(float) * ci->total, ci->stream));
         CUDA_CHECK(cudaMemsetAsync(ci->m, 0, sizeof(float) * ci->total, ci->stream));
         CUDA_CHECK(cudaMemsetAsync(ci->v, 0, sizeof(float) * ci->total, ci->stream));
@@ -280,7 +296,7 @@ static void cuda_destroy(sk_backend *b) {
         void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->xy,      ci->args,
                         ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
                         ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->stats,
-                        ci->partials, ci->blas_ws};
+                        ci->partials, ci->blas_ws, ci->dropped_params};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
         if (ci->host_stats) cudaFreeHost(ci->host_stats);
         for (int i = 0; i < kStageSlots; i++) {
@@ -377,6 +393,22 @@ static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int le
     return send_slot(ci, s, n, y != NULL, err);
 }
 
+// Weight drop (hash.h), for the staged step: dropped_params gets the LSTM tensors with each
+// layer's W_hh times its mask (keys read from ci->args when the work runs); `which` is
+// then the buffer for import_weights. Without weight drop, params itself.
+static sk_status enqueue_weight_drop(cuda_impl *ci, const float **which, sk_error *err) {
+    *which = ci->params;
+    if (ci->wdrop <= 0.0f) return SK_OK;
+    const size_t n = (size_t)4 * ci->H * ci->H;
+    CUDA_CHECK(cudaMemcpyAsync(ci->dropped_params + ci->off_lstm, ci->params + ci->off_lstm,
+                               sizeof(float) * (ci->off_fcw - ci->off_lstm), cudaMemcpyDeviceToDevice, ci->stream));
+    for (int k = 0; k < ci->L; k++)
+        CUDA_CHECK(sk_cuda_dropout(ci->dropped_params + ci->off_whh[k], ci->params + ci->off_whh[k], n, 0,
+                                   &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
+    *which = ci->dropped_params;
+    return SK_OK;
+}
+
 // Enqueues the forward over the staged window from state slot `from` into `to`: emb (B,
 // len, E) -> hs (B, len, H) -> [dropout] -> logits; with targets the row losses (and with
 // grad their gradients); with loss_sum (device) also their sum there.
@@ -426,6 +458,10 @@ static sk_status enqueue_backward(sk_backend *b, int len, sk_error *err) {
                                    ci->p, 1.0f / (1.0f - ci->p), ci->stream));
     SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
     SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
+    // Weight drop: d W_hh = d (W_hh used) times the same mask (0 where an element was dropped).
+    for (int k = 0; ci->wdrop > 0.0f && k < ci->L; k++)
+        CUDA_CHECK(sk_cuda_dropout(G + ci->off_whh[k], G + ci->off_whh[k], (size_t)4 * H * H, 0,
+                                   &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
     CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
     return SK_OK;
 }
@@ -441,7 +477,12 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
     ci->last_train = 0; // until this forward has gone through
     CUDA_CHECK(cudaSetDevice(ci->device));
     SK_TRY(stage(b, x, y, len, step, NULL, 0.0f, 0, err));
-    if (ci->stale) {
+    if (train && ci->wdrop > 0.0f) { // this step's masked weights; whatever follows imports again
+        const float *w = NULL;
+        SK_TRY(enqueue_weight_drop(ci, &w, err));
+        SK_TRY(ci->lstm->ops->import_weights(ci->lstm, w, err));
+        ci->stale = 1;
+    } else if (ci->stale) {
         SK_TRY(ci->lstm->ops->import_weights(ci->lstm, ci->params, err));
         ci->stale = 0;
     }
@@ -528,7 +569,9 @@ typedef struct {
 static sk_status enqueue_train_step(void *ctx, sk_error *err) {
     const step_ctx *sc = (const step_ctx *)ctx;
     cuda_impl *ci = impl_of(sc->b);
-    SK_TRY(ci->lstm->ops->import_weights(ci->lstm, ci->params, err));
+    const float *w = NULL;
+    SK_TRY(enqueue_weight_drop(ci, &w, err));
+    SK_TRY(ci->lstm->ops->import_weights(ci->lstm, w, err));
     SK_TRY(enqueue_forward(sc->b, sc->len, 1, 1, 1, &ci->stats->loss_sum, ci->cur, 1 - ci->cur, err));
     SK_TRY(enqueue_backward(sc->b, sc->len, err));
     CUDA_CHECK(sk_cuda_sumsq(&ci->stats->sumsq, ci->partials, ci->grads, ci->total, ci->stream));

@@ -149,17 +149,18 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     if (st != SK_OK) return st;
 
     // Metadata values.
-    char num[4][16], drop[32];
+    char num[4][16], drop[32], wdrop[32];
     snprintf(num[0], sizeof num[0], "%d", cfg->vocab_size);
     snprintf(num[1], sizeof num[1], "%d", cfg->embed_size);
     snprintf(num[2], sizeof num[2], "%d", cfg->hidden_size);
     snprintf(num[3], sizeof num[3], "%d", cfg->num_layers);
     format_float(drop, sizeof drop, cfg->dropout);
+    format_float(wdrop, sizeof wdrop, cfg->weight_drop);
     strbuf vs = {0};
     sb_str(&vs, "[");
     for (int i = 0; i < vocab->size; i++) sb_printf(&vs, i ? ",%u" : "%u", (unsigned)vocab->chars[i]);
     sb_str(&vs, "]");
-    sk_meta_entry e[10];
+    sk_meta_entry e[11];
     size_t n = 0;
 #define META(k, v) (e[n].key = (char *)(k), e[n].klen = strlen(k), e[n].val = (char *)(v), e[n].vlen = strlen(v), n++)
     META("format", SK_MODEL_FORMAT);
@@ -168,6 +169,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     META("hidden_size", num[2]);
     META("num_layers", num[3]);
     META("dropout", drop);
+    if (cfg->weight_drop > 0.0f) META("weight_drop", wdrop); // absent: 0 (and files before it)
     META("vocab", vs.oom ? "" : vs.s);
     if (train_config) META("train_config", train_config);
     if (state_file) META("state_file", state_file);
@@ -345,6 +347,9 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
     const sk_meta_entry *e = meta_find(m, "dropout"); // optional in another writer's file
     if (e && !parse_dropout(e->val, e->vlen, &out->cfg.dropout))
         return bad(err, path, "bad metadata dropout = %s (expected a number in [0, 1))",
+                   quoted(q, sizeof q, e->val, e->vlen));
+    if ((e = meta_find(m, "weight_drop")) && !parse_dropout(e->val, e->vlen, &out->cfg.weight_drop))
+        return bad(err, path, "bad metadata weight_drop = %s (expected a number in [0, 1))",
                    quoted(q, sizeof q, e->val, e->vlen));
     sk_status st = sk_model_config_check(&out->cfg, err);
     if (st != SK_OK) {

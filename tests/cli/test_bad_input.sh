@@ -22,7 +22,7 @@ expect_error '--lr needs a value' "${TR[@]}" --lr
 expect_error '--eval-only=1 does not take a value' "${TR[@]}" --eval-only=1
 expect_error 'unexpected argument "stray"' "${TR[@]}" stray
 # Every numeric option: a trailing garbage value, an empty value, white space, and one out of range.
-for spec in embed-size:0 hidden-size:70000 num-layers:65 dropout:1 batch-size:0 seq-length:-1 \
+for spec in embed-size:0 hidden-size:70000 num-layers:65 dropout:1 weight-drop:1 batch-size:0 seq-length:-1 \
     train-frac:0 val-frac:1 lr:0 min-lr:-1 warmup-iters:-1 lr-decay:1.5 lr-decay-after:-1 beta1:1 \
     beta2:-0.1 eps:1e-50 weight-decay:2 grad-clip:-1 init-scale:0 forget-bias:1000 max-epochs:-1 \
     max-iters:-5 eval-every:-1 checkpoint-every:-1 sample-every:-1 sample-length:0 log-every:0 \

@@ -48,6 +48,21 @@ expect_ok "${T2[@]}" --out-dir t2a --max-iters 30 && expect_ok "${T2[@]}" --out-
     same_tensors t2a/last.safetensors t2b/last.safetensors && note "--threads 2: 15 + 15 steps == 30 steps, bit for bit" ||
     fail "--threads 2: the resumed run differs from the uninterrupted one"
 
+# Weight drop (DropConnect on W_hh, masks keyed by (seed, step) like dropout's): 15 + 15 steps
+# == 30, the resumed half taking --weight-drop from the checkpoint's metadata; a run without
+# it ends elsewhere (the masks had an effect).
+WD=("$SK_TRAIN" --data text.txt --embed-size 8 --hidden-size 16 --num-layers 2 --dropout 0.1 --batch-size 2
+    --seq-length 8 --device cpu --threads 1 --max-epochs 0 --eval-every 0)
+expect_ok "${WD[@]}" --weight-drop 0.3 --out-dir wa --max-iters 30 &&
+    expect_ok "${WD[@]}" --weight-drop 0.3 --out-dir wb --max-iters 15 &&
+    grep -q '"weight_drop":"0.3"' wb/last.safetensors &&
+    expect_ok "${WD[@]}" --out-dir wb --max-iters 30 --init-from wb/last.safetensors &&
+    same_tensors wa/last.safetensors wb/last.safetensors &&
+    note "--weight-drop 0.3: 15 + 15 steps == 30 steps, bit for bit" ||
+    fail "--weight-drop 0.3: the resumed run differs from the uninterrupted one (or the metadata lacks it)"
+expect_ok "${WD[@]}" --out-dir wn --max-iters 30 || finish
+if same_tensors wa/last.safetensors wn/last.safetensors; then fail "--weight-drop 0.3 changed nothing"; fi
+
 # Resuming with a different batch shape still works (the epoch restarts, with a notice).
 expect_ok "${COMMON[@]}" --out-dir c --max-iters 45 --batch-size 3 --init-from b40/last.safetensors &&
     grep -q 'batch shape differs' .ok.err && [ "$(state_step c/last.safetensors)" = 45 ] &&

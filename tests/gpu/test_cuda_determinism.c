@@ -110,7 +110,7 @@ static double train(sk_backend *be, const det_case *dc, int from, int to) {
 
 static sk_backend *fresh(const det_case *dc, uint64_t seed, const float *p0) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {dc->V, dc->E, dc->H, dc->L, dc->dropout}, .batch_size = dc->B,
+    sk_backend_config cfg = {.model = {dc->V, dc->E, dc->H, dc->L, dc->dropout, 0.0f}, .batch_size = dc->B,
                              .seq_len = dc->T, .training = 1, .seed = seed, .rnn_impl = dc->impl,
                              .precision = dc->precision, .plstm_tensor_cores = dc->tc};
     sk_backend *be;

@@ -4,7 +4,9 @@
 // modes, for each LSTM implementation (--rnn-impl cudnn and persistent, the same cases
 // and tolerances), for a tiny model, a model of config A's shapes, a one-layer model with
 // dropout (its only site is the one before fc), and two- and three-layer models with dropout
-// between layers too (H = 24 and 40, not multiples of 32). Every dropout mask on both
+// between layers too (H = 24 and 40, not multiples of 32), and weight drop on W_hh (with
+// and without dropout: the GPU masks a copy of the weights it hands the LSTM implementation
+// and the W_hh gradients, the CPU its own copy). Every dropout mask on both
 // backends is hash.h's, keyed by (seed, step, site), so the masks are identical and the
 // tolerances below hold unchanged with dropout on: a mask that differed anywhere would
 // zero an element on one side only and miss them by O(scale). The GPU's inter-layer
@@ -67,6 +69,7 @@ typedef struct {
     const char *name;
     int V, E, H, L, B, T;
     float dropout;
+    float weight_drop;
 } parity_case;
 
 static double max_abs(const float *x, size_t n) {
@@ -199,12 +202,12 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
 static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc,
                      int stream_offset, int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f, streams [%d, %d) of %d, --rnn-impl %s --precision %s%s\n",
-           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, stream_offset,
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, --rnn-impl %s --precision %s%s\n",
+           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop, stream_offset,
            stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl), sk_precision_name(prec),
            tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     tol = precision_tol_of(prec);
-    sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout}, .batch_size = pc->B,
+    sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout, pc->weight_drop}, .batch_size = pc->B,
                              .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
                              .stream_offset = stream_offset, .global_batch = global_batch};
     sk_backend *cpu, *gpu;
@@ -312,7 +315,7 @@ int main(void) {
     char reason[256];
     if (!sk_cuda_available(0, reason, sizeof reason)) {
         // Without a GPU the backend must refuse cleanly, with a message, and not crash.
-        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1};
+        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1};
         sk_backend dummy;
         sk_backend *be = &dummy; // must be reset to NULL
         sk_error err = {{0}};
@@ -324,14 +327,16 @@ int main(void) {
         return 77;
     }
     static const parity_case cases[] = {
-        {"tiny", 13, 8, 16, 2, 4, 9, 0.0f},
-        {"config A shapes", 65, 128, 256, 2, 8, 32, 0.0f},
-        {"one layer with dropout", 29, 12, 24, 1, 3, 7, 0.25f},
-        {"two layers with dropout", 29, 12, 24, 2, 3, 7, 0.3f},
-        {"three layers with dropout, B = 1", 31, 10, 40, 3, 1, 6, 0.5f},
-        {"four layers with dropout, H = 40", 17, 6, 40, 4, 2, 5, 0.2f},
-        {"T = 1, B = 1, H = 33", 11, 5, 33, 2, 1, 1, 0.0f},
-        {"one layer, T = 1, E > H", 9, 48, 7, 1, 3, 1, 0.0f},
+        {"tiny", 13, 8, 16, 2, 4, 9, 0.0f, 0.0f},
+        {"config A shapes", 65, 128, 256, 2, 8, 32, 0.0f, 0.0f},
+        {"one layer with dropout", 29, 12, 24, 1, 3, 7, 0.25f, 0.0f},
+        {"two layers with dropout", 29, 12, 24, 2, 3, 7, 0.3f, 0.0f},
+        {"three layers with dropout, B = 1", 31, 10, 40, 3, 1, 6, 0.5f, 0.0f},
+        {"four layers with dropout, H = 40", 17, 6, 40, 4, 2, 5, 0.2f, 0.0f},
+        {"T = 1, B = 1, H = 33", 11, 5, 33, 2, 1, 1, 0.0f, 0.0f},
+        {"one layer, T = 1, E > H", 9, 48, 7, 1, 3, 1, 0.0f, 0.0f},
+        {"two layers, dropout and weight drop", 29, 12, 24, 2, 3, 7, 0.3f, 0.4f},
+        {"three layers, weight drop only, H = 40", 17, 6, 40, 3, 2, 5, 0.0f, 0.5f},
     };
     // Every implementation in every precision it computes in, the same cases, each
     // precision with its tolerances; then random shapes (fixed seed, printed). The sharded
@@ -360,6 +365,7 @@ int main(void) {
             // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.
             run_case(&cases[3], impl, prec, tc, 3, 9);
             run_case(&cases[5], impl, prec, tc, 6, 8);
+            run_case(&cases[8], impl, prec, tc, 3, 9); // weight drop: one mask for every rank
         }
         sk_rng r;
         sk_rng_seed(&r, 99);
@@ -367,14 +373,14 @@ int main(void) {
             parity_case pc = {"random shape", 2 + (int)(sk_rng_u64(&r) % 40), 1 + (int)(sk_rng_u64(&r) % 40),
                               1 + (int)(sk_rng_u64(&r) % 70), 1 + (int)(sk_rng_u64(&r) % 4),
                               1 + (int)(sk_rng_u64(&r) % 5), 1 + (int)(sk_rng_u64(&r) % 9),
-                              sk_rng_u64(&r) % 2 ? 0.3f : 0.0f};
+                              sk_rng_u64(&r) % 2 ? 0.3f : 0.0f, 0.0f};
             run_case(&pc, impl, prec, tc, 0, 0);
         }
     }
     // cuDNN's RNN cannot give bf16 operands with an fp32 cell state: refused, with why.
     static const sk_rnn_impl no_bf16[] = {SK_RNN_CUDNN, SK_RNN_CUDNN_PERSIST};
     for (size_t m = 0; m < 2; m++) {
-        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
+        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
                                  .rnn_impl = no_bf16[m], .precision = SK_PRECISION_BF16};
         sk_backend *be = NULL;
         sk_error err = {{0}};
@@ -384,7 +390,7 @@ int main(void) {
     }
     // Strict fp32 has no tensor cores to offer: asking for them is refused, with why.
     {
-        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
+        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
                                  .rnn_impl = SK_RNN_PERSISTENT, .plstm_tensor_cores = SK_TENSOR_CORES_ON};
         sk_backend *be = NULL;
         sk_error err = {{0}};

@@ -156,7 +156,7 @@ static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) 
 // the GPU run must still learn, with finite losses.
 static void dropout_run(const corpus *c, const sk_adam_hparams *hp, float lr) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {c->V, E_, H_, L_, 0.2f}, .batch_size = B_, .seq_len = T_, .training = 1,
+    sk_backend_config cfg = {.model = {c->V, E_, H_, L_, 0.2f, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
                              .seed = 5};
     sk_backend *gpu;
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
@@ -187,7 +187,7 @@ int main(void) {
     build_corpus(&c);
     printf("text: %d chars, V=%d, %d windows of %d per epoch\n", c.n, c.V, c.windows, T_);
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {c.V, E_, H_, L_, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
+    sk_backend_config cfg = {.model = {c.V, E_, H_, L_, 0.0f, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
                              .seed = 1};
     sk_backend *cpu, *nudged, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
