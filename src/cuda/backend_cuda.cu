@@ -9,8 +9,8 @@
 // and before fc) is hash.h's, keyed by (seed, step, site), so the GPU drops exactly the
 // elements the CPU drops; so does weight drop on W_hh: a training forward hands the LSTM
 // implementation a copy of the parameters whose W_hh carry the step's masks
-// (dropped_params), and backward masks their gradients the same way. Sums run in other orders (GEMMs, cuDNN), so results agree to
-// fp32 rounding, not bitwise. Every reduction here is still deterministic: same inputs,
+// (dropped_params), and backward masks their gradients the same way. Sums run in other
+// orders (GEMMs, cuDNN), so results agree to fp32 rounding, not bitwise. Every reduction here is still deterministic: same inputs,
 // same bits.
 // Device buffers (canonical parameter layout for params, grads, m, v; activations for
 // windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
