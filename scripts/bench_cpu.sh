@@ -97,6 +97,7 @@ if [ "$run_ours" = 1 ]; then
     # Time to quality: run until an evaluation prints a loss <= ttq, then stop the trainer.
     echo "shakespeare-train: until val_loss <= $ttq, $threads thread(s)..." >&2
     t0=$(date +%s.%N)
+    : >"$log" # exists before the poll reads it (the background job's redirection may come later)
     "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
       --seq-length $T --dropout $DROPOUT --threads "$threads" --max-epochs 0 --max-iters 20000 \
       --eval-every $ttq_every --checkpoint-every 0 --log-every $ttq_every --out-dir "$out/run" --device cpu \

@@ -273,6 +273,9 @@ time_to_quality() {
   if [ "$run_ours" = 1 ]; then
     local t0 t1 pid hit=""
     t0=$(date +%s.%N)
+    # The log exists before the poll reads it: the background job's redirection may come later
+    # (awk on a missing file exits 2, which set -e would make this script's status).
+    : >"$tmp/ttq-ours.log"
     "${cmd[@]}" >"$tmp/ttq-ours.log" 2>&1 &
     pid=$!
     while [ -z "$hit" ] && kill -0 "$pid" 2>/dev/null && [ $((${t0%.*} + limit)) -gt "$(date +%s)" ]; do
