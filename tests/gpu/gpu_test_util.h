@@ -1,12 +1,14 @@
 // gpu_test_util.h: helpers shared by the GPU tests (test_cuda_*.c).
-// defines: OP_OK, alloc_f
+// defines: OP_OK, alloc_f, max_abs, compare_scaled
 #ifndef SK_GPU_TEST_UTIL_H
 #define SK_GPU_TEST_UTIL_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "shakespeare/backend.h"
+#include "test_util.h"
 
 // Like CHECK_OK, for a backend op: prints the backend's own message too, and stops.
 #define OP_OK(be, call)                                                                             \
@@ -27,6 +29,19 @@ static inline float *alloc_f(size_t n) {
         exit(1);
     }
     return p;
+}
+
+// max |x[i]| over i < n (0 for n = 0).
+static inline double max_abs(const float *x, size_t n) {
+    double m = 0.0;
+    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)x[i]));
+    return m;
+}
+
+// Scaled comparison: atol = a * max(|ref|) (at least a * 1e-3, for all-zero tensors).
+static inline void compare_scaled(const char *what, const float *got, const float *ref, size_t n, double a,
+                                  double rtol) {
+    sk_test_compare(what, got, ref, n, a * fmax(max_abs(ref, n), 1e-3), rtol);
 }
 
 #endif

@@ -72,18 +72,6 @@ typedef struct {
     float weight_drop;
 } parity_case;
 
-static double max_abs(const float *x, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)x[i]));
-    return m;
-}
-
-// Scaled comparison: atol = a * max(|ref|) (at least a * 1e-3, for all-zero tensors).
-static void compare_scaled(const char *what, const float *got, const float *ref, size_t n, double a, double rtol) {
-    double scale = fmax(max_abs(ref, n), 1e-3);
-    sk_test_compare(what, got, ref, n, a * scale, rtol);
-}
-
 static void random_ids(sk_rng *r, int32_t *ids, size_t n, int V) {
     for (size_t i = 0; i < n; i++) ids[i] = (int32_t)(sk_rng_u64(r) % (uint64_t)V);
 }

@@ -113,16 +113,6 @@ static double train_step(sk_backend *be, const corpus *c, int s, const sk_adam_h
     return loss / (B_ * T_);
 }
 
-static double max_abs(const float *x, size_t n) {
-    double m = 0.0;
-    for (size_t i = 0; i < n; i++) m = fmax(m, fabs((double)x[i]));
-    return m;
-}
-
-static void compare_scaled(const char *what, const float *got, const float *ref, size_t n) {
-    sk_test_compare(what, got, ref, n, 1e-5 * fmax(max_abs(ref, n), 1e-3), 1e-4);
-}
-
 static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) {
     const size_t np = gpu->layout.total, nl = (size_t)B_ * T_ * c->V, ns = (size_t)L_ * B_ * H_;
     float *p = malloc(np * sizeof(float)), *lc = malloc(nl * sizeof(float)), *lg = malloc(nl * sizeof(float));
@@ -143,11 +133,11 @@ static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) 
         CHECK(fabs(sg - sc) <= 1e-5 * fabs(sc));
         OP_OK(cpu, cpu->ops->get_logits(cpu, lc));
         OP_OK(gpu, gpu->ops->get_logits(gpu, lg));
-        compare_scaled("eval logits", lg, lc, nl);
+        compare_scaled("eval logits", lg, lc, nl, 1e-5, 1e-4);
         OP_OK(cpu, cpu->ops->get_state(cpu, hc, cc));
         OP_OK(gpu, gpu->ops->get_state(gpu, hg, cg));
-        compare_scaled("eval h", hg, hc, ns);
-        compare_scaled("eval c", cg, cc, ns);
+        compare_scaled("eval h", hg, hc, ns, 1e-5, 1e-4);
+        compare_scaled("eval c", cg, cc, ns, 1e-5, 1e-4);
     }
     free(p), free(lc), free(lg), free(hc), free(cc), free(hg), free(cg);
 }
