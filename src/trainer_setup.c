@@ -47,7 +47,8 @@ static void options_identity(const sk_train_options *o, char *buf, size_t n) {
              "--max-epochs=%d;--eval-every=%lld;--checkpoint-every=%lld;--sample-every=%lld;--seed=%llu;"
              "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;--precision=%s;",
              o->batch_size, o->seq_len, o->model.embed_size, o->model.hidden_size, o->model.num_layers,
-             (double)o->model.dropout, (double)o->model.weight_drop, o->train_frac, o->val_frac, (int)o->init, (double)o->init_scale,
+             (double)o->model.dropout, (double)o->model.weight_drop, o->train_frac, o->val_frac, (int)o->init,
+             (double)o->init_scale,
              (double)o->forget_bias, (double)o->lr.lr, sk_lr_kind_name(o->lr.kind), (double)o->lr.min_lr,
              (long long)o->lr.warmup_iters, (double)o->lr.decay, o->lr.decay_after, o->adam.beta1, o->adam.beta2,
              o->adam.eps, o->adam.weight_decay, o->adam.grad_clip, (long long)o->max_iters, o->max_epochs,

@@ -24,8 +24,8 @@ static const sk_adam_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .
 
 static sk_backend *fresh(const float *p0) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {V, E, H, L, 0.3f, 0.0f}, .batch_size = B, .seq_len = T, .training = 1, .threads = 1,
-                             .seed = 42};
+    sk_backend_config cfg = {.model = {V, E, H, L, 0.3f, 0.0f}, .batch_size = B, .seq_len = T, .training = 1,
+                             .threads = 1, .seed = 42};
     sk_backend *be = NULL;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
     if (p0) CHECK(be->ops->set_params(be, p0) == SK_OK);

@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
            "steps x %d rounds\n", B, E, H, L, T, V, dropout, impl, precision, tensor_cores, steps, ROUNDS);
     sk_backend *be[MODES];
     for (int m = 0; m < MODES; m++) {
-        sk_backend_config cfg = {.model = {V, E, H, L, (float)dropout, 0.0f}, .batch_size = B, .seq_len = T, .training = 1,
+        sk_backend_config cfg = {.model = {V, E, H, L, (float)dropout, 0.0f}, .batch_size = B, .seq_len = T,
+                                 .training = 1,
                                  .seed = 1, .rnn_impl = ri, .precision = prec, .plstm_tensor_cores = tc,
                                  .cuda_graph = m == 2 ? SK_GRAPH_ON : SK_GRAPH_OFF};
         if (sk_backend_create_cuda(&cfg, &be[m], &err) != SK_OK) {

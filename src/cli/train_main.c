@@ -47,12 +47,12 @@ static void on_signal(int sig) {
 }
 
 enum {
-    OPT_DATA = 256, OPT_OUT_DIR, OPT_EMBED, OPT_HIDDEN, OPT_LAYERS, OPT_DROPOUT, OPT_WEIGHT_DROP, OPT_BATCH, OPT_SEQ, OPT_TRAIN_FRAC,
-    OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER, OPT_BETA1,
-    OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS, OPT_MAX_ITERS,
-    OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED, OPT_THREADS,
-    OPT_DEVICE, OPT_RNN_IMPL, OPT_PRECISION, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE, OPT_VOCAB,
-    OPT_CACHE_DIR, OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_HELP, OPT_VERSION,
+    OPT_DATA = 256, OPT_OUT_DIR, OPT_EMBED, OPT_HIDDEN, OPT_LAYERS, OPT_DROPOUT, OPT_WEIGHT_DROP, OPT_BATCH, OPT_SEQ,
+    OPT_TRAIN_FRAC, OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER,
+    OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS,
+    OPT_MAX_ITERS, OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED,
+    OPT_THREADS, OPT_DEVICE, OPT_RNN_IMPL, OPT_PRECISION, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE,
+    OPT_VOCAB, OPT_CACHE_DIR, OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -111,7 +111,8 @@ static void usage(const sk_train_options *d) {
            "Optimization (Adam):\n"
            "  --lr F                   learning rate (default: %g)\n"
            "  --lr-schedule S          constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
-           "                           | cosine (to min-lr at the run's end: max-iters or max-epochs) (default: constant)\n"
+           "                           | cosine (to min-lr at the run's end: max-iters or max-epochs) "
+           "(default: constant)\n"
            "  --warmup-iters N         linear warm-up steps, any schedule (default: %lld)\n"
            "  --min-lr F               cosine floor (default: %g)\n"
            "  --lr-decay F             step decay factor per epoch (default: %g)\n"
@@ -158,7 +159,8 @@ static void usage(const sk_train_options *d) {
            "                           the CPU takes only fp32 (default: fp32)\n"
            "  --help, --version\n",
            "tinyshakespeare.txt", d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
-           (double)d->model.dropout, (double)d->model.weight_drop, (double)d->init_scale, (double)d->forget_bias, d->batch_size, d->seq_len,
+           (double)d->model.dropout, (double)d->model.weight_drop, (double)d->init_scale, (double)d->forget_bias,
+           d->batch_size, d->seq_len,
            (double)d->lr.lr, (long long)d->lr.warmup_iters, (double)d->lr.min_lr, (double)d->lr.decay,
            d->lr.decay_after, (double)d->adam.beta1, (double)d->adam.beta2, (double)d->adam.eps,
            (double)d->adam.weight_decay, (double)d->adam.grad_clip, d->max_epochs, (long long)d->max_iters,
@@ -272,12 +274,14 @@ static void options_json(const sk_train_options *o, const char *init, char *buf,
     snprintf(buf, n,
              "{\"data\":\"%s\",\"train_frac\":%g,\"val_frac\":%g,\"batch_size\":%d,\"seq_length\":%d,"
              "\"lr\":%g,\"lr_schedule\":\"%s\",\"warmup_iters\":%lld,\"min_lr\":%g,\"beta1\":%g,\"beta2\":%g,"
-             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"weight_drop\":%g,\"init\":\"%s\",\"seed\":%llu,"
+             "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"weight_drop\":%g,\"init\":\"%s\","
+             "\"seed\":%llu,"
              "\"eval_tokens\":%lld,\"precision\":\"%s\"}",
              data, o->train_frac, o->val_frac, o->batch_size, o->seq_len, (double)o->lr.lr,
              sk_lr_kind_name(o->lr.kind), (long long)o->lr.warmup_iters, (double)o->lr.min_lr,
              (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, (double)o->adam.weight_decay,
-             (double)o->adam.grad_clip, (double)o->model.dropout, (double)o->model.weight_drop, init, (unsigned long long)o->seed,
+             (double)o->adam.grad_clip, (double)o->model.dropout, (double)o->model.weight_drop, init,
+             (unsigned long long)o->seed,
              (long long)o->eval_tokens, sk_precision_name(o->precision));
 }
 

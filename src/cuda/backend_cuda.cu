@@ -10,8 +10,8 @@
 // elements the CPU drops; so does weight drop on W_hh: a training forward hands the LSTM
 // implementation a copy of the parameters whose W_hh carry the step's masks
 // (dropped_params), and backward masks their gradients the same way. Sums run in other
-// orders (GEMMs, cuDNN), so results agree to fp32 rounding, not bitwise. Every reduction here is still deterministic: same inputs,
-// same bits.
+// orders (GEMMs, cuDNN), so results agree to fp32 rounding, not bitwise. Every reduction
+// here is still deterministic: same inputs, same bits.
 // Device buffers (canonical parameter layout for params, grads, m, v; activations for
 // windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
 // cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in b->err

@@ -13,9 +13,10 @@
 //     fails) that runs N more, equals 2N graph steps straight (the checkpointed resume is
 //     tests/gpu/test_gpu_graph_resume.sh, try's fallback after a failed capture too).
 //  3. a forced non-finite step (Adam with beta2 = 0 and eps = 1e-30, lr 1, no clipping, as
-//     tests/cli/test_divergence.sh; weight drop off, see run_case): the eager sequence stops at step s (loss or norm not
-//     finite); the graph backend, read back only after 3 more steps, reports the same step
-//     and kind, and holds the eager backend's parameters and moments of before step s.
+//     tests/cli/test_divergence.sh; weight drop off, see run_case): the eager sequence stops
+//     at step s (loss or norm not finite); the graph backend, read back only after 3 more
+//     steps, reports the same step and kind, and holds the eager backend's parameters and
+//     moments of before step s.
 //  4. the checks can fail: parameters after N steps differ from those after 2N, and the graph
 //     backend really launched graphs (read_stats' graph_launches > 0; 0 without a graph), so
 //     that 1 does not compare the deferred path with itself. The first step of each (length,
@@ -82,8 +83,9 @@ static size_t diff(const snapshot *a, const snapshot *b, int with_state) {
 
 static sk_backend *fresh(const graph_case *gc, sk_cuda_graph graph, const float *p0) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop}, .batch_size = gc->B,
-                             .seq_len = gc->T, .training = 1, .seed = 99, .rnn_impl = gc->impl, .cuda_graph = graph};
+    sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
+                             .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
+                             .rnn_impl = gc->impl, .cuda_graph = graph};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
     if (p0) OP_OK(be, be->ops->set_params(be, p0));
@@ -238,8 +240,9 @@ static void run_case(const graph_case *gc) {
            gc->H, gc->L, gc->B, gc->T, (double)gc->dropout, (double)gc->weight_drop, sk_rnn_impl_name(gc->impl));
     if (gc->impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice: a refusal skips the case
         sk_error err = {{0}};
-        sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop}, .batch_size = gc->B,
-                                 .seq_len = gc->T, .training = 1, .seed = 99, .rnn_impl = gc->impl};
+        sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
+                                 .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
+                                 .rnn_impl = gc->impl};
         sk_backend *be = NULL;
         sk_status st = sk_backend_create_cuda(&cfg, &be, &err);
         if (st == SK_ERR_ARG) {

@@ -190,13 +190,15 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
 static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc,
                      int stream_offset, int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, --rnn-impl %s --precision %s%s\n",
-           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop, stream_offset,
-           stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl), sk_precision_name(prec),
-           tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, "
+           "--rnn-impl %s --precision %s%s\n",
+           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop,
+           stream_offset, stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl),
+           sk_precision_name(prec), tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     tol = precision_tol_of(prec);
-    sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout, pc->weight_drop}, .batch_size = pc->B,
-                             .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0, .seed = 1234,
+    sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout, pc->weight_drop},
+                             .batch_size = pc->B, .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0,
+                             .seed = 1234,
                              .stream_offset = stream_offset, .global_batch = global_batch};
     sk_backend *cpu, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err)); // the reference: fp32, its own LSTM
