@@ -187,14 +187,15 @@ if [ "$quality" -gt 0 ]; then
   # 10 (1.4267) and then overfit (1.45 at the end); dropout 0.5 with weight decay 0.1 over 15
   # epochs was still falling at its end (1.4215); a third layer did worse (1.4293). H=768
   # under that regularization peaked at epoch 10 of 15 (1.4226) and overfit after, and over
-  # a 10-epoch schedule reached 1.4084. Trading dropout for weight drop on W_hh (dropout 0.3,
-  # --weight-drop 0.25) reached 1.3974 over the same 10 epochs, the best and the only run
-  # below 1.40; dropout 0.5 with weight drop 0.3 was too much (1.4232). So the run's cosine
-  # schedule spans QUALITY_EPOCHS epochs (default 10), or as many steps as fit in S - 30 s if
-  # fewer, and the default model (QUALITY_MODEL overrides it) is that measured recipe, whose
-  # 10 epochs need about 40k tokens/s to fit in 300 s. Wider (--hidden-size 1024) is untried:
-  # the CPU cannot train it in a session. A 40-step calibration run measures this GPU's speed
-  # for the time cap (evaluations included, 10% margin).
+  # a 10-epoch schedule reached 1.4084. Trading dropout for weight drop on W_hh (dropout
+  # 0.3, --weight-drop 0.25) reached 1.3974 over the same 10 epochs, the best (dropout 0.25
+  # with weight drop 0.35: 1.3985); dropout 0.5 with weight drop 0.3 was too much (1.4232).
+  # So the run's cosine schedule spans QUALITY_EPOCHS epochs (default 10), or as many steps
+  # as fit in S - 30 s if fewer, and the default model (QUALITY_MODEL overrides it) is that
+  # measured recipe, whose 10 epochs need about 40k tokens/s to fit in 300 s. Wider
+  # (--hidden-size 1024) is untried: the CPU cannot train it in a session. A 40-step
+  # calibration run measures this GPU's speed for the time cap (evaluations included, 10%
+  # margin).
   # SIGTERM at S seconds still writes a checkpoint and the done: line.
   read -r -a quality_model <<<"${QUALITY_MODEL:---embed-size 128 --hidden-size 768 --num-layers 2 --dropout 0.3 --weight-drop 0.25 --weight-decay 0.1 --batch-size 32 --seq-length 128}"
   quality_run() {
