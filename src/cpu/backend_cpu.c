@@ -136,7 +136,8 @@ static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int si
     }
 }
 
-// Weight drop (hash.h): layer k's W_hh as a training step at `step` uses it.
+// Weight drop (hash.h): out = layer k's W_hh (or its gradient) times the mask of a training
+// step at `step` (out == w_hh allowed).
 static void drop_weights(const cpu_impl *c, uint64_t seed, int64_t step, int k, const float *w_hh, float *out) {
     const uint64_t key = sk_dropout_key(seed, step, SK_WEIGHT_DROP_SITE + k);
     for (size_t i = 0; i < (size_t)4 * c->H * c->H; i++) out[i] = w_hh[i] * sk_weight_drop_factor(key, i, c->wdrop);
@@ -273,10 +274,7 @@ static sk_status cpu_backward(sk_backend *b) {
         c->dtop = c->dx;
         c->dx = swap;
         // d W_hh = d (W_hh used) times the same factors (0 where an element was dropped).
-        if (c->wdrop > 0.0f) {
-            const uint64_t key = sk_dropout_key(b->cfg.seed, c->step, SK_WEIGHT_DROP_SITE + k);
-            for (size_t i = 0; i < (size_t)4 * H * H; i++) G[o.w_hh + i] *= sk_weight_drop_factor(key, i, c->wdrop);
-        }
+        if (c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, c->step, k, G + o.w_hh, G + o.w_hh);
     }
     // Embedding gradient: scatter-add in row order (deterministic). dtop now holds d emb.
     sk_embedding_cpu_backward(G + b->layout.tensors[0].offset, c->dtop, c->x, rows, V, E);

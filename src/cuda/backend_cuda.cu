@@ -393,18 +393,24 @@ static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int le
     return send_slot(ci, s, n, y != NULL, err);
 }
 
-// Weight drop (hash.h), for the staged step: dropped_params gets the LSTM tensors with each
-// layer's W_hh times its mask (keys read from ci->args when the work runs); `which` is
-// then the buffer for import_weights. Without weight drop, params itself.
+// Every layer's W_hh of src (a canonical buffer: parameters or gradients) times the staged
+// step's weight-drop mask (hash.h; keys read from ci->args when the work runs), into the
+// same place in dst (dst == src allowed).
+static sk_status enqueue_w_hh_masks(cuda_impl *ci, float *dst, const float *src, sk_error *err) {
+    for (int k = 0; k < ci->L; k++)
+        CUDA_CHECK(sk_cuda_dropout(dst + ci->off_whh[k], src + ci->off_whh[k], (size_t)4 * ci->H * ci->H, 0,
+                                   &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
+    return SK_OK;
+}
+
+// Weight drop, for the staged step: dropped_params gets the LSTM tensors with each layer's
+// W_hh masked; `which` is then the buffer for import_weights. Without weight drop, params.
 static sk_status enqueue_weight_drop(cuda_impl *ci, const float **which, sk_error *err) {
     *which = ci->params;
     if (ci->wdrop <= 0.0f) return SK_OK;
-    const size_t n = (size_t)4 * ci->H * ci->H;
     CUDA_CHECK(cudaMemcpyAsync(ci->dropped_params + ci->off_lstm, ci->params + ci->off_lstm,
                                sizeof(float) * (ci->off_fcw - ci->off_lstm), cudaMemcpyDeviceToDevice, ci->stream));
-    for (int k = 0; k < ci->L; k++)
-        CUDA_CHECK(sk_cuda_dropout(ci->dropped_params + ci->off_whh[k], ci->params + ci->off_whh[k], n, 0,
-                                   &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
+    SK_TRY(enqueue_w_hh_masks(ci, ci->dropped_params, ci->params, err));
     *which = ci->dropped_params;
     return SK_OK;
 }
@@ -459,9 +465,7 @@ static sk_status enqueue_backward(sk_backend *b, int len, sk_error *err) {
     SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
     SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
     // Weight drop: d W_hh = d (W_hh used) times the same mask (0 where an element was dropped).
-    for (int k = 0; ci->wdrop > 0.0f && k < ci->L; k++)
-        CUDA_CHECK(sk_cuda_dropout(G + ci->off_whh[k], G + ci->off_whh[k], (size_t)4 * H * H, 0,
-                                   &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
+    if (ci->wdrop > 0.0f) SK_TRY(enqueue_w_hh_masks(ci, G, G, err));
     CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
     return SK_OK;
 }
