@@ -1,39 +1,46 @@
-// sampler.c: temperature / top-k / argmax sampling, generation and scoring.
+// sampler.c: temperature / top-k / top-p / argmax sampling, generation and scoring.
 #include "shakespeare/sampler.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+// qsort order of sk_candidate: logit descending, then id ascending (a total order, so the
+// ranking does not depend on the sort's algorithm).
+static int by_rank(const void *a, const void *b) {
+    const sk_candidate *x = a, *y = b;
+    if (x->logit != y->logit) return x->logit > y->logit ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
 int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_rng *rng, float *p,
-                        int32_t *idx) {
+                        sk_candidate *c) {
     int best = 0;
     for (int v = 1; v < V; v++)
         if (logits[v] > logits[best]) best = v;
     if (o->argmax) return best;
-    // The k largest logits: partial selection sort over an index list (V is small).
-    int k = (o->top_k > 0 && o->top_k < V) ? o->top_k : V;
-    for (int v = 0; v < V; v++) idx[v] = v;
-    if (k < V) {
-        for (int i = 0; i < k; i++) {
-            int m = i;
-            for (int j = i + 1; j < V; j++)
-                if (logits[idx[j]] > logits[idx[m]]) m = j;
-            int32_t t = idx[i];
-            idx[i] = idx[m];
-            idx[m] = t;
-        }
-    }
+    const int k = (o->top_k > 0 && o->top_k < V) ? o->top_k : V;
+    const int nucleus = o->top_p > 0.0f && o->top_p < 1.0f;
+    for (int v = 0; v < V; v++) c[v] = (sk_candidate){logits[v], v};
+    if (k < V || nucleus) qsort(c, (size_t)V, sizeof *c, by_rank); // truncation needs the ranking
+    // Unnormalized probabilities exp((logit - max) / temperature) of the k candidates.
     double total = 0.0;
     for (int i = 0; i < k; i++) {
-        p[i] = (float)exp((double)(logits[idx[i]] - logits[best]) / (double)o->temperature);
+        p[i] = (float)exp((double)(c[i].logit - logits[best]) / (double)o->temperature);
         total += p[i];
     }
-    double u = (double)sk_rng_uniform(rng) * total, acc = 0.0;
-    for (int i = 0; i < k; i++) {
-        acc += p[i];
-        if (u < acc) return idx[i];
+    int n = k;
+    if (nucleus) { // the shortest ranked prefix holding top_p of the mass (at least one: p[0] = 1)
+        const double need = (double)o->top_p * total;
+        double mass = 0.0;
+        for (n = 0; n < k && mass < need; n++) mass += p[n];
+        total = mass;
     }
-    return idx[k - 1]; // u rounds up to total
+    double u = (double)sk_rng_uniform(rng) * total, acc = 0.0;
+    for (int i = 0; i < n; i++) {
+        acc += p[i];
+        if (u < acc) return c[i].id;
+    }
+    return c[n - 1].id; // u rounds up to total
 }
 
 sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
@@ -42,9 +49,9 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
     if (n_prime < 1) return sk_fail(err, SK_ERR_ARG, "the prime text is empty");
     const int V = b->layout.cfg.vocab_size, T = b->cfg.seq_len;
     float *logits = malloc(sizeof(float) * (size_t)V * T), *p = malloc(sizeof(float) * V);
-    int32_t *idx = malloc(sizeof(int32_t) * V);
+    sk_candidate *cand = malloc(sizeof(sk_candidate) * V);
     sk_status st = SK_OK;
-    if (!logits || !p || !idx) {
+    if (!logits || !p || !cand) {
         st = sk_fail(err, SK_ERR_NOMEM, "out of memory while sampling");
         goto done;
     }
@@ -58,7 +65,7 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
     if ((st = b->ops->get_logits(b, logits)) != SK_OK) goto failed;
     const float *next = logits + (size_t)(last_len - 1) * V;
     for (size_t i = 0; i < length; i++) {
-        int32_t id = sk_sample_token(next, V, o, rng, p, idx);
+        int32_t id = sk_sample_token(next, V, o, rng, p, cand);
         if (emit && emit(id, ctx)) break;
         if (i + 1 == length) break;
         if ((st = b->ops->forward(b, &id, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
@@ -71,7 +78,7 @@ failed:
 done:
     free(logits);
     free(p);
-    free(idx);
+    free(cand);
     return st;
 }
 

@@ -110,7 +110,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
         return sk_backend_fail(err, st, t->sampler, "to take the parameters for a sample");
     int newline = sk_vocab_index(&t->cache.vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
-    sk_sample_opts so = {1.0f, 0, 0};
+    sk_sample_opts so = {.temperature = 1.0f};
     size_t cap = (size_t)t->o.sample_length * 4 + 1;
     text_sink sink = {malloc(cap), 0, cap, &t->cache.vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");

@@ -1,5 +1,5 @@
 // sampler.h: text generation and scoring with a batch-1 backend.
-// defines: sk_sample_opts, sk_sample_token, sk_generate, sk_score, sk_score_tokens
+// defines: sk_sample_opts, sk_candidate, sk_sample_token, sk_generate, sk_score, sk_score_tokens
 #ifndef SHAKESPEARE_SAMPLER_H
 #define SHAKESPEARE_SAMPLER_H
 
@@ -11,15 +11,28 @@
 #include "shakespeare/rng.h"
 #include "shakespeare/status.h"
 
+// Sampling applies, in this order (the order of Hugging Face's generate): temperature,
+// top-k, top-p; the probabilities left are renormalized and one token is drawn.
 typedef struct {
     float temperature; // > 0; logits are divided by it
     int top_k;         // 0: all tokens; else only the k most likely
-    int argmax;        // 1: always the most likely token (ignores temperature, top_k, rng)
+    int argmax;        // 1: always the most likely token (ignores temperature, top_k, top_p, rng)
+    // Nucleus sampling: in (0, 1), only the smallest set of most likely tokens (of those
+    // top_k left) whose probabilities sum to at least top_p; 0 or 1: all of them.
+    float top_p;
 } sk_sample_opts;
 
-// Draws one token id from logits (V,) ; scratch: (V,) floats and (V,) ints.
+// A token among those a draw may pick. Ranked, the higher logit comes first and, between
+// equal logits, the lower id (the token argmax takes).
+typedef struct {
+    float logit;
+    int32_t id;
+} sk_candidate;
+
+// Draws one token id from logits (V,); scratch: (V,) floats and (V,) candidates. Without
+// top-k or top-p the candidates stay in id order (no sort per token).
 int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_rng *rng, float *scratch_p,
-                        int32_t *scratch_i);
+                        sk_candidate *scratch_c);
 
 // Called with each generated token id; return nonzero to stop early.
 typedef int (*sk_emit_fn)(int32_t id, void *ctx);

@@ -16,18 +16,18 @@
 
 #define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
 
-enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_ARGMAX, OPT_SEED, OPT_DEVICE,
-       OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_RNN_IMPL, OPT_HELP, OPT_VERSION };
+enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_TOPP, OPT_ARGMAX, OPT_SEED,
+       OPT_DEVICE, OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_RNN_IMPL, OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
     {"prime-file", required_argument, 0, OPT_PRIME_FILE}, {"length", required_argument, 0, OPT_LENGTH},
     {"temperature", required_argument, 0, OPT_TEMP}, {"top-k", required_argument, 0, OPT_TOPK},
-    {"argmax", no_argument, 0, OPT_ARGMAX}, {"seed", required_argument, 0, OPT_SEED},
-    {"device", required_argument, 0, OPT_DEVICE}, {"score", required_argument, 0, OPT_SCORE},
-    {"threads", required_argument, 0, OPT_THREADS}, {"cache-dir", required_argument, 0, OPT_CACHE_DIR},
-    {"precision", required_argument, 0, OPT_PRECISION}, {"rnn-impl", required_argument, 0, OPT_RNN_IMPL},
-    {"help", no_argument, 0, OPT_HELP},
+    {"top-p", required_argument, 0, OPT_TOPP}, {"argmax", no_argument, 0, OPT_ARGMAX},
+    {"seed", required_argument, 0, OPT_SEED}, {"device", required_argument, 0, OPT_DEVICE},
+    {"score", required_argument, 0, OPT_SCORE}, {"threads", required_argument, 0, OPT_THREADS},
+    {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"precision", required_argument, 0, OPT_PRECISION},
+    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
@@ -42,6 +42,9 @@ static void usage(void) {
            "  --length N            characters to generate (default: 500)\n"
            "  --temperature T       > 0; lower is more conservative (default: 1)\n"
            "  --top-k K             sample only among the K most likely characters; 0 = all (default: 0)\n"
+           "  --top-p P             nucleus sampling: only among the fewest most likely characters whose\n"
+           "                        probabilities (after temperature and top-k) sum to at least P, in\n"
+           "                        (0, 1]; 1 = all (default: 1)\n"
            "  --argmax              always take the most likely character (deterministic, ignores the above)\n"
            "                        (default: off)\n"
            "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
@@ -130,7 +133,7 @@ static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
 int main(int argc, char **argv) {
     const char *ckpt_path = NULL, *prime = NULL, *prime_file = NULL, *score_path = NULL, *device = "auto";
     const char *cache_dir = NULL;
-    sk_sample_opts so = {1.0f, 0, 0};
+    sk_sample_opts so = {.temperature = 1.0f, .top_p = 1.0f};
     int length = 500, threads = 0;
     sk_precision precision = SK_PRECISION_FP32;
     sk_rnn_impl rnn_impl = SK_RNN_AUTO;
@@ -148,6 +151,7 @@ int main(int argc, char **argv) {
         case OPT_LENGTH: st = cli_parse_int("--length", optarg, 0, 1 << 30, &length, &err); break;
         case OPT_TEMP: st = cli_parse_float("--temperature", optarg, 0, 1, 1e6, 0, &so.temperature, &err); break;
         case OPT_TOPK: st = cli_parse_int("--top-k", optarg, 0, 1 << 21, &so.top_k, &err); break;
+        case OPT_TOPP: st = cli_parse_float("--top-p", optarg, 0, 1, 1, 0, &so.top_p, &err); break;
         case OPT_ARGMAX: so.argmax = 1; break;
         case OPT_SEED: st = cli_parse_u64("--seed", optarg, &seed, &err); break;
         case OPT_DEVICE: {

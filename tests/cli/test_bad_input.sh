@@ -153,6 +153,9 @@ expect_error '--temperature expects a finite number, got "1e999"' "${SA[@]}" --t
 expect_error '--temperature expects a finite number, got "warm"' "${SA[@]}" --temperature warm
 expect_error '--top-k must be in \[0, .*got -1' "${SA[@]}" --top-k -1
 expect_error '--top-k must be at most the vocabulary size [0-9]+, got 1000' "${SA[@]}" --top-k 1000
+expect_error '--top-p must be in \(0, 1\], got 0' "${SA[@]}" --top-p 0
+expect_error '--top-p must be in \(0, 1\], got 1.5' "${SA[@]}" --top-p 1.5
+expect_error '--top-p expects a finite number, got "nan"' "${SA[@]}" --top-p nan
 expect_error '--length must be in \[0, .*got -1' "${SA[@]}" --length -1
 expect_error '--length expects an integer, got "5x"' "${SA[@]}" --length 5x
 expect_error '--seed expects a non-negative integer .*got "-1"' "${SA[@]}" --seed -1

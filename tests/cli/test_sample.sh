@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test_sample.sh: shakespeare-sample on a briefly trained tiny model: the same seed gives the
-# same text, other seeds other text; --argmax ignores the seed and equals --top-k 1; the prime
-# is echoed and continued by exactly --length characters from the vocabulary; temperature
-# changes the spread; --prime-file equals --prime; output streams; --score prints the mean NLL
-# in nats and bits (bits = nats / ln 2) over n - 1 characters; --help and --version.
+# same text, other seeds other text; --argmax ignores the seed and equals --top-k 1 and a tiny
+# --top-p; --top-p 1 changes nothing; the prime is echoed and continued by exactly --length
+# characters from the vocabulary; temperature changes the spread; --prime-file equals
+# --prime; output streams; --score prints the mean NLL in nats and bits (bits = nats / ln 2)
+# over n - 1 characters; --help and --version.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 80 5
@@ -38,6 +39,13 @@ k1=$("${S[@]}" --length 100 --top-k 1 --seed 9)
 k3a=$("${S[@]}" --length 200 --top-k 3 --seed 4)
 k3b=$("${S[@]}" --length 200 --top-k 3 --seed 4)
 [ "$k3a" = "$k3b" ] && [ "$k3a" != "$a" ] && note "--top-k 3 is deterministic per seed" || fail "--top-k 3"
+p0=$("${S[@]}" --length 100 --top-p 1e-6 --seed 9)
+[ "$g1" = "$p0" ] && note "--top-p 1e-6 == --argmax" || fail "--top-p 1e-6 differs from --argmax: '$p0' vs '$g1'"
+p1=$("${S[@]}" --length 200 --top-p 1 --seed 1)
+[ "$p1" = "$a" ] && note "--top-p 1 == no --top-p" || fail "--top-p 1 changes the text"
+p9a=$("${S[@]}" --length 200 --top-p 0.6 --seed 1)
+p9b=$("${S[@]}" --length 200 --top-p 0.6 --seed 1)
+[ "$p9a" = "$p9b" ] && [ "$p9a" != "$a" ] && note "--top-p 0.6 is deterministic per seed" || fail "--top-p 0.6"
 cold=$("${S[@]}" --length 400 --temperature 0.05 --seed 3 | distinct)
 hot=$("${S[@]}" --length 400 --temperature 50 --seed 3 | distinct)
 [ "$cold" -lt "$hot" ] && note "distinct characters: $cold at T=0.05, $hot at T=50" ||

@@ -1,0 +1,112 @@
+// test_sampler.c: sk_sample_token's distributions against probabilities worked out by hand:
+// temperature, top-k, top-p (nucleus) and their order (temperature, then top-k, then top-p
+// over what top-k left, renormalized), argmax, ties, and that top-p 1 (or 0) leaves the
+// plain draw, seed for seed, as it was.
+#include <math.h>
+#include <stdio.h>
+
+#include "shakespeare/rng.h"
+#include "shakespeare/sampler.h"
+#include "test_util.h"
+
+#define V 4
+#define DRAWS 40000
+// Each frequency is a binomial proportion over DRAWS draws: its standard deviation is at
+// most sqrt(0.25 / 40000) = 0.0025, so 0.015 is six of them (the seed is fixed, so a pass
+// is reproducible; the tolerance says how far an exact implementation may land).
+#define FREQ_TOL 0.015
+
+// Frequencies of each id over DRAWS draws from logits with options o.
+static void frequencies(const float *logits, const sk_sample_opts *o, double *freq) {
+    sk_rng rng;
+    sk_rng_seed(&rng, 42);
+    float p[V];
+    sk_candidate c[V];
+    int count[V] = {0};
+    for (int i = 0; i < DRAWS; i++) {
+        int32_t id = sk_sample_token(logits, V, o, &rng, p, c);
+        if (id < 0 || id >= V) {
+            fprintf(stderr, "drew id %d outside [0, %d)\n", (int)id, V);
+            sk_test_failures++;
+            return;
+        }
+        count[id]++;
+    }
+    for (int v = 0; v < V; v++) freq[v] = (double)count[v] / DRAWS;
+}
+
+// Frequencies near want; an id with want 0 must never be drawn at all.
+static void expect(const char *what, const float *logits, sk_sample_opts o, const double *want) {
+    double f[V];
+    frequencies(logits, &o, f);
+    int ok = 1;
+    for (int v = 0; v < V; v++) ok &= want[v] == 0.0 ? f[v] == 0.0 : fabs(f[v] - want[v]) <= FREQ_TOL;
+    printf("  %-40s got %.4f %.4f %.4f %.4f want %.4f %.4f %.4f %.4f%s\n", what, f[0], f[1], f[2], f[3], want[0],
+           want[1], want[2], want[3], ok ? "" : "  <-- FAIL");
+    if (!ok) sk_test_failures++;
+}
+
+int main(void) {
+    // Probabilities 0.10, 0.50, 0.15, 0.25: ranked, ids 1, 3, 2, 0.
+    const double q[V] = {0.10, 0.50, 0.15, 0.25};
+    float logits[V];
+    for (int v = 0; v < V; v++) logits[v] = (float)log(q[v]);
+
+    expect("plain", logits, (sk_sample_opts){.temperature = 1.0f}, q);
+    // 0.5 < 0.7 <= 0.5 + 0.25: ids 1 and 3, renormalized.
+    expect("top-p 0.7", logits, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.7f},
+           (double[V]){0, 0.5 / 0.75, 0, 0.25 / 0.75});
+    expect("top-p 0.4 (the top token holds it)", logits, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.4f},
+           (double[V]){0, 1, 0, 0});
+    // Top-p measures the mass top-k left: of 0.5, 0.25, 0.15 (sum 0.9), the first two hold
+    // 0.833 >= 0.8 (over all four they would hold 0.75 < 0.8 and take id 2 too).
+    expect("top-k 3, top-p 0.8", logits, (sk_sample_opts){.temperature = 1.0f, .top_k = 3, .top_p = 0.8f},
+           (double[V]){0, 0.5 / 0.75, 0, 0.25 / 0.75});
+    expect("top-k 3, top-p 0.9", logits, (sk_sample_opts){.temperature = 1.0f, .top_k = 3, .top_p = 0.9f},
+           (double[V]){0, 0.5 / 0.9, 0.15 / 0.9, 0.25 / 0.9});
+    expect("top-k 2", logits, (sk_sample_opts){.temperature = 1.0f, .top_k = 2},
+           (double[V]){0, 0.5 / 0.75, 0, 0.25 / 0.75});
+    // Temperature first: at 0.5 the probabilities are q^2 / 0.345, the top one 0.7246 >= 0.7
+    // (at temperature 1 it would be 0.5 < 0.7, and id 3 would be drawn too).
+    expect("temperature 0.5, top-p 0.7", logits, (sk_sample_opts){.temperature = 0.5f, .top_p = 0.7f},
+           (double[V]){0, 1, 0, 0});
+    expect("temperature 0.5", logits, (sk_sample_opts){.temperature = 0.5f},
+           (double[V]){0.01 / 0.345, 0.25 / 0.345, 0.0225 / 0.345, 0.0625 / 0.345});
+
+    // Top-p 1 and 0 are "all tokens": the same draws, seed for seed, as no top-p at all.
+    {
+        sk_rng r0, r1, r2;
+        sk_rng_seed(&r0, 7), sk_rng_seed(&r1, 7), sk_rng_seed(&r2, 7);
+        float p[V];
+        sk_candidate c[V];
+        int same = 1;
+        for (int i = 0; i < 1000; i++) {
+            int32_t a = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f}, &r0, p, c);
+            int32_t b = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 1.0f}, &r1, p, c);
+            int32_t d = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 0.0f}, &r2, p, c);
+            same &= a == b && a == d;
+        }
+        CHECK(same);
+    }
+
+    // Ties: ids 1 and 2 share the top logit; argmax, top-k 1 and a tiny top-p all take id 1.
+    {
+        const float tied[V] = {2.0f, 5.0f, 5.0f, 1.0f};
+        sk_rng rng;
+        sk_rng_seed(&rng, 3);
+        float p[V];
+        sk_candidate c[V];
+        int all = 1;
+        for (int i = 0; i < 200; i++) {
+            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .argmax = 1}, &rng, p, c) == 1;
+            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .top_k = 1}, &rng, p, c) == 1;
+            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 1e-6f}, &rng, p, c) == 1;
+        }
+        CHECK(all);
+        // Each tied token holds 1 / (2 + e^-3 + e^-4) = 0.4835 of the mass, so top-p 0.5 takes
+        // both; they split the draws evenly and ids 0 and 3 never come.
+        expect("ties, top-p 0.5", tied, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.5f},
+               (double[V]){0, 0.5, 0.5, 0});
+    }
+    return sk_test_done("test_sampler");
+}
