@@ -4,30 +4,36 @@
 #include <math.h>
 #include <stdlib.h>
 
-// qsort order of sk_candidate: logit descending, then id ascending (a total order, so the
-// ranking does not depend on the sort's algorithm).
+// qsort order of sk_candidate: logit descending, NaN below every number, then id ascending.
+// A total order (qsort's contract, even for a model file holding NaN weights), so the ranking
+// does not depend on the sort's algorithm either.
 static int by_rank(const void *a, const void *b) {
     const sk_candidate *x = a, *y = b;
-    if (x->logit != y->logit) return x->logit > y->logit ? -1 : 1;
+    const int x_nan = isnan(x->logit), y_nan = isnan(y->logit);
+    if (x_nan != y_nan) return x_nan - y_nan;
+    if (!x_nan && x->logit != y->logit) return x->logit > y->logit ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
 }
 
 int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_rng *rng, float *p,
                         sk_candidate *c) {
-    int best = 0;
+    int best = 0; // the lowest id of the largest logit; NaN only when every logit is
     for (int v = 1; v < V; v++)
-        if (logits[v] > logits[best]) best = v;
+        if (!isnan(logits[v]) && (isnan(logits[best]) || logits[v] > logits[best])) best = v;
     if (o->argmax) return best;
     const int k = (o->top_k > 0 && o->top_k < V) ? o->top_k : V;
     const int nucleus = o->top_p > 0.0f && o->top_p < 1.0f;
     for (int v = 0; v < V; v++) c[v] = (sk_candidate){logits[v], v};
     if (k < V || nucleus) qsort(c, (size_t)V, sizeof *c, by_rank); // truncation needs the ranking
-    // Unnormalized probabilities exp((logit - max) / temperature) of the k candidates.
+    // Unnormalized probabilities exp((logit - max) / temperature) of the k candidates; a NaN
+    // logit has none.
     double total = 0.0;
     for (int i = 0; i < k; i++) {
         p[i] = (float)exp((double)(c[i].logit - logits[best]) / (double)o->temperature);
+        if (isnan(p[i])) p[i] = 0.0f;
         total += p[i];
     }
+    if (!(total > 0.0)) return best; // nothing to draw from (every logit NaN, or infinite)
     int n = k;
     if (nucleus) { // the shortest ranked prefix holding top_p of the mass (at least one: p[0] = 1)
         const double need = (double)o->top_p * total;

@@ -1,7 +1,7 @@
 // test_sampler.c: sk_sample_token's distributions against probabilities worked out by hand:
 // temperature, top-k, top-p (nucleus) and their order (temperature, then top-k, then top-p
-// over what top-k left, renormalized), argmax, ties, and that top-p 1 (or 0) leaves the
-// plain draw, seed for seed, as it was.
+// over what top-k left, renormalized), argmax, ties, NaN logits, and that top-p 1 (or 0)
+// leaves the plain draw, seed for seed, as it was.
 #include <math.h>
 #include <stdio.h>
 
@@ -107,6 +107,20 @@ int main(void) {
         // both; they split the draws evenly and ids 0 and 3 never come.
         expect("ties, top-p 0.5", tied, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.5f},
                (double[V]){0, 0.5, 0.5, 0});
+    }
+    // NaN logits (a model file may hold NaN weights) have no probability and rank below every
+    // number: ids 2 and 1 are drawn as e^2 : e^1, with or without top-k; argmax takes id 2; if
+    // every logit is NaN, every draw is id 0.
+    {
+        const float with_nan[V] = {NAN, 1.0f, 2.0f, NAN};
+        const double e = exp(1.0), want[V] = {0, 1.0 / (1.0 + e), e / (1.0 + e), 0};
+        expect("NaN logits", with_nan, (sk_sample_opts){.temperature = 1.0f}, want);
+        expect("NaN logits, top-k 2", with_nan, (sk_sample_opts){.temperature = 1.0f, .top_k = 2}, want);
+        expect("NaN logits, argmax", with_nan, (sk_sample_opts){.temperature = 1.0f, .argmax = 1},
+               (double[V]){0, 0, 1, 0});
+        const float all_nan[V] = {NAN, NAN, NAN, NAN};
+        expect("all logits NaN", all_nan, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.9f},
+               (double[V]){1, 0, 0, 0});
     }
     return sk_test_done("test_sampler");
 }
