@@ -193,7 +193,8 @@ if [ "$quality" -gt 0 ]; then
   # So the run's cosine schedule spans QUALITY_EPOCHS epochs (default 10), or as many steps
   # as fit in S - 30 s if fewer, and the default model (QUALITY_MODEL overrides it) is that
   # measured recipe, whose 10 epochs need about 40k tokens/s to fit in 300 s. Wider
-  # (--hidden-size 1024) is untried: the CPU cannot train it in a session. A 40-step
+  # (--hidden-size 1024, same regularization) ended at 1.3965, no better for 1.8 times the
+  # arithmetic (it overfit more: it wants more dropout or weight drop). A 40-step
   # calibration run measures this GPU's speed for the time cap (evaluations included, 10%
   # margin).
   # SIGTERM at S seconds still writes a checkpoint and the done: line.
