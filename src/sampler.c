@@ -17,7 +17,7 @@ static int by_rank(const void *a, const void *b) {
 
 int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_rng *rng, float *p,
                         sk_candidate *c) {
-    int best = 0; // the lowest id of the largest logit; NaN only when every logit is
+    int best = 0; // the lowest id of the largest logit (its logit is NaN only if all are)
     for (int v = 1; v < V; v++)
         if (!isnan(logits[v]) && (isnan(logits[best]) || logits[v] > logits[best])) best = v;
     if (o->argmax) return best;
