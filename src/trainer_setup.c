@@ -273,6 +273,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     // rank's failure stops all of them together (and none waits on a collective another left).
     if (o->init_from) {
         st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err);
+        if (st == SK_OK) st = sk_model_file_check_finite(&ckpt, o->init_from, err);
         sk_vocab_mode ck_mode = ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
         if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && mode != ck_mode)
             st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",

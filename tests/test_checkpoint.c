@@ -235,6 +235,30 @@ static void test_model_round_trip(const char *dir) {
     model_free(&m);
 }
 
+// The programs' check for non-finite weights names the first one: tensor, [row, column] or
+// [index], and the kind of value; a finite model passes.
+static void test_check_finite(void) {
+    sk_error err;
+    const uint32_t chars[] = {10, 32, 97};
+    model m;
+    model_init(&m, chars, 3, 2, 4, 2, 0.0f, 9);
+    sk_model_file f = {.cfg = m.cfg, .params = m.params};
+    CHECK_OK(sk_model_file_check_finite(&f, "m.safetensors", &err));
+    const sk_tensor_info *hh = sk_param_find(&m.lay, "lstm.weight_hh_l1"), *b = sk_param_find(&m.lay, "fc.bias");
+    m.params[b->offset + 2] = -INFINITY; // a later tensor: the earlier one is named
+    m.params[hh->offset + 2 * 4 + 3] = NAN;
+    CHECK(sk_model_file_check_finite(&f, "m.safetensors", &err) == SK_ERR_FORMAT);
+    CHECK(strncmp(err.msg, "m.safetensors: lstm.weight_hh_l1[2, 3] is NaN;", 46) == 0);
+    m.params[hh->offset + 2 * 4 + 3] = 0.5f;
+    CHECK(sk_model_file_check_finite(&f, "m.safetensors", &err) == SK_ERR_FORMAT);
+    CHECK(strncmp(err.msg, "m.safetensors: fc.bias[2] is -inf;", 34) == 0);
+    m.params[b->offset + 2] = INFINITY;
+    CHECK(sk_model_file_check_finite(&f, "m.safetensors", &err) == SK_ERR_FORMAT && strstr(err.msg, "is +inf;"));
+    m.params[b->offset + 2] = 3.4e38f; // the largest floats are finite
+    CHECK_OK(sk_model_file_check_finite(&f, "m.safetensors", &err));
+    model_free(&m);
+}
+
 // Reads the file the way any safetensors reader does, without the library's loader.
 static void test_standard_layout(const char *dir) {
     sk_error err;
@@ -788,6 +812,7 @@ int main(void) {
     test_crc32();
     test_json();
     test_model_round_trip(dir);
+    test_check_finite();
     test_standard_layout(dir);
     test_hand_built(dir);
     test_corruption(dir);

@@ -1,6 +1,7 @@
 // checkpoint.h: the model as one safetensors file, the training state as a companion file.
 // defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
 //          sk_checkpoint_load, sk_checkpoint_remove, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE,
+//          sk_model_file_check_finite,
 //          sk_train_state, sk_train_state_alloc, sk_train_state_free, sk_crc32
 //
 // Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
@@ -66,6 +67,11 @@ typedef struct {
 #define SK_NO_CHECKSUM_NOTE "carries no checksum (written by another program): its content cannot be verified"
 
 void sk_model_file_free(sk_model_file *f);
+
+// SK_ERR_FORMAT naming the first NaN or infinite parameter (tensor, index, value) of f, read
+// from path; SK_OK when every parameter is finite. The storage layer keeps such values bit for
+// bit (a file is what was written); the programs refuse to sample, score or train with them.
+sk_status sk_model_file_check_finite(const sk_model_file *f, const char *path, sk_error *err);
 
 sk_status sk_model_save(const char *path, const sk_model_config *cfg, const sk_vocab *vocab,
                         const float *params, const char *train_config, const char *state_file,

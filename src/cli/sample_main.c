@@ -177,7 +177,8 @@ int main(int argc, char **argv) {
     if (score_path && (prime || prime_file)) cli_die(CLI_EXIT_USAGE, "--score cannot be combined with a prime text");
 
     sk_model_file model = {0};
-    if ((st = sk_model_load(ckpt_path, &model, &err)) != SK_OK)
+    if ((st = sk_model_load(ckpt_path, &model, &err)) != SK_OK ||
+        (st = sk_model_file_check_finite(&model, ckpt_path, &err)) != SK_OK)
         cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
     if (so.top_k > model.cfg.vocab_size)
         cli_die(CLI_EXIT_USAGE, "--top-k must be at most the vocabulary size %d, got %d", model.cfg.vocab_size,

@@ -1,5 +1,6 @@
 // safetensors.c: the model file, a standard safetensors file with shakespeare metadata.
-// defines: sk_model_save, sk_model_load, sk_model_load_mem, sk_model_checksum, sk_model_file_free
+// defines: sk_model_save, sk_model_load, sk_model_load_mem, sk_model_checksum, sk_model_file_free,
+//          sk_model_file_check_finite
 //
 // Layout (https://github.com/huggingface/safetensors):
 //   u64 LE  N                 header length; N % 8 == 0 (padded with spaces) so data is aligned
@@ -591,5 +592,29 @@ sk_status sk_model_load_mem(const char *path, const void *data, size_t n, sk_mod
     sk_reader r = {NULL, data, n, 0};
     sk_status st = load(path, &r, out, err);
     if (st != SK_OK) sk_model_file_free(out);
+    return st;
+}
+
+sk_status sk_model_file_check_finite(const sk_model_file *f, const char *path, sk_error *err) {
+    sk_param_layout lay;
+    if (sk_param_layout_init(&lay, &f->cfg, err) != SK_OK) // the config was checked when loaded
+        return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for the parameter layout", path);
+    sk_status st = SK_OK;
+    for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) {
+        const sk_tensor_info *t = &lay.tensors[i];
+        const float *p = f->params + t->offset;
+        for (size_t j = 0; j < t->numel; j++) {
+            if (isfinite(p[j])) continue;
+            char at[48]; // [row, column] of a matrix, [index] of a vector
+            if (t->ndim == 2)
+                snprintf(at, sizeof at, "[%zu, %zu]", j / (size_t)t->shape[1], j % (size_t)t->shape[1]);
+            else
+                snprintf(at, sizeof at, "[%zu]", j);
+            st = bad(err, path, "%s%s is %s; a model with non-finite weights cannot be used (did its training "
+                     "diverge?)", t->name, at, isnan(p[j]) ? "NaN" : p[j] > 0 ? "+inf" : "-inf");
+            break;
+        }
+    }
+    sk_param_layout_free(&lay);
     return st;
 }

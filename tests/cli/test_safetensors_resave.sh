@@ -15,7 +15,7 @@ gen_text held.txt 10 32
 expect_ok "$SK_TRAIN" --data text.txt --out-dir m --embed-size 8 --hidden-size 16 --num-layers 2 --dropout 0.1 \
     --batch-size 4 --seq-length 16 --max-iters 40 --lr 0.01 --eval-every 20 --device cpu --threads 1 || finish
 cat > resave.py << 'EOF'
-# resave.py SRC DST [drop-checksum] [drop-format] [bump]: loads SRC with safetensors.numpy and
+# resave.py SRC DST [drop-checksum] [drop-format] [bump] [nan] [inf]: loads SRC with safetensors.numpy and
 # saves it again with safetensors.numpy.save_file, the same tensors and metadata but for the options.
 import sys
 from safetensors import safe_open
@@ -31,6 +31,10 @@ if "drop-format" in opts:
     del meta["format"]
 if "bump" in opts:
     tensors["fc.bias"][0] += 0.5  # a real change of the model under the old checksum
+if "nan" in opts:
+    tensors["lstm.weight_hh_l1"][5, 3] = float("nan")
+if "inf" in opts:
+    tensors["fc.bias"][2] = -float("inf")
 save_file(tensors, dst, metadata=meta)
 EOF
 R() { "$SAFETENSORS_PY" resave.py "$@" || fail "resave.py $*"; }
@@ -92,6 +96,17 @@ expect_ok "${TR[@]}" --out-dir r4 --init-from m/foreign.safetensors --max-iters 
 grep -q "m/foreign.safetensors carries no checksum.*a new run starts from its weights with a fresh optimizer" .ok.err &&
     note "$(grep 'carries no checksum' .ok.err)" || fail "no new-run notice: $(cat .ok.err)"
 [ "$(state_step r4/last.safetensors)" = 10 ] || fail "the new run from the checksum-less file did not count from 0"
+
+echo "== non-finite weights are refused by both programs, with the tensor and element named"
+R m/last.safetensors m/nan.safetensors drop-checksum drop-format nan
+R m/last.safetensors m/inf.safetensors drop-checksum drop-format inf
+nan_line='m/nan\.safetensors: lstm\.weight_hh_l1\[5, 3\] is NaN; a model with non-finite weights cannot be used'
+expect_error "$nan_line" "${SA[@]}" --checkpoint m/nan.safetensors
+expect_error "$nan_line" "${SA[@]}" --checkpoint m/nan.safetensors --score held.txt
+expect_error 'm/inf\.safetensors: fc\.bias\[2\] is -inf' "${SA[@]}" --checkpoint m/inf.safetensors
+expect_error "$nan_line" "${TR[@]}" --out-dir r5 --init-from m/nan.safetensors
+expect_error "$nan_line" "${TR[@]}" --eval-only --init-from m/nan.safetensors
+[ -e r5 ] && fail "a refused --init-from left r5 behind"
 
 echo "== format without checksum is refused"
 R m/last.safetensors m/nochecksum.safetensors drop-checksum
