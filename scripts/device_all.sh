@@ -194,7 +194,8 @@ if [ "$quality" -gt 0 ]; then
   # as fit in S - 30 s if fewer, and the default model (QUALITY_MODEL overrides it) is that
   # measured recipe, whose 10 epochs need about 40k tokens/s to fit in 300 s. Wider
   # (--hidden-size 1024, same regularization) ended at 1.3965, no better for 1.8 times the
-  # arithmetic (it overfit more: it wants more dropout or weight drop). A 40-step
+  # arithmetic (it overfit more); with --dropout 0.35 --weight-drop 0.3 it reached 1.3951,
+  # the best measured, for a third call if the GPU is fast enough (~70k tokens/s). A 40-step
   # calibration run measures this GPU's speed for the time cap (evaluations included, 10%
   # margin).
   # SIGTERM at S seconds still writes a checkpoint and the done: line.
