@@ -5,7 +5,8 @@
 #include <stdlib.h>
 
 // qsort order of sk_candidate: logit descending, NaN below every number, then id ascending.
-// A total order (qsort's contract, even for a model file holding NaN weights), so the ranking
+// A total order (qsort's contract, even for NaN logits: a library caller's non-finite weights,
+// or finite ones large enough to overflow; the programs refuse non-finite weights), so the ranking
 // does not depend on the sort's algorithm either.
 static int by_rank(const void *a, const void *b) {
     const sk_candidate *x = a, *y = b;

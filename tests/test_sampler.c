@@ -108,9 +108,9 @@ int main(void) {
         expect("ties, top-p 0.5", tied, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.5f},
                (double[V]){0, 0.5, 0.5, 0});
     }
-    // NaN logits (a model file may hold NaN weights) have no probability and rank below every
-    // number: ids 2 and 1 are drawn as e^2 : e^1, with or without top-k; argmax takes id 2; if
-    // every logit is NaN, every draw is id 0.
+    // NaN logits (weights that overflow, or a caller's non-finite ones) have no probability and
+    // rank below every number: ids 2 and 1 are drawn as e^2 : e^1, with or without top-k;
+    // argmax takes id 2; if every logit is NaN, every draw is id 0.
     {
         const float with_nan[V] = {NAN, 1.0f, 2.0f, NAN};
         const double e = exp(1.0), want[V] = {0, 1.0 / (1.0 + e), e / (1.0 + e), 0};
