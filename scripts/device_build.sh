@@ -11,11 +11,14 @@
 #             nvidia-cudnn-cu13/cu12 (site-packages/nvidia/cudnn/{include,lib}). The wheel has
 #             only libcudnn.so.9, no libcudnn.so for CMake's find_library(cudnn), so the script
 #             makes BUILD/cudnn-root/{include,lib} (links) and passes that as -DCUDNN_ROOT.
+#   NCCL      (optional) the toolkit's, the system's, else python3's pip wheel nvidia-nccl-cu*
+#             (site-packages/nvidia/nccl), linked as BUILD/nccl-root -> -DNCCL_ROOT
 #   OpenBLAS  the system's (cblas.h + libopenblas.so in the usual Debian/Ubuntu places); else
 #             .carry/root/usr (scripts/device_prep.sh, run on a machine with apt, makes it;
 #             .carry/debs alone is unpacked here first) -> -DOPENBLAS_ROOT. SK_FORCE_CARRY=1
 #             takes the carried copy even where the system has one (to test that path);
-#             SK_FORCE_PIP_CUDNN=1 likewise skips CUDNN_ROOT, the toolkit's and the system's cuDNN.
+#             SK_FORCE_PIP_CUDNN=1 likewise skips CUDNN_ROOT, the toolkit's and the system's cuDNN,
+#             and SK_FORCE_PIP_NCCL=1 the toolkit's and the system's NCCL.
 # then runs  cmake -S . -B build-gpu [-G Ninja] -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_WERROR=OFF
 #            -DCUDNN_ROOT=... [-DOPENBLAS_ROOT=...]   (Ninja where the image has no make; warnings
 #            stay on but are not errors: the machine's host compiler is not the one CI checks)
@@ -35,7 +38,8 @@
 # Usage: scripts/device_build.sh [--build-dir DIR] [--target T] [--jobs N] [--quiet]
 #   --quiet   build output only on failure (the last 40 lines); configure output likewise
 # Env: CUDNN_ROOT (a prefix with include/cudnn.h and lib/ or lib64/libcudnn.so),
-#      SK_FORCE_CARRY=1, SK_CUDA_ARCH (CMAKE_CUDA_ARCHITECTURES; default: CMakeLists's 90),
+#      SK_FORCE_CARRY=1, SK_FORCE_PIP_CUDNN=1, SK_FORCE_PIP_NCCL=1,
+#      SK_CUDA_ARCH (CMAKE_CUDA_ARCHITECTURES; default: CMakeLists's 90),
 #      PYTHON (default python3: the interpreter whose pip cuDNN is looked for).
 set -euo pipefail
 
@@ -74,6 +78,28 @@ cublas=$(ls "$toolkit"/lib64/libcublas.so "$toolkit"/lib/libcublas.so "$toolkit"
 [ -n "$cublas" ] || die "libcublas.so not found in the toolkit $toolkit (lib64/, lib/, targets/*/lib/): CMake's CUDA::cublas needs it"
 found cuBLAS "$cublas"
 
+# pip_nvidia_dir NAME HEADER: the folder of $python's pip wheel nvidia-NAME-cu* (holding
+# include/HEADER and lib/), or nothing. nvidia.NAME may be a namespace package (no __file__):
+# take its __path__, and fall back to scanning sys.path for nvidia/NAME.
+pip_nvidia_dir() {
+  command -v "$python" >/dev/null || return 0
+  "$python" - "$1" "$2" <<'EOF' 2>/dev/null || true
+import importlib, os, sys
+name, header = sys.argv[1], sys.argv[2]
+cands = []
+try:
+    m = importlib.import_module("nvidia." + name)
+    cands += list(getattr(m, "__path__", [])) + ([os.path.dirname(m.__file__)] if getattr(m, "__file__", None) else [])
+except Exception:
+    pass
+cands += [os.path.join(p, "nvidia", name) for p in sys.path if p]
+for c in cands:
+    if os.path.isfile(os.path.join(c, "include", header)) and os.path.isdir(os.path.join(c, "lib")):
+        print(os.path.realpath(c))
+        break
+EOF
+}
+
 # ---- cuDNN -------------------------------------------------------------------------------
 # cudnn_version DIR: "9.x.y" from cudnn_version.h (or cudnn.h) in DIR.
 cudnn_version() {
@@ -108,24 +134,8 @@ else
       fi
     done
   done
-  if [ -z "$cudnn_src" ] && command -v "$python" >/dev/null; then
-    # nvidia.cudnn may be a namespace package (no __file__): take its __path__, and fall back
-    # to scanning sys.path for nvidia/cudnn.
-    pipdir=$("$python" - <<'EOF' 2>/dev/null || true
-import os, sys
-cands = []
-try:
-    import nvidia.cudnn as m
-    cands += list(getattr(m, "__path__", [])) + ([os.path.dirname(m.__file__)] if getattr(m, "__file__", None) else [])
-except Exception:
-    pass
-cands += [os.path.join(p, "nvidia", "cudnn") for p in sys.path if p]
-for c in cands:
-    if os.path.isfile(os.path.join(c, "include", "cudnn.h")) and os.path.isdir(os.path.join(c, "lib")):
-        print(os.path.realpath(c))
-        break
-EOF
-)
+  if [ -z "$cudnn_src" ]; then
+    pipdir=$(pip_nvidia_dir cudnn cudnn.h)
     if [ -n "$pipdir" ]; then
       lib=$(ls "$pipdir"/lib/libcudnn.so.[0-9]* "$pipdir"/lib/libcudnn.so 2>/dev/null | head -n 1 || true)
       [ -n "$lib" ] || die "the pip cuDNN at $pipdir has include/cudnn.h but no lib/libcudnn.so*"
@@ -137,6 +147,36 @@ EOF
 fi
 [ -n "$cudnn_src" ] || die "cuDNN not found: no \$CUDNN_ROOT, no /usr/local/cuda/include/cudnn.h with lib64/libcudnn.so, no system cudnn.h, and $python has no nvidia.cudnn package with include/ and lib/"
 found cuDNN "$(cudnn_version "$cudnn_inc") from $cudnn_src -> -DCUDNN_ROOT=$cudnn_root"
+
+# ---- NCCL (optional: GPU ranks sum their gradients with it) -----------------------------
+# The toolkit's, the system's, or the pip wheel nvidia-nccl-cu* (PyTorch's), which has only
+# libnccl.so.2: BUILD/nccl-root/{include, lib/libnccl.so} links for CMake's find_library.
+nccl_root="" nccl_src=""
+force_pip_nccl=${SK_FORCE_PIP_NCCL:-0}
+if [ "$force_pip_nccl" != 1 ] && [ -f "$toolkit/include/nccl.h" ] &&
+   ls "$toolkit"/lib64/libnccl.so "$toolkit"/lib/libnccl.so >/dev/null 2>&1; then
+  nccl_root=$toolkit nccl_src="CUDA toolkit folder"
+elif [ "$force_pip_nccl" != 1 ] && [ -f /usr/include/nccl.h ] && [ -e /usr/lib/x86_64-linux-gnu/libnccl.so ]; then
+  nccl_src="system (/usr/lib/x86_64-linux-gnu/libnccl.so)"
+else
+  pipdir=$(pip_nvidia_dir nccl nccl.h)
+  lib=$([ -n "$pipdir" ] && ls "$pipdir"/lib/libnccl.so.[0-9]* "$pipdir"/lib/libnccl.so 2>/dev/null | head -n 1 || true)
+  if [ -n "$lib" ]; then
+    nccl_root="$build/nccl-root"
+    rm -rf "$nccl_root"
+    mkdir -p "$nccl_root/lib"
+    ln -s "$pipdir/include" "$nccl_root/include"
+    ln -s "$lib" "$nccl_root/lib/libnccl.so"
+    nccl_src="pip wheel of $python ($pipdir)"
+    ld_paths+=("$pipdir/lib")
+  fi
+fi
+if [ -n "$nccl_src" ]; then
+  nccl_h=${nccl_root:-/usr}/include/nccl.h
+  found NCCL "$(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{v=v (v ? "." : "") $3} END{print v}' "$nccl_h") from $nccl_src${nccl_root:+ -> -DNCCL_ROOT=$nccl_root}"
+else
+  found NCCL "none (optional: without it GPU ranks cannot all-reduce, and the gpu_test_nccl_* tests skip)"
+fi
 
 # ---- OpenBLAS ----------------------------------------------------------------------------
 openblas_root=""
@@ -191,6 +231,7 @@ args=(-S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEAR
       -UCUDNN_INCLUDE_DIR -UCUDNN_LIBRARY -UCBLAS_INCLUDE_DIR -UCBLAS_LIBRARY -UOPENBLAS_ROOT
       "-DCUDNN_ROOT=$cudnn_root")
 [ -n "$openblas_root" ] && args+=("-DOPENBLAS_ROOT=$openblas_root")
+[ -n "$nccl_root" ] && args+=("-UNCCL_INCLUDE_DIR" "-UNCCL_LIBRARY" "-DNCCL_ROOT=$nccl_root")
 [ -n "${SK_CUDA_ARCH:-}" ] && args+=("-DCMAKE_CUDA_ARCHITECTURES=$SK_CUDA_ARCH")
 echo "device_build: cmake ${args[*]}"
 clog="$build/configure.log"
@@ -249,4 +290,7 @@ version=$("$exe" --version) || die "$exe --version failed"
 echo "$version" | grep -q '^backends: cpu, cuda (CUDA runtime' \
   || die "$exe does not load its CUDA module: $(echo "$version" | grep '^backends' || echo "$version")"
 found module "$module: $(echo "$version" | grep -o 'cuda (CUDA runtime.*')"
+if [ -n "$nccl_src" ]; then
+  echo "$version" | grep -q 'NCCL [0-9]' || die "NCCL was found ($nccl_src) but the module does not name it: see $clog"
+fi
 echo "device_build: ok: $exe (run it after: source ${build#"$root"/}/env.sh)"

@@ -6,15 +6,17 @@
 #include <stdio.h>
 
 #include "cpu/recurrent_gemm.h"
+#include "dist/comm_internal.h"
 
 void sk_build_info(char *buf, size_t n) {
     if (!buf || n == 0) return;
-    // Every backend built in says what it runs on; a data-parallel communicator (MPI, NCCL)
-    // adds its own part to this list when the build has one.
-    char cuda[256];
+    // Every backend built in says what it runs on (the cuda part names NCCL when built in,
+    // which sums GPU gradients); the data-parallel line names the MPI library that starts ranks.
+    char cuda[256], mpi[160];
     sk_cuda_describe(cuda, sizeof cuda);
+    sk_comm_mpi_describe(mpi, sizeof mpi);
     // OpenBLAS's config string names its version, build options and the kernels this CPU
     // gets (OPENBLAS_CORETYPE decides them when set).
-    snprintf(buf, n, "backends: cpu, %s\nblas: %s; recurrent products: %s\n", cuda, openblas_get_config(),
-             sk_recur_library());
+    snprintf(buf, n, "backends: cpu, %s\nblas: %s; recurrent products: %s\ndata-parallel: %s\n", cuda,
+             openblas_get_config(), sk_recur_library(), mpi);
 }

@@ -240,19 +240,20 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
                      o->batch_size, t->nranks, t->nranks);
         goto fail;
     }
-    if (t->nranks > 1 && o->cuda_graph == SK_GRAPH_ON) {
-        st = sk_fail(err, SK_ERR_ARG, "--cuda-graph on is for one process; %d data-parallel ranks all-reduce the "
-                     "gradients between backward and the norm, and step eagerly (use --cuda-graph auto or off)",
-                     t->nranks);
+    if ((t->nranks > 1 || o->data_parallel_step) && o->cuda_graph == SK_GRAPH_ON) {
+        const int one = t->nranks == 1;
+        st = sk_fail(err, SK_ERR_ARG, "--cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
+                     "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
+                     t->nranks, one ? "" : "s", one ? "s" : "", one ? "s" : "");
         goto fail;
     }
     t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     st = init_model(t, o, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
-    if (t->nranks > 1) { // once the run is sure to start
+    if (t->nranks > 1 || o->data_parallel_step) { // once the run is sure to start
         char line[160];
-        snprintf(line, sizeof line, "data-parallel over %d ranks (%s): %d of the %d streams each", t->nranks,
-                 sk_comm_name(t->comm), t->b_local, o->batch_size);
+        snprintf(line, sizeof line, "data-parallel over %d rank%s (%s): %d of the %d streams each", t->nranks,
+                 t->nranks == 1 ? "" : "s", sk_comm_name(t->comm), t->b_local, o->batch_size);
         notice(t, line);
     }
     *out = t;

@@ -7,12 +7,13 @@
 #include <stddef.h>
 
 // Writes one line per part, each ending in '\n', into buf (size n, always terminated):
-//   backends: cpu, cuda (CUDA runtime R, cuDNN D)      or ... cuda not built in
+//   backends: cpu, cuda (CUDA runtime R, cuDNN D[, NCCL N])   or ... cuda not built in
 //   blas: OpenBLAS <version, options, kernels>; recurrent products: libxsmm V | CBLAS
+//   data-parallel: MPI (<library and version>; ...)   or none (built without MPI ...)
 // Needs no device: a CUDA build reports its libraries' versions on a machine without a GPU.
 void sk_build_info(char *buf, size_t n);
 
-// The CUDA part of the backends line ("cuda (CUDA runtime 13.0, cuDNN 9.10.2)"), or
+// The CUDA part of the backends line ("cuda (CUDA runtime 13.0, cuDNN 9.10.2, NCCL 2.28.3)"), or
 // "cuda not built in"; implemented by src/cuda/cuda_version.cu or src/nocuda/cuda_stub.c.
 void sk_cuda_describe(char *buf, size_t n);
 

@@ -2,8 +2,8 @@
 // few collectives the trainer needs. One interface, three implementations behind it:
 //   single  one process (rank 0 of 1): every collective is a copy or nothing; always there;
 //   mpi     launched by mpirun in a build with MPI: MPI_Allreduce and friends on host memory;
-//   nccl    device buffers in an MPI job with a CUDA build: ncclAllReduce in place on the
-//           GPU, its unique id broadcast over MPI (as llm.c's llmc/zero.cuh does).
+//   nccl    device buffers in a CUDA build: ncclAllReduce in place on the GPU, its unique id
+//           broadcast over MPI (as llm.c's llmc/zero.cuh does), or one rank of one process.
 // The trainer never knows which one runs; no caller needs an #ifdef.
 // defines: sk_comm, sk_comm_init, sk_comm_single, sk_comm_free, sk_comm_release_device, sk_comm_rank, sk_comm_size,
 //          sk_comm_local_rank, sk_comm_name, sk_comm_allreduce_sum_f32, sk_comm_allreduce_sum_f64,
@@ -42,8 +42,8 @@ int sk_comm_size(const sk_comm *c);
 int sk_comm_local_rank(const sk_comm *c);
 const char *sk_comm_name(const sk_comm *c); // "single", "mpi"
 
-// In-place sum over ranks of buf[0..n); on_device = 1: buf is CUDA device memory (NCCL).
-// Every rank ends with the same bits.
+// In-place sum over ranks of buf[0..n); on_device = 1: buf is CUDA device memory (NCCL,
+// even for a single process: a communicator of one rank). Every rank ends with the same bits.
 sk_status sk_comm_allreduce_sum_f32(sk_comm *c, float *buf, size_t n, int on_device, sk_error *err);
 sk_status sk_comm_allreduce_sum_f64(sk_comm *c, double *buf, size_t n, sk_error *err);
 // root's bytes[0..n) to every rank.

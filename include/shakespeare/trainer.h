@@ -60,6 +60,10 @@ typedef struct {
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
                              // every rank runs the same options.
+    int data_parallel_step;  // 1: take the data-parallel step (forward, backward, gradient all-reduce,
+                             // norm and update, every step agreed) even with one rank, so that one
+                             // process on one GPU tests that path; a single process then sums device
+                             // gradients with a one-rank NCCL communicator. The same run bit for bit.
 } sk_train_options;
 
 // Data-parallel training (o->comm of N > 1 ranks): batch_size B stays the global batch and

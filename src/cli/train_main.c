@@ -403,6 +403,10 @@ int main(int argc, char **argv) {
     o.train_config_json = config_json;
     o.stop_flag = &g_stop;
     o.comm = g_comm;
+    // For the tests of data-parallel training on one process and one GPU (README, Tests): not
+    // an option a run needs, so not a flag.
+    const char *dp_step = getenv("SHAKESPEARE_DATA_PARALLEL_STEP");
+    o.data_parallel_step = dp_step && strcmp(dp_step, "1") == 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

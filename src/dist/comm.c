@@ -83,8 +83,9 @@ int sk_comm_local_rank(const sk_comm *c) { return c->local_rank; }
 const char *sk_comm_name(const sk_comm *c) { return c->ops->name; }
 
 sk_status sk_comm_allreduce_sum_f32(sk_comm *c, float *buf, size_t n, int on_device, sk_error *err) {
-    // One process: nothing to add. An MPI job of one rank still goes through MPI or NCCL.
-    if (c->ops == &single_ops) return SK_OK;
+    // Device memory always goes through NCCL, even for one process (a one-rank communicator:
+    // the trainer's data-parallel step on one GPU, which tests that path). Host memory of one
+    // process has nothing to add; an MPI job of one rank still goes through MPI.
     return on_device ? sk_nccl_allreduce_sum_f32(c, buf, n, err) : c->ops->allreduce_f32(c, buf, n, err);
 }
 

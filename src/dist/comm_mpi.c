@@ -4,7 +4,9 @@
 // fatal) stays: a rank that dies ends the job rather than leaving the others waiting.
 #include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm_internal.h"
 
@@ -70,6 +72,15 @@ static const sk_comm_ops mpi_ops = {"mpi", mpi_allreduce_f32, mpi_allreduce_f64,
                                     mpi_gather, mpi_abort, mpi_finalize};
 
 int sk_comm_mpi_built(void) { return 1; }
+
+void sk_comm_mpi_describe(char *buf, size_t n) {
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(v, &len) != MPI_SUCCESS) len = 0; // callable before MPI_Init
+    v[len < (int)sizeof v ? len : (int)sizeof v - 1] = '\0';
+    v[strcspn(v, ",\n")] = '\0'; // "Open MPI v4.1.4, package: ..." -> its name and version
+    snprintf(buf, n, "MPI (%s; mpirun -np N shakespeare-train)", v[0] ? v : "version unknown");
+}
 
 sk_status sk_comm_mpi_create(sk_comm **out, int *argc, char ***argv, sk_error *err) {
     *out = NULL;

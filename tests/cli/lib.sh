@@ -120,7 +120,6 @@ state_step() {
     echo $((10#$s))
 }
 
-# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds; fails after SECONDS.
 # require_gpu: skip (77) unless shakespeare-train can run a one-step CUDA job here (the
 # GPU tests' common first check); the skip line says why, in the trainer's words.
 require_gpu() {
@@ -131,6 +130,7 @@ require_gpu() {
     fi
 }
 
+# wait_for SECONDS CMD...: polls CMD every 20 ms until it succeeds; fails after SECONDS.
 wait_for() {
     local deadline=$(($(date +%s) + $1)); shift
     until "$@"; do
@@ -138,6 +138,9 @@ wait_for() {
         sleep 0.02
     done
 }
+
+# has_records FILE N: FILE (a metrics log) has at least N lines; for wait_for.
+has_records() { [ -s "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ]; }
 
 # The Pythons of the PyTorch tests: Debian's python3 with python3-torch, and the virtual
 # environment scripts/setup.sh makes for the safetensors package from PyPI (which also sees

@@ -14,7 +14,6 @@ gen_text text.txt 60 21
 # the same files (the stopped run skips the final evaluation).
 RUN=("$SK_TRAIN" "${TINY[@]}" --data text.txt --max-epochs 0 --val-frac 0)
 LONG=(--max-iters 100000000 --checkpoint-every 1 --log-every 1)
-has_records() { [ -s "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ]; }
 
 echo "== a second run on an out-dir in use"
 "${RUN[@]}" --out-dir a "${LONG[@]}" > a.out 2> a.err &

@@ -8,7 +8,6 @@
 
 gen_text text.txt 40 7
 LONG=("$SK_TRAIN" "${TINY[@]}" --data text.txt --max-epochs 0 --max-iters 100000000 --dropout 0.1)
-has_records() { [ -s "$1" ] && [ "$(wc -l < "$1")" -ge "$2" ]; }
 
 # ---- SIGINT / SIGTERM ----------------------------------------------------------------------------
 for sig in INT TERM; do

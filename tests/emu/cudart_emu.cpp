@@ -71,6 +71,7 @@ uint64_t g_next_seq = 1;
 cudaError_t g_sticky = cudaSuccess, g_last = cudaSuccess;
 std::map<uintptr_t, size_t> &g_device = *new std::map<uintptr_t, size_t>; // allocation start -> bytes
 std::map<uintptr_t, size_t> &g_pinned = *new std::map<uintptr_t, size_t>; // cudaMallocHost start -> bytes
+std::map<uintptr_t, int> &g_device_owner = *new std::map<uintptr_t, int>; // allocation start -> its device
 std::set<Stream *> &g_streams = *new std::set<Stream *>;
 std::set<Event *> &g_events = *new std::set<Event *>;
 std::map<const void *, int> &g_max_dynamic_smem = *new std::map<const void *, int>; // per kernel, as set
@@ -404,6 +405,7 @@ cudaError_t cudaMalloc(void **p, size_t bytes) {
     if (posix_memalign(&m, kAlign, n) != 0) return fail(cudaErrorMemoryAllocation);
     memset(m, 0xff, n); // NaN bytes: a GPU's fresh allocation holds whatever was there
     g_device[(uintptr_t)m] = n;
+    g_device_owner[(uintptr_t)m] = g_device_index;
     *p = m;
     return cudaSuccess;
 }
@@ -415,6 +417,7 @@ cudaError_t cudaFree(void *p) {
     auto it = g_device.find((uintptr_t)p);
     if (it == g_device.end()) return fail(cudaErrorInvalidValue);
     g_device.erase(it);
+    g_device_owner.erase((uintptr_t)p);
     free(p);
     return g_sticky;
 }
@@ -480,6 +483,32 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
     if (!stream_of(s)) return fail(cudaErrorInvalidResourceHandle);
     return synchronize(UINT64_MAX);
+}
+
+// The emulated device finishes whatever it is asked about: a query runs the queue (CUDA may
+// answer cudaErrorNotReady for a while; callers that poll must handle both).
+cudaError_t cudaStreamQuery(cudaStream_t s) {
+    if (!stream_of(s)) return fail(cudaErrorInvalidResourceHandle);
+    return synchronize(UINT64_MAX);
+}
+
+// Device memory (with the device current at its cudaMalloc), pinned host memory, or neither.
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *a, const void *p) {
+    if (!a) return fail(cudaErrorInvalidValue);
+    memset(a, 0, sizeof *a);
+    uintptr_t start;
+    size_t n;
+    a->device = -1;
+    if (find_device(p, &start, &n)) {
+        a->type = cudaMemoryTypeDevice, a->device = g_device_owner[start];
+        a->devicePointer = (void *)p;
+    } else if (is_pinned(p)) {
+        a->type = cudaMemoryTypeHost, a->device = g_device_index;
+        a->hostPointer = a->devicePointer = (void *)p;
+    } else {
+        a->type = cudaMemoryTypeUnregistered;
+    }
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags) {

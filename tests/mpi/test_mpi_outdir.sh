@@ -33,8 +33,7 @@ echo "== 2 ranks on an out-dir or a --log that another run holds"
 "$SK_TRAIN" "${RUN[@]}" --out-dir a --log held.jsonl --max-iters 100000000 --eval-every 0 --checkpoint-every 0 \
     --log-every 1 > a.out 2> a.err &
 pid=$!
-has_records() { [ -s "$1" ] && [ "$(wc -l < "$1")" -ge 3 ]; }
-if wait_for 30 has_records held.jsonl; then
+if wait_for 30 has_records held.jsonl 3; then
     expect_error "^error: output directory a is in use by another run \(pid $pid\); one run writes to an out-dir at a time\$" \
         "${MPIRUN[@]}" -np 2 "$SK_TRAIN" "${RUN[@]}" --out-dir a --max-iters 3
     expect_error "^error: metrics log held\.jsonl is in use by another run \(pid $pid\); choose another --log\$" \

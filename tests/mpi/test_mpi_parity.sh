@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_mpi_parity.sh: data-parallel training is the single-process run with the same global
 # batch. 30 steps with dropout under 1, 2 and 4 ranks against one process (1 rank: bit for
-# bit; 2 and 4: within TOL, mpi_lib.sh says why); two 2-rank runs bit-identical; validation
-# under N ranks equal to one process's; 15 steps under 2 ranks resumed under 1 (and the
-# reverse) against the straight run.
+# bit, also when it takes the data-parallel step; 2 and 4: within TOL, mpi_lib.sh says why);
+# two 2-rank runs bit-identical; validation under N ranks equal to one process's; 15 steps
+# under 2 ranks resumed under 1 (and the reverse) against the straight run.
 . "$(dirname "$0")/mpi_lib.sh"
 
 gen_text text.txt 500 11
@@ -20,6 +20,13 @@ for n in 1 2 4; do
     # Only rank 0 writes: one metrics log with one record per report, no duplicates.
     [ "$(grep -c '"train_loss"' dp$n/metrics.jsonl)" = 6 ] || fail "$n ranks: metrics.jsonl has duplicate records"
 done
+# One rank taking the data-parallel step (SHAKESPEARE_DATA_PARALLEL_STEP=1): MPI's all-reduce of
+# one rank in the loop, bit for bit the one-process run.
+SHAKESPEARE_DATA_PARALLEL_STEP=1 expect_ok "${MPIRUN[@]}" -np 1 "$SK_TRAIN" "${RUN[@]}" --out-dir dpstep1 &&
+    { grep -q 'data-parallel over 1 rank (mpi)' .ok.err || fail "1 rank: no data-parallel notice: $(cat .ok.err)"; } &&
+    if r=$("$SK_CKPT_DIFF" one/last.safetensors dpstep1/last.safetensors 0); then
+        note "1 rank taking the data-parallel step vs one process: $r"
+    else fail "1 rank taking the data-parallel step vs one process: $r"; fi
 expect_ok "${MPIRUN[@]}" -np 2 "$SK_TRAIN" "${RUN[@]}" --out-dir dp2b &&
     if r=$("$SK_CKPT_DIFF" dp2/last.safetensors dp2b/last.safetensors 0); then note "two 2-rank runs: $r"
     else fail "two 2-rank runs differ: $r"; fi
