@@ -293,12 +293,19 @@ static const char *opt_name(int id) {
 }
 
 // With a test split (--train-frac + --val-frac < 1), its loss under the current model.
+// Ends the program on an evaluation's failure, agreed by every rank. The trainer goes first:
+// it lets go of NCCL while the CUDA runtime is alive, which the exit handlers may not find.
+static void die_evaluating(sk_trainer *t, const sk_error *err) {
+    sk_trainer_free(t);
+    cli_die(CLI_EXIT_FAILURE, "%s", err->msg);
+}
+
 static void print_test_loss(sk_trainer *t, int rank) {
     sk_error err;
     double loss;
     sk_status st = sk_trainer_evaluate(t, 1, &loss, &err);
     if (st == SK_ERR_ARG) return; // no test split
-    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    if (st != SK_OK) die_evaluating(t, &err);
     if (rank == 0) printf("test_loss %.6f nats/char (%.6f bits/char)\n", loss, loss / log(2.0));
 }
 
@@ -431,7 +438,7 @@ int main(int argc, char **argv) {
     if (o.eval_only) {
         double val;
         st = sk_trainer_evaluate(t, 0, &val, &err);
-        if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        if (st != SK_OK) die_evaluating(t, &err);
         if (rank == 0) printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
         print_test_loss(t, rank);
         sk_trainer_free(t);
