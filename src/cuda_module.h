@@ -4,7 +4,7 @@
 // so that programs running on the CPU never map cuBLAS and cuDNN. The module exports one
 // symbol, SK_CUDA_MODULE_SYMBOL: a table of the functions below.
 // defines: sk_cuda_module, SK_CUDA_MODULE_FILE, SK_CUDA_MODULE_SYMBOL, SK_CUDA_MODULE_ABI,
-//          sk_cuda_device_usable, sk_cuda_backend_create, sk_cuda_versions, sk_cuda_nccl_allreduce_sum_f32,
+//          sk_cuda_device_usable, sk_cuda_visible_devices, sk_cuda_backend_create, sk_cuda_versions, sk_cuda_nccl_allreduce_sum_f32,
 //          sk_cuda_nccl_free
 #ifndef SHAKESPEARE_CUDA_MODULE_H
 #define SHAKESPEARE_CUDA_MODULE_H
@@ -22,13 +22,14 @@ struct sk_comm; // src/dist/comm_internal.h: the same struct on both sides of th
 #define SK_CUDA_MODULE_FILE "libshakespeare_cuda.so"
 #define SK_CUDA_MODULE_SYMBOL "sk_cuda_module_table"
 // Raised whenever the table, or a struct passed through it, changes its meaning.
-#define SK_CUDA_MODULE_ABI 5
+#define SK_CUDA_MODULE_ABI 6
 
 typedef struct sk_cuda_module {
     int abi;                 // SK_CUDA_MODULE_ABI of the module's build
     size_t config_size;      // sizeof(sk_backend_config) in the module's build
     size_t backend_size;     // sizeof(sk_backend) in the module's build
     int (*device_usable)(int index, char *reason, size_t reason_size);
+    int (*device_count)(void);
     sk_status (*backend_create)(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
     void (*versions)(char *buf, size_t n);
     // NCCL (src/dist/comm_nccl.cu) for the core's device all-reduce; NULL in a module built
@@ -40,6 +41,7 @@ typedef struct sk_cuda_module {
 // The module's implementations behind the core's sk_cuda_available, sk_backend_create_cuda
 // and sk_cuda_describe (same contracts; backend_cuda.cu and cuda_version.cu).
 int sk_cuda_device_usable(int index, char *reason, size_t reason_size);
+int sk_cuda_visible_devices(void); // behind sk_cuda_device_count
 sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 void sk_cuda_versions(char *buf, size_t n);
 // comm_nccl.cu's, behind the core's sk_nccl_allreduce_sum_f32 and sk_nccl_free (comm_internal.h).

@@ -52,6 +52,19 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     return SK_OK;
 }
 
+// Collective, data-parallel only: every rank's parameters and Adam moments (just read back)
+// have rank 0's bits. They must (the same summed gradients and the same update everywhere);
+// a difference means the ranks compute differently (other GPU models or library versions),
+// and a checkpoint of rank 0's alone would hide it.
+static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
+    if (t->nranks == 1) return SK_OK;
+    const size_t bytes = sizeof(float) * t->be->layout.total;
+    uint32_t crc = sk_crc32(0, t->params, bytes);
+    crc = sk_crc32(crc, t->st.m, bytes);
+    crc = sk_crc32(crc, t->st.v, bytes);
+    return sk_shard_check_same(t->comm, crc, t->st.step, err);
+}
+
 static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err) {
     sk_backend *be = t->be;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = t->o.batch_size;
@@ -59,8 +72,9 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     if (st == SK_OK) st = be->ops->get_optimizer_state(be, t->st.m, t->st.v);
     if (st == SK_OK) st = be->ops->get_state(be, t->h_local, t->c_local);
     if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
-    // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes.
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK ||
+    // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes what it holds,
+    // so the ranks must first be seen to hold the same model and moments.
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK ||
         (st = sk_shard_gather_state(t->comm, t->h_local, t->gathered, t->st.h, L, B, t->b_local, H, 0, err)) != SK_OK ||
         (st = sk_shard_gather_state(t->comm, t->c_local, t->gathered, t->st.c, L, B, t->b_local, H, 0, err)) != SK_OK)
         return st;
@@ -286,13 +300,13 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
                 return st;
             }
             // Identical summed gradients on every rank, so the norm, a non-finite norm and the
-            // update are the same everywhere.
+            // update are the same everywhere; agreed all the same, so that a rank that fails
+            // alone (its device) or differs stops every rank here instead of leaving them
+            // waiting in the next step's collectives.
             st = sk_backend_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
-            if (st == SK_ERR_NUMERIC) return norm_failure(err, gnorm, t->st.step + 1);
-            if (st != SK_OK) {
-                t->failed_alone = t->nranks > 1;
-                return sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
-            }
+            if (st == SK_ERR_NUMERIC) norm_failure(err, gnorm, t->st.step + 1);
+            else if (st != SK_OK) sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
+            if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
         }
         if (t->stop) go_quiet(t); // nothing printed from here to the final checkpoint
         const double dt = now_s() - ts;

@@ -71,18 +71,32 @@ static sk_status check_ranks(sk_trainer *t, sk_error *err) {
     return sk_shard_check_ranks(t->comm, &id, err);
 }
 
-// The device of this rank: with several ranks, "auto" and "cuda" mean cuda:local_rank.
+// The device of this rank: with several ranks, "auto" and "cuda" mean cuda:local_rank, or
+// cuda:0 where the process sees one GPU only (a scheduler's GPU per task, or a
+// CUDA_VISIBLE_DEVICES of its own). Where that leaves ranks on one GPU or on different
+// backends, check_devices says so.
 static const char *rank_device(const sk_trainer *t, char *buf, size_t n) {
     const char *d = t->o.device;
     if (t->nranks > 1 && (strcmp(d, "cuda") == 0 || strcmp(d, "auto") == 0)) {
         char reason[256];
-        int local = sk_comm_local_rank(t->comm);
-        if (strcmp(d, "cuda") == 0 || sk_cuda_available(local, reason, sizeof reason)) {
-            snprintf(buf, n, "cuda:%d", local);
+        const int index = sk_cuda_device_count() == 1 ? 0 : sk_comm_local_rank(t->comm);
+        if (strcmp(d, "cuda") == 0 || sk_cuda_available(index, reason, sizeof reason)) {
+            snprintf(buf, n, "cuda:%d", index);
             return buf;
         }
     }
     return d;
+}
+
+// Collective: every rank on the same backend, no two on one GPU.
+static sk_status check_devices(sk_trainer *t, sk_error *err) {
+    if (t->nranks == 1) return SK_OK;
+    sk_rank_device mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.backend, sizeof mine.backend, "%s", t->be->ops->name);
+    snprintf(mine.device, sizeof mine.device, "%s", t->be->device);
+    snprintf(mine.uuid, sizeof mine.uuid, "%s", t->be->device_uuid);
+    return sk_shard_check_devices(t->comm, &mine, err);
 }
 
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
@@ -249,7 +263,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     }
     t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     st = init_model(t, o, err);
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_devices(t, err)) != SK_OK) goto fail;
     if (t->nranks > 1 || o->data_parallel_step) { // once the run is sure to start
         char line[160];
         snprintf(line, sizeof line, "data-parallel over %d rank%s (%s): %d of the %d streams each", t->nranks,

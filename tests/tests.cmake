@@ -7,7 +7,8 @@ set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
                 "OPENBLAS_NUM_THREADS=1"
                 "SK_BUILD_DIR=${CMAKE_BINARY_DIR}"
                 "SK_HAVE_MAN_PAGES=${SK_HAVE_MAN_PAGES}"
-                "SK_CKPT_DIFF=$<TARGET_FILE:ckpt_diff>")
+                "SK_CKPT_DIFF=$<TARGET_FILE:ckpt_diff>"
+                "SK_RANK_CHECKS=$<TARGET_FILE:rank_checks>")
 # tests/mpi/ launch the trainer under mpirun; without MPI in the build they skip (exit 77).
 if(SK_HAVE_MPI)
   list(APPEND SK_TEST_ENV "SK_MPIEXEC=${MPIEXEC_EXECUTABLE}")
@@ -102,6 +103,10 @@ endif()
 # The multi-rank tests compare checkpoints with this tool (SK_CKPT_DIFF).
 add_executable(ckpt_diff ${CMAKE_SOURCE_DIR}/tests/mpi/ckpt_diff.c)
 target_link_libraries(ckpt_diff PRIVATE shakespeare_core)
+# ... and run the ranks' consistency checks (src/dist/shard.c) on made-up devices and models.
+add_executable(rank_checks ${CMAKE_SOURCE_DIR}/tests/mpi/rank_checks.c)
+target_include_directories(rank_checks PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(rank_checks PRIVATE shakespeare_core)
 # scripts/bench_mpi.sh times the gradient all-reduce with this program.
 add_executable(allreduce_bench ${CMAKE_SOURCE_DIR}/bench/allreduce_bench.c)
 target_link_libraries(allreduce_bench PRIVATE shakespeare_core)

@@ -2,7 +2,7 @@
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
-//          sk_cuda_available, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
+//          sk_cuda_available, sk_cuda_device_count, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
 //          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_backend_train_step_eager,
 //          sk_backend_read_stats_eager, sk_precision, sk_precision_parse, sk_precision_name
 //
@@ -161,6 +161,9 @@ struct sk_backend {
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error
     char notice[256];       // one line for the user from creation (e.g. an implementation fallback), or ""
+    char device[128];       // where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)"
+    char device_uuid[48];   // a GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits),
+                            // which tells whether two processes share a GPU; "" on the CPU
     sk_step_stats stats;    // the eager train_step's statistics (sk_backend_train_step_eager)
 };
 
@@ -172,7 +175,11 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 // SK_ERR_DEVICE when CUDA support is not built in or no usable GPU exists.
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
-// 1 when CUDA support is built in and device `index` is usable; else 0 and a reason.
+// How many CUDA devices this process sees (0 without CUDA support or a driver); creates no
+// context on any of them.
+int sk_cuda_device_count(void);
+// 1 when CUDA support is built in and device `index` is usable; else 0 and a reason. Probing
+// creates the device's context and leaves it the calling thread's current device.
 int sk_cuda_available(int index, char *reason, size_t reason_size);
 // Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);

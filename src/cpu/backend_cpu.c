@@ -415,6 +415,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     b->ops = &cpu_ops;
     b->cfg = *cfg;
     b->impl = c;
+    memcpy(b->device, "cpu", sizeof "cpu");
     sk_status st = sk_param_layout_init(&b->layout, &cfg->model, err);
     if (st != SK_OK) {
         cpu_destroy(b);

@@ -655,7 +655,8 @@ static const sk_backend_ops cuda_ops = {
     cuda_read_stats,
 };
 
-// 1 when device `index` exists and can run this build's kernels; else 0 and why.
+// 1 when device `index` exists and can run this build's kernels; else 0 and why. Leaves
+// `index` the current device (below).
 static int probe_device(int index, char *why, size_t size) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -674,8 +675,11 @@ static int probe_device(int index, char *why, size_t size) {
         snprintf(why, size, "CUDA device %d does not exist (%d device%s found)", index, n, n == 1 ? "" : "s");
         return 0;
     }
-    int prev = -1;
-    if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+    // The probed device stays current. Switching back would be wrong: since CUDA 12,
+    // cudaSetDevice creates the device's primary context, so going back to device 0 in a
+    // fresh process would leave every data-parallel rank holding a context (hundreds of MiB)
+    // on GPU 0, and on a GPU in exclusive-process mode it would take the GPU from rank 0.
+    // Every backend operation sets its own device first.
     e = cudaSetDevice(index);
     if (e == cudaSuccess) e = sk_cuda_probe_kernels(); // also creates the context
     if (e != cudaSuccess) {
@@ -686,8 +690,29 @@ static int probe_device(int index, char *why, size_t size) {
         else
             snprintf(why, size, "CUDA device %d is not usable: %s", index, cudaGetErrorString(e));
     }
-    if (prev >= 0 && prev != index) (void)cudaSetDevice(prev);
     return e == cudaSuccess;
+}
+
+int sk_cuda_visible_devices(void) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) n = 0;
+    (void)cudaGetLastError();
+    return n;
+}
+
+// b->device, "cuda:1 (NVIDIA H100 80GB HBM3)", and b->device_uuid as nvidia-smi prints it.
+static void describe_device(sk_backend *b, int index) {
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(b->device, sizeof b->device, "cuda:%d", index);
+        return;
+    }
+    snprintf(b->device, sizeof b->device, "cuda:%d (%.100s)", index, prop.name);
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(b->device_uuid, sizeof b->device_uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4],
+             u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
 int sk_cuda_device_usable(int index, char *reason, size_t reason_size) {
@@ -722,6 +747,7 @@ sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out,
     b->ops = &cuda_ops;
     b->cfg = *cfg;
     b->impl = ci;
+    describe_device(b, cfg->device_index);
     sk_status st = sk_param_layout_init(&b->layout, &cfg->model, err);
     if (st == SK_OK) {
         // cuBLAS and cuDNN take int sizes: rows * width and the state must fit.

@@ -8,7 +8,7 @@
 // load too) whether there is any device, so that a machine without a GPU falls back to the
 // CPU without loading the module; the module's own probe decides about a device it finds.
 // Not thread-safe: programs create backends from one thread.
-// defines: sk_cuda_available, sk_backend_create_cuda, sk_cuda_describe, sk_nccl_allreduce_sum_f32, sk_nccl_free
+// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe, sk_nccl_allreduce_sum_f32, sk_nccl_free
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +130,13 @@ int sk_cuda_available(int index, char *reason, size_t reason_size) {
     if (m) return m->device_usable(index, reason, reason_size);
     if (reason && reason_size) snprintf(reason, reason_size, "%s", why);
     return 0;
+}
+
+int sk_cuda_device_count(void) {
+    char why[1100];
+    if (!driver_has_device(why, sizeof why)) return 0;
+    const sk_cuda_module *m = cuda_module();
+    return m ? m->device_count() : 0;
 }
 
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {

@@ -52,6 +52,55 @@ sk_status sk_shard_check_ranks(sk_comm *c, const sk_rank_identity *mine, sk_erro
     return sk_comm_agree(c, st, err);
 }
 
+// The first pair of ranks whose devices clash, named in err; SK_OK when none does.
+static sk_status devices_clash(const sk_rank_device *all, int size, sk_error *err) {
+    for (int r = 1; r < size; r++) {
+        if (strcmp(all[r].backend, all[0].backend) != 0)
+            return sk_fail(err, SK_ERR_MISMATCH,
+                           "rank %d runs on %s, rank 0 on %s: every rank must run the same backend (with --device "
+                           "auto, every node needs a usable GPU for each of its ranks)",
+                           r, all[r].device, all[0].device);
+        for (int q = 0; q < r && all[r].uuid[0]; q++)
+            if (strcmp(all[r].uuid, all[q].uuid) == 0)
+                return sk_fail(err, SK_ERR_MISMATCH,
+                               "ranks %d and %d run on the same GPU (%s, %s): NCCL needs a GPU per rank; start at "
+                               "most as many ranks on a node as it has GPUs",
+                               q, r, all[r].device, all[r].uuid);
+    }
+    return SK_OK;
+}
+
+sk_status sk_shard_check_devices(sk_comm *c, const sk_rank_device *mine, sk_error *err) {
+    const int size = sk_comm_size(c), rank = sk_comm_rank(c);
+    sk_rank_device *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    sk_status st = rank == 0 && !all ? sk_fail(err, SK_ERR_NOMEM, "out of memory") : SK_OK;
+    st = sk_comm_agree(c, st, err);
+    if (st != SK_OK) return st;
+    sk_rank_device me = *mine;
+    me.backend[sizeof me.backend - 1] = me.device[sizeof me.device - 1] = me.uuid[sizeof me.uuid - 1] = '\0';
+    st = sk_comm_gather(c, &me, all, sizeof me, 0, err);
+    if (st == SK_OK && rank == 0) st = devices_clash(all, size, err);
+    free(all);
+    return sk_comm_agree(c, st, err);
+}
+
+sk_status sk_shard_check_same(sk_comm *c, uint32_t crc, int64_t step, sk_error *err) {
+    const int size = sk_comm_size(c), rank = sk_comm_rank(c);
+    uint32_t *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
+    sk_status st = rank == 0 && !all ? sk_fail(err, SK_ERR_NOMEM, "out of memory") : SK_OK;
+    if ((st = sk_comm_agree(c, st, err)) != SK_OK) return st;
+    st = sk_comm_gather(c, &crc, all, sizeof crc, 0, err);
+    for (int r = 1; st == SK_OK && rank == 0 && r < size; r++)
+        if (all[r] != all[0])
+            st = sk_fail(err, SK_ERR_MISMATCH,
+                         "rank %d holds other parameters or Adam moments than rank 0 at step %lld (crc32 %08x vs "
+                         "%08x): the ranks computed differently (different GPU models, drivers or libraries?); "
+                         "nothing was written",
+                         r, (long long)step, all[r], all[0]);
+    free(all);
+    return sk_comm_agree(c, st, err);
+}
+
 sk_status sk_shard_reduce(sk_comm *c, sk_status st, double *v, int n, sk_error *err) {
     double buf[16];
     if (n > 15) return sk_fail(err, SK_ERR_ARG, "sk_shard_reduce takes at most 15 values, got %d", n);

@@ -1,9 +1,9 @@
 // shard.h: what data-parallel training does with the communicator (comm.h), apart from the
-// gradient all-reduce: check that every rank runs the same job, reduce per-step scalars
-// with every rank's failure, and move the carried LSTM state between one rank's streams
-// and the global (L, B, H) layout that checkpoints hold.
-// defines: sk_rank_identity, sk_shard_check_ranks, sk_shard_reduce, sk_shard_slice_state,
-//          sk_shard_gather_state
+// gradient all-reduce: check that every rank runs the same job, each on a device of its
+// own, and holds the same model; reduce per-step scalars with every rank's failure, and move the carried LSTM state
+// between one rank's streams and the global (L, B, H) layout that checkpoints hold.
+// defines: sk_rank_identity, sk_shard_check_ranks, sk_rank_device, sk_shard_check_devices,
+//          sk_shard_check_same, sk_shard_reduce, sk_shard_slice_state, sk_shard_gather_state
 #ifndef SHAKESPEARE_SHARD_H
 #define SHAKESPEARE_SHARD_H
 
@@ -27,6 +27,22 @@ typedef struct {
 // Collective. SK_ERR_MISMATCH on every rank when some rank's identity differs from rank
 // 0's, the message naming the rank and the first difference.
 sk_status sk_shard_check_ranks(sk_comm *c, const sk_rank_identity *mine, sk_error *err);
+
+// Where a rank's backend runs (sk_backend's name, device and device_uuid).
+typedef struct {
+    char backend[16]; // "cpu" or "cuda"
+    char device[128]; // "cpu", "cuda:1 (NVIDIA H100 80GB HBM3)"
+    char uuid[48];    // the GPU's UUID; "" on the CPU
+} sk_rank_device;
+
+// Collective. SK_ERR_MISMATCH on every rank when some rank runs another backend than rank 0
+// (a rank on the CPU beside GPU ranks: their gradient sums would be different collectives,
+// MPI's against NCCL's) or two ranks share one GPU (NCCL needs a GPU per rank).
+sk_status sk_shard_check_devices(sk_comm *c, const sk_rank_device *mine, sk_error *err);
+
+// Collective. SK_ERR_MISMATCH on every rank when some rank's crc (of its parameters and
+// Adam moments at optimizer step `step`) differs from rank 0's, naming the first such rank.
+sk_status sk_shard_check_same(sk_comm *c, uint32_t crc, int64_t step, sk_error *err);
 
 // Collective. Sums v[0..n) over ranks, and with it whether each rank's st failed: when one
 // did, every rank returns that rank's status and message (sk_comm_agree).

@@ -1,6 +1,6 @@
 // cuda_stub.c: the CUDA entry points of a build without CUDA support (compiled instead
 // of src/cuda/ when CMake finds no nvcc or no cuDNN).
-// defines: sk_cuda_available, sk_backend_create_cuda, sk_cuda_describe
+// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe
 #include <stdio.h>
 
 #include "shakespeare/backend.h"
@@ -11,6 +11,8 @@ int sk_cuda_available(int index, char *reason, size_t reason_size) {
     if (reason && reason_size) snprintf(reason, reason_size, "this build has no CUDA support");
     return 0;
 }
+
+int sk_cuda_device_count(void) { return 0; }
 
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     (void)cfg;

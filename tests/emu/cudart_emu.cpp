@@ -389,6 +389,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device) {
     p->warpSize = 32;
     p->cooperativeLaunch = 1;
     p->totalGlobalMem = (size_t)4 << 30;
+    p->uuid.bytes[15] = (char)(device + 1); // distinct per device, as a GPU's UUID is
     return cudaSuccess;
 }
 
