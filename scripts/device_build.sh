@@ -167,6 +167,8 @@ else
     mkdir -p "$nccl_root/lib"
     ln -s "$pipdir/include" "$nccl_root/include"
     ln -s "$lib" "$nccl_root/lib/libnccl.so"
+    # The SONAME too, so that this prefix's lib/ (in the build's RPATH) alone serves at run time.
+    [ "$(basename "$lib")" = libnccl.so ] || ln -s "$lib" "$nccl_root/lib/$(basename "$lib")"
     nccl_src="pip wheel of $python ($pipdir)"
     ld_paths+=("$pipdir/lib")
   fi
