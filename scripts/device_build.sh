@@ -12,7 +12,8 @@
 #             only libcudnn.so.9, no libcudnn.so for CMake's find_library(cudnn), so the script
 #             makes BUILD/cudnn-root/{include,lib} (links) and passes that as -DCUDNN_ROOT.
 #   NCCL      (optional) the toolkit's, the system's, else python3's pip wheel nvidia-nccl-cu*
-#             (site-packages/nvidia/nccl), linked as BUILD/nccl-root -> -DNCCL_ROOT
+#             (site-packages/nvidia/nccl), linked as BUILD/nccl-root -> -DNCCL_ROOT; if the
+#             CUDA module then does not load, it is built again without (-DSHAKESPEARE_NCCL=OFF)
 #   OpenBLAS  the system's (cblas.h + libopenblas.so in the usual Debian/Ubuntu places); else
 #             .carry/root/usr (scripts/device_prep.sh, run on a machine with apt, makes it;
 #             .carry/debs alone is unpacked here first) -> -DOPENBLAS_ROOT. SK_FORCE_CARRY=1
@@ -233,6 +234,7 @@ args=(-S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEAR
       -UCUDNN_INCLUDE_DIR -UCUDNN_LIBRARY -UCBLAS_INCLUDE_DIR -UCBLAS_LIBRARY -UOPENBLAS_ROOT
       "-DCUDNN_ROOT=$cudnn_root")
 [ -n "$openblas_root" ] && args+=("-DOPENBLAS_ROOT=$openblas_root")
+args+=(-DSHAKESPEARE_NCCL=ON) # (a fallback below may have turned it off in this build folder)
 [ -n "$nccl_root" ] && args+=("-UNCCL_INCLUDE_DIR" "-UNCCL_LIBRARY" "-DNCCL_ROOT=$nccl_root")
 [ -n "${SK_CUDA_ARCH:-}" ] && args+=("-DCMAKE_CUDA_ARCHITECTURES=$SK_CUDA_ARCH")
 echo "device_build: cmake ${args[*]}"
@@ -289,6 +291,16 @@ zlib=$(ldd "$cudnn_dir"/libcudnn_engines_precompiled.so* 2>/dev/null | awk '$1 ~
 found libz "$zlib"
 # --version loads the module (it names the CUDA runtime and cuDNN it finds): the programs find it.
 version=$("$exe" --version) || die "$exe --version failed"
+if ! echo "$version" | grep -q '^backends: cpu, cuda (CUDA runtime' && [ -n "$nccl_src" ]; then
+  # An NCCL that links but does not load beside this CUDA (a wheel for another CUDA major,
+  # say) must not cost the GPU tests: build again without it, and say so.
+  echo "device_build: warning: the CUDA module does not load with NCCL from $nccl_src" \
+       "($(echo "$version" | grep '^backends' || echo "$version")); building without NCCL (-DSHAKESPEARE_NCCL=OFF)"
+  cmake "${args[@]}" -DSHAKESPEARE_NCCL=OFF >"$clog" 2>&1 || { tail -n 40 "$clog" >&2; die "cmake configure failed (log: $clog)"; }
+  cmake "${bargs[@]}" >"$blog" 2>&1 || { tail -n 40 "$blog" >&2; die "build failed (log: $blog)"; }
+  nccl_src=""
+  version=$("$exe" --version) || die "$exe --version failed"
+fi
 echo "$version" | grep -q '^backends: cpu, cuda (CUDA runtime' \
   || die "$exe does not load its CUDA module: $(echo "$version" | grep '^backends' || echo "$version")"
 found module "$module: $(echo "$version" | grep -o 'cuda (CUDA runtime.*')"
