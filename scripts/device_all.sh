@@ -29,7 +29,7 @@
 #                      against the CPU layer, then timed) and kernels/dev/step_bench (a whole
 #                      step eager, deferred and replayed as a CUDA graph)
 #   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU, the
-#                      CPU's best measured recipe (QUALITY_MODEL overrides it),
+#                      CPU's measured H=768 recipe (QUALITY_MODEL overrides it),
 #                      QUALITY_EPOCHS epochs (default 10) or as many steps as a calibration
 #                      says fit in S if fewer, stopped by SIGTERM at S s
 #   metrics.jsonl      its metrics log (checkpoints stay in /tmp/sk-quality: $OUT returns 8
@@ -37,6 +37,9 @@
 #   ttq.txt            after the quality run (unless --skip-ttq): bench_gpu.sh --ttq-only, the
 #                      seconds each side needs to validation loss <= 1.50 (BENCH_TTQ_VARIANT
 #                      picks shakespeare's variant)
+#   quality-more.log, metrics-more.jsonl
+#                      after the time to quality, a second recipe (QUALITY_MORE; default the
+#                      CPU's best, H=1024) when all its epochs fit in the command's 10 minutes
 #   sanitize.log       with --sanitize / --only-sanitize: NVIDIA's compute-sanitizer, each of
 #                      its four tools (memcheck: out-of-bounds and misaligned accesses;
 #                      racecheck: shared-memory hazards; synccheck: barrier misuse; initcheck:
@@ -195,40 +198,60 @@ if [ "$quality" -gt 0 ]; then
   # measured recipe, whose 10 epochs need about 40k tokens/s to fit in 300 s. Wider
   # (--hidden-size 1024, same regularization) ended at 1.3965, no better for 1.8 times the
   # arithmetic (it overfit more); with --dropout 0.35 --weight-drop 0.3 it reached 1.3951,
-  # the best measured, for a third call if the GPU is fast enough (~70k tokens/s). A 40-step
+  # the best measured: QUALITY_MORE's default, run in the same call when it fits. A 40-step
   # calibration run measures this GPU's speed for the time cap (evaluations included, 10%
   # margin).
   # SIGTERM at S seconds still writes a checkpoint and the done: line.
+  # QUALITY_MORE (default: the H=1024 recipe; "" for none) runs after the time to quality
+  # when its whole schedule, as its own calibration predicts, fits in what is left of a
+  # 10-minute command (570 s from the script's start); its log and metrics are
+  # quality-more.log and metrics-more.jsonl (7 files in all: $OUT returns 8 at most).
   read -r -a quality_model <<<"${QUALITY_MODEL:---embed-size 128 --hidden-size 768 --num-layers 2 --dropout 0.3 --weight-drop 0.25 --weight-decay 0.1 --batch-size 32 --seq-length 128}"
+  read -r -a quality_more <<<"${QUALITY_MORE---embed-size 128 --hidden-size 1024 --num-layers 2 --dropout 0.35 --weight-drop 0.3 --weight-decay 0.1 --batch-size 32 --seq-length 128}"
+  # quality_run LIMIT_S METRICS NEED_ALL MODEL...: calibrates, then trains MODEL for
+  # QUALITY_EPOCHS epochs or as many steps as fit in LIMIT_S if fewer (NEED_ALL=1: skips the
+  # run, exit 0, when not every epoch fits), stopped by SIGTERM at LIMIT_S.
   quality_run() {
-    local B=32 T=100 i tps iters windows
-    for ((i = 0; i < ${#quality_model[@]} - 1; i++)); do
-      case "${quality_model[i]}" in --batch-size) B=${quality_model[i + 1]} ;; --seq-length) T=${quality_model[i + 1]} ;; esac
+    local limit=$1 metrics=$2 need_all=$3 B=32 T=100 i tps iters windows cap
+    shift 3
+    local model=("$@")
+    for ((i = 0; i < ${#model[@]} - 1; i++)); do
+      case "${model[i]}" in --batch-size) B=${model[i + 1]} ;; --seq-length) T=${model[i + 1]} ;; esac
     done
     rm -rf /tmp/sk-quality /tmp/sk-quality-cal
-    build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality-cal "${quality_model[@]}" --max-iters 40 \
+    build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality-cal "${model[@]}" --max-iters 40 \
       --eval-every 0 --checkpoint-every 0 --log-every 20 >/tmp/sk-quality-cal.log 2>&1 || { cat /tmp/sk-quality-cal.log; return 1; }
     tps=$(grep -o 'median_tokens_per_s=[0-9.]*' /tmp/sk-quality-cal.log | tail -n 1 | cut -d= -f2)
     [ -n "$tps" ] || { cat /tmp/sk-quality-cal.log; return 1; }
     # Windows per epoch of the default 90% training split (the batcher's B streams of
     # (n - 1) / B characters, T at a time; the corpus is ASCII, so bytes are characters).
     windows=$(awk -v n="$(wc -c <data/tinyshakespeare.txt)" -v b="$B" -v t="$T" 'BEGIN { print int(int((int(0.9 * n) - 1) / b) / t) }')
-    iters=$(awk -v s="$quality" -v tps="$tps" -v bt=$((B * T)) -v cap=$((windows * ${QUALITY_EPOCHS:-10})) \
+    cap=$((windows * ${QUALITY_EPOCHS:-10}))
+    iters=$(awk -v s="$limit" -v tps="$tps" -v bt=$((B * T)) -v cap=$cap \
       'BEGIN { n = int((s - 30) * tps / bt * 0.9); if (n > cap) n = cap; if (n < 100) n = 100; print n }')
     echo "quality: calibration ${tps} tokens/s at B=$B T=$T -> --max-iters $iters (cosine to the end; $windows steps an epoch," \
-      "QUALITY_EPOCHS ${QUALITY_EPOCHS:-10}), ${quality} s limit"
-    timeout --preserve-status -s TERM "$quality" build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality \
-      "${quality_model[@]}" --lr 2e-3 --lr-schedule cosine --warmup-iters 200 --min-lr 1e-4 --max-epochs 0 \
-      --max-iters "$iters" --eval-every $(((iters + 19) / 20)) --checkpoint-every 1000 --log "$out/metrics.jsonl"
+      "QUALITY_EPOCHS ${QUALITY_EPOCHS:-10}), ${limit} s limit"
+    if [ "$need_all" = 1 ] && [ "$iters" -lt "$cap" ]; then
+      echo "quality: skipped: $cap steps do not fit in ${limit} s at this speed"
+      return 0
+    fi
+    timeout --preserve-status -s TERM "$limit" build-gpu/shakespeare-train --device cuda --out-dir /tmp/sk-quality \
+      "${model[@]}" --lr 2e-3 --lr-schedule cosine --warmup-iters 200 --min-lr 1e-4 --max-epochs 0 \
+      --max-iters "$iters" --eval-every $(((iters + 19) / 20)) --checkpoint-every 1000 --log "$metrics"
     local rc=$?
     [ "$rc" -eq 143 ] && return 0 # stopped by the time limit, after a checkpoint
     return "$rc"
   }
-  step "quality run ($quality s)" quality.log with_env quality_run
+  step "quality run ($quality s)" quality.log with_env quality_run "$quality" "$out/metrics.jsonl" 0 "${quality_model[@]}"
   if [ "$ttq" = 1 ]; then
     step "time to quality" ttq.txt env BENCH_COMMIT="$commit" bash scripts/bench_gpu.sh --skip-build --build-dir build-gpu \
       --ttq-only --timeout 150 --out "$out/ttq.raw" ${BENCH_TTQ_VARIANT:+--ttq-variant "$BENCH_TTQ_VARIANT"}
     rm -f "$out/ttq.raw"
+  fi
+  left=$((570 - (SECONDS - t0)))
+  if [ "${#quality_more[@]}" -gt 0 ] && [ "$left" -gt 90 ]; then
+    step "second quality run (${left} s left)" quality-more.log with_env quality_run "$left" "$out/metrics-more.jsonl" 1 \
+      "${quality_more[@]}"
   fi
 fi
 echo "device_all: finished in $((SECONDS - t0)) s$([ "$failed" = 1 ] && echo ', with failures (see above)')"
