@@ -21,15 +21,21 @@ static void first_difference(const char *a, const char *b, char *out, size_t n) 
     snprintf(out, n, "the option lists differ in length");
 }
 
+// Collective: every rank's record (n bytes at mine) into *all on rank 0, rank r's at r*n
+// (*all: NULL on the other ranks; the caller frees it). A failed allocation is agreed.
+static sk_status gather_at_root(sk_comm *c, const void *mine, size_t n, void **all, sk_error *err) {
+    *all = sk_comm_rank(c) == 0 ? calloc((size_t)sk_comm_size(c), n) : NULL;
+    sk_status st = sk_comm_rank(c) == 0 && !*all ? sk_fail(err, SK_ERR_NOMEM, "out of memory") : SK_OK;
+    if ((st = sk_comm_agree(c, st, err)) == SK_OK) st = sk_comm_gather(c, mine, *all, n, 0, err);
+    if (st != SK_OK) free(*all), *all = NULL;
+    return st;
+}
+
 sk_status sk_shard_check_ranks(sk_comm *c, const sk_rank_identity *mine, sk_error *err) {
     const int size = sk_comm_size(c), rank = sk_comm_rank(c);
-    sk_rank_identity *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-    sk_status st = rank == 0 && !all ? sk_fail(err, SK_ERR_NOMEM, "out of memory") : SK_OK;
-    st = sk_comm_agree(c, st, err);
-    if (st != SK_OK) return st;
-    sk_rank_identity me = *mine;
+    sk_rank_identity me = *mine, *all;
     me.data_path[sizeof me.data_path - 1] = me.options[sizeof me.options - 1] = '\0';
-    st = sk_comm_gather(c, &me, all, sizeof me, 0, err);
+    sk_status st = gather_at_root(c, &me, sizeof me, (void **)&all, err);
     for (int r = 1; st == SK_OK && rank == 0 && r < size; r++) {
         const sk_rank_identity *o = &all[r];
         if (o->n_chars != me.n_chars || o->data_crc != me.data_crc)
@@ -71,25 +77,18 @@ static sk_status devices_clash(const sk_rank_device *all, int size, sk_error *er
 }
 
 sk_status sk_shard_check_devices(sk_comm *c, const sk_rank_device *mine, sk_error *err) {
-    const int size = sk_comm_size(c), rank = sk_comm_rank(c);
-    sk_rank_device *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-    sk_status st = rank == 0 && !all ? sk_fail(err, SK_ERR_NOMEM, "out of memory") : SK_OK;
-    st = sk_comm_agree(c, st, err);
-    if (st != SK_OK) return st;
-    sk_rank_device me = *mine;
+    sk_rank_device me = *mine, *all;
     me.backend[sizeof me.backend - 1] = me.device[sizeof me.device - 1] = me.uuid[sizeof me.uuid - 1] = '\0';
-    st = sk_comm_gather(c, &me, all, sizeof me, 0, err);
-    if (st == SK_OK && rank == 0) st = devices_clash(all, size, err);
+    sk_status st = gather_at_root(c, &me, sizeof me, (void **)&all, err);
+    if (st == SK_OK && sk_comm_rank(c) == 0) st = devices_clash(all, sk_comm_size(c), err);
     free(all);
     return sk_comm_agree(c, st, err);
 }
 
 sk_status sk_shard_check_same(sk_comm *c, uint32_t crc, int64_t step, sk_error *err) {
     const int size = sk_comm_size(c), rank = sk_comm_rank(c);
-    uint32_t *all = rank == 0 ? calloc((size_t)size, sizeof *all) : NULL;
-    sk_status st = rank == 0 && !all ? sk_fail(err, SK_ERR_NOMEM, "out of memory") : SK_OK;
-    if ((st = sk_comm_agree(c, st, err)) != SK_OK) return st;
-    st = sk_comm_gather(c, &crc, all, sizeof crc, 0, err);
+    uint32_t *all;
+    sk_status st = gather_at_root(c, &crc, sizeof crc, (void **)&all, err);
     for (int r = 1; st == SK_OK && rank == 0 && r < size; r++)
         if (all[r] != all[0])
             st = sk_fail(err, SK_ERR_MISMATCH,
