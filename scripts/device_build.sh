@@ -176,7 +176,8 @@ else
 fi
 if [ -n "$nccl_src" ]; then
   nccl_h=${nccl_root:-/usr}/include/nccl.h
-  found NCCL "$(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{v=v (v ? "." : "") $3} END{print v}' "$nccl_h") from $nccl_src${nccl_root:+ -> -DNCCL_ROOT=$nccl_root}"
+  nccl_v=$(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{v=v (v ? "." : "") $3} END{print v}' "$nccl_h")
+  found NCCL "$nccl_v from $nccl_src${nccl_root:+ -> -DNCCL_ROOT=$nccl_root}"
 else
   found NCCL "none (optional: without it GPU ranks cannot all-reduce, and the gpu_test_nccl_* tests skip)"
 fi
@@ -296,7 +297,8 @@ if ! echo "$version" | grep -q '^backends: cpu, cuda (CUDA runtime' && [ -n "$nc
   # say) must not cost the GPU tests: build again without it, and say so.
   echo "device_build: warning: the CUDA module does not load with NCCL from $nccl_src" \
        "($(echo "$version" | grep '^backends' || echo "$version")); building without NCCL (-DSHAKESPEARE_NCCL=OFF)"
-  cmake "${args[@]}" -DSHAKESPEARE_NCCL=OFF >"$clog" 2>&1 || { tail -n 40 "$clog" >&2; die "cmake configure failed (log: $clog)"; }
+  cmake "${args[@]}" -DSHAKESPEARE_NCCL=OFF >"$clog" 2>&1 ||
+    { tail -n 40 "$clog" >&2; die "cmake configure failed (log: $clog)"; }
   cmake "${bargs[@]}" >"$blog" 2>&1 || { tail -n 40 "$blog" >&2; die "build failed (log: $blog)"; }
   nccl_src=""
   version=$("$exe" --version) || die "$exe --version failed"

@@ -4,8 +4,8 @@
 // so that programs running on the CPU never map cuBLAS and cuDNN. The module exports one
 // symbol, SK_CUDA_MODULE_SYMBOL: a table of the functions below.
 // defines: sk_cuda_module, SK_CUDA_MODULE_FILE, SK_CUDA_MODULE_SYMBOL, SK_CUDA_MODULE_ABI,
-//          sk_cuda_device_usable, sk_cuda_visible_devices, sk_cuda_backend_create, sk_cuda_versions, sk_cuda_nccl_allreduce_sum_f32,
-//          sk_cuda_nccl_free
+//          sk_cuda_device_usable, sk_cuda_visible_devices, sk_cuda_backend_create, sk_cuda_versions,
+//          sk_cuda_nccl_allreduce_sum_f32, sk_cuda_nccl_free
 #ifndef SHAKESPEARE_CUDA_MODULE_H
 #define SHAKESPEARE_CUDA_MODULE_H
 

@@ -8,7 +8,8 @@
 // load too) whether there is any device, so that a machine without a GPU falls back to the
 // CPU without loading the module; the module's own probe decides about a device it finds.
 // Not thread-safe: programs create backends from one thread.
-// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe, sk_nccl_allreduce_sum_f32, sk_nccl_free
+// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe,
+//          sk_nccl_allreduce_sum_f32, sk_nccl_free
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

@@ -25,7 +25,8 @@ typedef struct {
 // communicator says what happened (NCCL 2.13 and later).
 sk_status nccl_fail(sk_error *err, const char *what, ncclResult_t r, ncclComm_t comm) {
     const char *detail = comm ? ncclGetLastError(comm) : NULL;
-    if (detail && detail[0]) return sk_fail(err, SK_ERR_DEVICE, "%s failed: %s (%s)", what, ncclGetErrorString(r), detail);
+    if (detail && detail[0])
+        return sk_fail(err, SK_ERR_DEVICE, "%s failed: %s (%s)", what, ncclGetErrorString(r), detail);
     return sk_fail(err, SK_ERR_DEVICE, "%s failed: %s", what, ncclGetErrorString(r));
 }
 

@@ -1,7 +1,8 @@
 // shard.h: what data-parallel training does with the communicator (comm.h), apart from the
 // gradient all-reduce: check that every rank runs the same job, each on a device of its
-// own, and holds the same model; reduce per-step scalars with every rank's failure, and move the carried LSTM state
-// between one rank's streams and the global (L, B, H) layout that checkpoints hold.
+// own, and holds the same model; reduce per-step scalars with every rank's failure; and
+// move the carried LSTM state between one rank's streams and the global (L, B, H) layout
+// that checkpoints hold.
 // defines: sk_rank_identity, sk_shard_check_ranks, sk_rank_device, sk_shard_check_devices,
 //          sk_shard_check_same, sk_shard_reduce, sk_shard_slice_state, sk_shard_gather_state
 #ifndef SHAKESPEARE_SHARD_H
