@@ -267,7 +267,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
         double ts = now_s();
-        if (t->nranks == 1 && !o->data_parallel_step) {
+        if (!t->data_parallel) {
             // One process: the whole step is enqueued and nothing is read back (backend.h);
             // the statistics come back before the next log line, evaluation, checkpoint,
             // sample or stop, and at the end.

@@ -24,6 +24,7 @@ struct sk_trainer {
     sk_comm *comm;       // o.comm (borrowed) or own_comm
     sk_comm *own_comm;   // single-process communicator when o.comm is NULL
     int rank, nranks;
+    int data_parallel;   // the data-parallel step: several ranks, or o.data_parallel_step
     int b_off, b_local;  // this rank's streams [b_off, b_off + b_local) of B
     float *h_local, *c_local; // (L, b_local, H) this rank's carried state
     float *gathered;     // (nranks, L, b_local, H) every rank's state, on rank 0

@@ -239,6 +239,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     }
     t->rank = sk_comm_rank(t->comm), t->nranks = sk_comm_size(t->comm);
+    t->data_parallel = t->nranks > 1 || o->data_parallel_step;
     // One run per out-dir, held by rank 0, the only rank that writes there: the lock first,
     // so that nothing below reads a checkpoint that another run is writing; a fresh run never
     // silently replaces a finished one. Every rank reaches each agreement, so one rank's
@@ -254,7 +255,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
                      o->batch_size, t->nranks, t->nranks);
         goto fail;
     }
-    if ((t->nranks > 1 || o->data_parallel_step) && o->cuda_graph == SK_GRAPH_ON) {
+    if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
         const int one = t->nranks == 1;
         st = sk_fail(err, SK_ERR_ARG, "--cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
                      "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
@@ -264,7 +265,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     st = init_model(t, o, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_devices(t, err)) != SK_OK) goto fail;
-    if (t->nranks > 1 || o->data_parallel_step) { // once the run is sure to start
+    if (t->data_parallel) { // once the run is sure to start
         char line[160];
         snprintf(line, sizeof line, "data-parallel over %d rank%s (%s): %d of the %d streams each", t->nranks,
                  t->nranks == 1 ? "" : "s", sk_comm_name(t->comm), t->b_local, o->batch_size);

@@ -292,7 +292,6 @@ static const char *opt_name(int id) {
     return "?";
 }
 
-// With a test split (--train-frac + --val-frac < 1), its loss under the current model.
 // Ends the program on an evaluation's failure, agreed by every rank. The trainer goes first:
 // it lets go of NCCL while the CUDA runtime is alive, which the exit handlers may not find.
 static void die_evaluating(sk_trainer *t, const sk_error *err) {
@@ -300,6 +299,7 @@ static void die_evaluating(sk_trainer *t, const sk_error *err) {
     cli_die(CLI_EXIT_FAILURE, "%s", err->msg);
 }
 
+// With a test split (--train-frac + --val-frac < 1), its loss under the current model.
 static void print_test_loss(sk_trainer *t, int rank) {
     sk_error err;
     double loss;
