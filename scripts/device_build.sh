@@ -279,8 +279,10 @@ for need in graph ops adv engines_precompiled engines_runtime_compiled heuristic
   ls "$cudnn_dir"/libcudnn_"$need".so* >/dev/null 2>&1 \
     || die "cuDNN's libcudnn_$need.so.9 is not beside $cudnn_so: calls that need it would fail at run time"
 done
+# libcuda.so.1 is the NVIDIA driver, not part of any build (cuDNN 9.2x's runtime-compiled
+# engines link it): where the machine has no driver it is reported below, not a failure here.
 for sub in "$cudnn_dir"/libcudnn_*.so.9; do
-  bad=$(ldd "$sub" 2>&1 | grep 'not found' || true)
+  bad=$(ldd "$sub" 2>&1 | grep 'not found' | grep -v '^[[:space:]]*libcuda\.so\.1 ' || true)
   [ -z "$bad" ] || die "$(basename "$sub") (dlopened by libcudnn.so.9) has unresolved libraries: $(echo $bad)"
   subs=$((subs + 1))
 done
@@ -290,6 +292,13 @@ zlib=$(ldd "$cudnn_dir"/libcudnn_engines_precompiled.so* 2>/dev/null | awk '$1 ~
 [ -n "$zlib" ] || zlib=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 / { print $NF; exit }')
 [ -n "$zlib" ] || die "libz.so.1 not found: cuDNN 9's engine libraries need zlib"
 found libz "$zlib"
+driver=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 / { print $NF; exit }')
+for d in ${LD_LIBRARY_PATH//:/ }; do [ -z "$driver" ] && [ -e "$d/libcuda.so.1" ] && driver="$d/libcuda.so.1"; done
+if [ -n "$driver" ]; then
+  found driver "$driver"
+else
+  echo "device_build: warning: libcuda.so.1 (the NVIDIA driver) not found: the programs will find no GPU here"
+fi
 # --version loads the module (it names the CUDA runtime and cuDNN it finds): the programs find it.
 version=$("$exe" --version) || die "$exe --version failed"
 if ! echo "$version" | grep -q '^backends: cpu, cuda (CUDA runtime' && [ -n "$nccl_src" ]; then
