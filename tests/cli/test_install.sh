@@ -42,11 +42,26 @@ else
     note "this build has no man pages (no help2man at configure time)"
 fi
 
+# Libraries from outside the project that lie inside a tree about to be covered (on a GPU
+# machine without OpenBLAS, scripts/device_prep.sh's copy in .carry/ of the source tree,
+# found through build-gpu/env.sh) belong to the machine, not to the install: copied out
+# first. The project's own libraries never are: the install must hold those.
+mkdir -p extlib
+for f in "$P"/bin/shakespeare-train "$P"/bin/shakespeare-sample "$P"/lib*/shakespeare/*.so; do
+    [ -e "$f" ] && ldd "$f" 2> /dev/null
+done | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u | while read -r lib; do
+    case "$(basename "$lib")" in libshakespeare*) continue ;; esac
+    for tree in "$SK_BUILD_DIR" "$SK_SOURCE_DIR"; do
+        case "$lib" in "$tree"/*) cp -L "$lib" extlib/ && note "copied out of the covered trees: $lib"; break ;; esac
+    done
+done
+
 # What runs inside: an empty directory, the installed programs only.
 mkdir -p run
 cat > inner.sh <<EOS
 set -e
 cd "$WORK/run"
+export LD_LIBRARY_PATH="$WORK/extlib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"
 [ ! -e "$SK_SOURCE_DIR/data/tinyshakespeare.txt" ] || echo "trees visible"
 "$P/bin/shakespeare-train" --max-iters 50 --eval-every 0 --device cpu > train.log 2>&1
 "$P/bin/shakespeare-sample" --checkpoint out/last.safetensors --length 80 --seed 1 --device cpu > sample.txt
