@@ -1,37 +1,59 @@
 #!/usr/bin/env bash
-# bench_sample.sh: resident memory and CPU time of shakespeare-sample at config A (E=128,
-# H=256, L=2; a checkpoint trained 5 steps: speed and memory do not depend on the weights),
-# one thread, for each build directory given (default: build), side by side in one run:
-#   sampling 20,000 characters and scoring the first 100,000 characters of the corpus, with
-#   --device cpu and --device auto, and --help (what loading the program alone costs).
-# Each line: BUILD  WHAT  DEVICE  max resident (KB, /usr/bin/time %M)  user s  characters/s.
+# bench_sample.sh: memory, CPU time and wall-clock speed of shakespeare-sample at config A
+# (E=128, H=256, L=2; a checkpoint trained 5 steps: speed and memory do not depend on the
+# weights), one thread, for each build directory given (default: build), side by side in
+# one run: sampling 20,000 characters (batch 1, one character per forward step) and scoring
+# the first 100,000 characters of the corpus, with --device cpu and --device auto (the GPU
+# where there is one), and --help (what loading the program alone costs).
+# Each line: BUILD  WHAT  DEVICE  max resident (KB) and user s (/usr/bin/time %M %U; "-"
+# where the machine has no /usr/bin/time, as the GPU image)  characters per user second
+# (CPU time: steady on a shared machine, meaningless for a GPU)  wall s  characters per wall
+# second after start-up (the wall time of the same command on 1 character subtracted: the
+# program's start, the checkpoint load and the device's initialization; the GPU's figure).
 # Usage: scripts/bench_sample.sh [BUILD_DIR...]   (the first one trains the checkpoint)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -gt 0 ] || set -- "$root/build"
-[ -x /usr/bin/time ] || { echo "bench_sample.sh: error: /usr/bin/time not found (Debian package time)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$1/shakespeare-train" --data "$root/data/tinyshakespeare.txt" --embed-size 128 --hidden-size 256 --num-layers 2 \
     --max-iters 5 --eval-every 0 --device cpu --threads 1 --out-dir "$tmp/ck" > "$tmp/train.log" 2>&1 ||
     { cat "$tmp/train.log" >&2; exit 1; }
 head -c 100000 "$root/data/tinyshakespeare.txt" > "$tmp/score.txt"
+head -c 2 "$root/data/tinyshakespeare.txt" > "$tmp/score1.txt" # one prediction: start-up alone
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-printf '%-28s %-8s %-6s %12s %8s %12s\n' build what device resident_KB user_s chars_per_s
-measure() { # BUILD WHAT DEVICE CHARS ARGS...
-    local b=$1 what=$2 dev=$3 chars=$4; shift 4
-    /usr/bin/time -o "$tmp/t" -f "%M %U" "$b/shakespeare-sample" "$@" > /dev/null 2> "$tmp/err" ||
-        { cat "$tmp/err" >&2; exit 1; }
-    read -r kb user < "$tmp/t"
-    local rate=-
-    [ "$chars" -gt 0 ] && rate=$(awk -v c="$chars" -v u="$user" 'BEGIN { printf "%.0f", (u > 0 ? c / u : 0) }')
-    printf '%-28s %-8s %-6s %12s %8s %12s\n' "$(basename "$b")" "$what" "$dev" "$kb" "$user" "$rate"
+echo "commit: ${BENCH_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/gpu: /'
+timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -o "$tmp/t" -f "%M %U")
+printf '%-28s %-8s %-6s %12s %8s %12s %8s %12s\n' build what device resident_KB user_s chars_per_s wall_s chars_per_wall_s
+# wall ARGS...: runs shakespeare-sample ARGS (under /usr/bin/time where there is one) and prints its wall seconds.
+wall() {
+    local t0 t1
+    t0=$(date +%s%N)
+    "${timer[@]}" "$b/shakespeare-sample" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+    t1=$(date +%s%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
+}
+measure() { # WHAT DEVICE CHARS STARTUP_ARGS -- ARGS...: one row; CHARS 0: no rates; the start-up run makes 1
+    local what=$1 dev=$2 chars=$3 startup=() w0=0 w kb=- user=- rate=- wrate=-
+    shift 3
+    while [ "$1" != -- ]; do startup+=("$1"); shift; done
+    shift
+    [ ${#startup[@]} -gt 0 ] && w0=$(wall "${startup[@]}")
+    w=$(wall "$@")
+    [ ${#timer[@]} -gt 0 ] && read -r kb user < "$tmp/t"
+    if [ "$chars" -gt 0 ]; then
+        [ "$user" != - ] && rate=$(awk -v c="$chars" -v u="$user" 'BEGIN { printf "%.0f", (u > 0 ? c / u : 0) }')
+        # The start-up run made 1 character: the rest came in w - w0.
+        wrate=$(awk -v c="$chars" -v w="$w" -v w0="$w0" 'BEGIN { printf "%.0f", (w > w0 ? (c - 1) / (w - w0) : 0) }')
+    fi
+    printf '%-28s %-8s %-6s %12s %8s %12s %8s %12s\n' "$(basename "$b")" "$what" "$dev" "$kb" "$user" "$rate" "$w" "$wrate"
 }
 for b in "$@"; do
-    measure "$b" help - 0 --help
+    measure help - 0 -- --help
     for dev in cpu auto; do
-        measure "$b" sample "$dev" 20000 --checkpoint "$tmp/ck/last.safetensors" --length 20000 --threads 1 --device "$dev"
-        measure "$b" score "$dev" 99999 --checkpoint "$tmp/ck/last.safetensors" --score "$tmp/score.txt" --threads 1 --device "$dev"
+        common=(--checkpoint "$tmp/ck/last.safetensors" --threads 1 --device "$dev")
+        measure sample "$dev" 20000 "${common[@]}" --length 1 -- "${common[@]}" --length 20000
+        measure score "$dev" 99999 "${common[@]}" --score "$tmp/score1.txt" -- "${common[@]}" --score "$tmp/score.txt"
     done
 done

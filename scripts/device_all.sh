@@ -24,6 +24,8 @@
 #   bench-gpu.txt      scripts/bench_gpu.sh: configs A and B against PyTorch, side by side, every
 #                      variant (LSTM implementation / precision / CUDA graph; BENCH_VARIANTS
 #                      overrides bench_gpu.sh's list)
+#   sample-gpu.txt     scripts/bench_sample.sh: sampling at batch 1 and --score, characters per
+#                      second of wall time on the CPU and on the GPU (with --skip-bench, not run)
 #   workbench.log      the kernel workbenches at A and B (unless --skip-workbench; 150 s at
 #                      most): kernels/dev/lstm_bench (every LSTM implementation and precision
 #                      against the CPU layer, then timed) and kernels/dev/step_bench (a whole
@@ -115,7 +117,7 @@ preflight() {
   fi
 }
 
-filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |lstm_bench|step_bench|iter .* val_loss|done:|sanitize: )'
+filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |build-gpu +(sample|score) |lstm_bench|step_bench|iter .* val_loss|done:|sanitize: )'
 if [ "$only_quality" = 0 ] && [ "$only_sanitize" = 0 ]; then
   step preflight preflight.log preflight
   step build build.log bash scripts/device_build.sh
@@ -126,6 +128,9 @@ if [ "$only_quality" = 0 ] && [ "$only_sanitize" = 0 ]; then
     step benchmark bench-gpu.txt env BENCH_COMMIT="$commit" bash scripts/bench_gpu.sh --skip-build \
       --build-dir build-gpu --out "$out/bench-gpu.raw" ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
     rm -f "$out/bench-gpu.raw" # the same text is in bench-gpu.txt
+    # Sampling at batch 1 and --score, on the CPU and the GPU (--device auto), side by side
+    # (issue: the characters/s of each on the GPU, for the README).
+    step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 120 bash scripts/bench_sample.sh build-gpu
   fi
   if [ "$workbench" = 1 ]; then
     # Configurations A and B (B E H L T ...); each program prints its own table.
