@@ -289,10 +289,12 @@ done
 found cuDNN-libs "$subs sub-libraries in $cudnn_dir resolve (graph, ops, adv, engines, heuristic...)"
 # libz: cuDNN 9's engines need it; a minimal image may lack it.
 zlib=$(ldd "$cudnn_dir"/libcudnn_engines_precompiled.so* 2>/dev/null | awk '$1 ~ /^libz\.so/ { print $3; exit }')
-[ -n "$zlib" ] || zlib=$(ldconfig -p 2>/dev/null | awk '/libz\.so\.1 / { print $NF; exit }')
+# ldconfig_cache: the loader's cache (ldconfig -p; /sbin may not be on PATH), or nothing.
+ldconfig_cache() { { command -v ldconfig >/dev/null && ldconfig -p || /sbin/ldconfig -p; } 2>/dev/null || true; }
+[ -n "$zlib" ] || zlib=$(ldconfig_cache | awk '/libz\.so\.1 / { print $NF; exit }')
 [ -n "$zlib" ] || die "libz.so.1 not found: cuDNN 9's engine libraries need zlib"
 found libz "$zlib"
-driver=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 / { print $NF; exit }')
+driver=$(ldconfig_cache | awk '/libcuda\.so\.1 / { print $NF; exit }')
 for d in ${LD_LIBRARY_PATH//:/ }; do [ -z "$driver" ] && [ -e "$d/libcuda.so.1" ] && driver="$d/libcuda.so.1"; done
 if [ -n "$driver" ]; then
   found driver "$driver"
