@@ -129,7 +129,7 @@ if [ "$only_quality" = 0 ] && [ "$only_sanitize" = 0 ]; then
       --build-dir build-gpu --out "$out/bench-gpu.raw" ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
     rm -f "$out/bench-gpu.raw" # the same text is in bench-gpu.txt
     # Sampling at batch 1 and --score, on the CPU and the GPU (--device auto), side by side
-    # (issue: the characters/s of each on the GPU, for the README).
+    # (the GPU figures the README is to report).
     step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 120 bash scripts/bench_sample.sh build-gpu
   fi
   if [ "$workbench" = 1 ]; then
