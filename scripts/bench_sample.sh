@@ -25,8 +25,10 @@ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); cpu: $(lscpu | sed -n 's/^Model name
 echo "commit: ${BENCH_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/gpu: /'
 timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -o "$tmp/t" -f "%M %U")
-printf '%-28s %-8s %-6s %12s %8s %12s %8s %12s\n' build what device resident_KB user_s chars_per_s wall_s chars_per_wall_s
-# wall ARGS...: runs shakespeare-sample ARGS (under /usr/bin/time where there is one) and prints its wall seconds.
+row='%-28s %-8s %-6s %12s %8s %12s %8s %12s\n'
+printf "$row" build what device resident_KB user_s chars_per_s wall_s chars_per_wall_s
+# wall ARGS...: runs build $b's shakespeare-sample with ARGS (under /usr/bin/time where there is
+# one) and prints its wall seconds.
 wall() {
     local t0 t1
     t0=$(date +%s%N)
@@ -47,7 +49,7 @@ measure() { # WHAT DEVICE CHARS STARTUP_ARGS -- ARGS...: one row; CHARS 0: no ra
         # The start-up run made 1 character: the rest came in w - w0.
         wrate=$(awk -v c="$chars" -v w="$w" -v w0="$w0" 'BEGIN { printf "%.0f", (w > w0 ? (c - 1) / (w - w0) : 0) }')
     fi
-    printf '%-28s %-8s %-6s %12s %8s %12s %8s %12s\n' "$(basename "$b")" "$what" "$dev" "$kb" "$user" "$rate" "$w" "$wrate"
+    printf "$row" "$(basename "$b")" "$what" "$dev" "$kb" "$user" "$rate" "$w" "$wrate"
 }
 for b in "$@"; do
     measure help - 0 -- --help
