@@ -7,10 +7,9 @@
 //   - our kernels, cudaMemsetAsync and device-to-device cudaMemcpy(2D)Async: plain graph
 //     nodes. Every step-dependent value is read from device memory (kernels.h), and the
 //     host-to-device copies of the inputs run before cudaGraphLaunch, outside the graph.
-//   - cuBLAS with a user workspace (cublasSetWorkspace, backend_cuda.cu): the documented way
-//     to keep cuBLAS from allocating during capture (pytorch/pytorch#83461); the persistent
-//     LSTM's own handle keeps cuBLAS's default workspace, which cuBLAS >= 12.2 takes from
-//     a stream-ordered pool that capture accepts (pytorch/pytorch#113994).
+//   - cuBLAS with a user workspace (cublasSetWorkspace) on both handles, the backend's
+//     (backend_cuda.cu) and the persistent LSTM's (lstm_persistent.cu): the documented way
+//     to keep cuBLAS from allocating during capture (pytorch/pytorch#83461).
 //   - cuDNN's cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8 are
 //     enqueued on the handle's stream with caller-owned workspace and reserve space; PyTorch
 //     captures them in its CUDA graphs (pytorch/pytorch#56433: the only trouble there was its
@@ -25,8 +24,8 @@
 // instead of silently leaving work out of the graph.
 // Warm-up: the first step of each (length, slot) runs eagerly and the second is captured,
 // as CUDA's and PyTorch's graph guides ask: libraries initialize lazily on their first call
-// (cuBLAS allocates the default workspace of a handle that has none set, such as the
-// persistent LSTM's; cuDNN creates internal resources; kernels load on first launch), and
+// (cuDNN creates internal resources; kernels load on first launch; a cuBLAS handle without
+// a workspace of its own would allocate cuBLAS's default one), and
 // none of that may happen inside a capture.
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,9 +81,10 @@ static sk_status capture(cudaStream_t stream, int len, sk_step_enqueue_fn enqueu
                        st != SK_OK ? "" : cudaGetErrorName(ce));
     }
     // AutoFreeOnLaunch, as PyTorch instantiates its graphs: a library that allocates inside
-    // the capture with cudaMallocAsync and frees later (cuBLAS >= 12.2's default workspace
-    // on the persistent implementation's handle) leaves an allocation node whose memory is
-    // unfreed at the next launch, and cudaGraphLaunch then fails with cudaErrorInvalidValue.
+    // the capture with cudaMallocAsync and frees later (as cuBLAS >= 12.2 does for a handle
+    // without a workspace of its own; both of ours have one) leaves an allocation node whose
+    // memory is unfreed at the next launch, and cudaGraphLaunch then fails with
+    // cudaErrorInvalidValue. A guard, then: nothing of ours should need it.
     ce = cudaGraphInstantiate(exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
     cudaGraphDestroy(graph);
     if (ce != cudaSuccess) {
