@@ -110,3 +110,7 @@ target_link_libraries(rank_checks PRIVATE shakespeare_core)
 # scripts/bench_mpi.sh times the gradient all-reduce with this program.
 add_executable(allreduce_bench ${CMAKE_SOURCE_DIR}/bench/allreduce_bench.c)
 target_link_libraries(allreduce_bench PRIVATE shakespeare_core)
+# Runs every command block of README.md and docs/ (about a minute of training): not under the sanitizers.
+if(TEST cli_test_doc_commands)
+  set_tests_properties(cli_test_doc_commands PROPERTIES LABELS "cli;slow")
+endif()
