@@ -235,6 +235,17 @@ static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *s
     return SK_OK;
 }
 
+// sk_train_options.poison_step: fc.bias[0] (the last tensor's first element) set to NaN in
+// the backend's parameters, which makes every logit row, and so the loss, NaN.
+static sk_status poison_params(sk_trainer *t, sk_error *err) {
+    sk_backend *be = t->be;
+    sk_status st = be->ops->get_params(be, t->params);
+    if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its parameters");
+    t->params[be->layout.tensors[be->layout.n_tensors - 1].offset] = NAN;
+    if ((st = be->ops->set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
+    return SK_OK;
+}
+
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     const sk_train_options *o = &t->o;
     sk_backend *be = t->be;
@@ -265,6 +276,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
             return sk_backend_fail(err, st, be, "to reset its state");
         }
         sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
+        if (o->poison_step == t->st.step + 1 && (st = poison_params(t, err)) != SK_OK) return st;
         lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
         double ts = now_s();
         if (!t->data_parallel) {

@@ -64,6 +64,9 @@ typedef struct {
                              // norm and update, every step agreed) even with one rank, so that one
                              // process on one GPU tests that path; a single process then sums device
                              // gradients with a one-rank NCCL communicator. The same run bit for bit.
+    int64_t poison_step;     // tests only: just before optimizer step N (1-based), fc.bias[0] becomes
+                             // NaN, so step N's loss is NaN on any machine (a divergence recipe's
+                             // step moves with the BLAS kernel's rounding); 0: never
 } sk_train_options;
 
 // Data-parallel training (o->comm of N > 1 ranks): batch_size B stays the global batch and

@@ -414,6 +414,10 @@ int main(int argc, char **argv) {
     // an option a run needs, so not a flag.
     const char *dp_step = getenv("SHAKESPEARE_DATA_PARALLEL_STEP");
     o.data_parallel_step = dp_step && strcmp(dp_step, "1") == 0;
+    // For the divergence tests (tests/cli/test_divergence*.sh): a NaN loss at a known step.
+    const char *poison = getenv("SHAKESPEARE_TEST_POISON_STEP");
+    if (poison && cli_parse_i64("SHAKESPEARE_TEST_POISON_STEP", poison, 1, INT64_MAX, &o.poison_step, &err) != SK_OK)
+        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
