@@ -1,5 +1,6 @@
 // backend.c: device selection and the backend-independent entry points.
 // defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_parse, sk_cuda_graph_name,
+//          sk_tensor_cores_parse, sk_tensor_cores_name,
 //          sk_precision_parse, sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_step,
 //          sk_backend_train_step_eager, sk_backend_read_stats_eager, sk_backend_free
 #include <errno.h>
@@ -79,11 +80,24 @@ const char *sk_cuda_graph_name(sk_cuda_graph g) {
     return (unsigned)g < 4 ? cuda_graph_names[g] : "unknown";
 }
 
-sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {
-    const char *const names[3] = {sk_precision_name(SK_PRECISION_FP32), sk_precision_name(SK_PRECISION_TF32),
-                                  sk_precision_name(SK_PRECISION_BF16)};
+static const char *const tensor_cores_names[] = {"auto", "on", "off"}; // sk_tensor_cores' order
+
+sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, names, 3, "--precision", &i, err);
+    sk_status st = parse_choice(s, tensor_cores_names, 3, "--tensor-cores", &i, err);
+    if (st == SK_OK) *out = (sk_tensor_cores)i;
+    return st;
+}
+
+const char *sk_tensor_cores_name(sk_tensor_cores t) {
+    return (unsigned)t < 3 ? tensor_cores_names[t] : "unknown";
+}
+
+sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {
+    const char *const names[4] = {sk_precision_name(SK_PRECISION_FP32), sk_precision_name(SK_PRECISION_TF32),
+                                  sk_precision_name(SK_PRECISION_BF16), sk_precision_name(SK_PRECISION_AUTO)};
+    int i = 0;
+    sk_status st = parse_choice(s, names, 4, "--precision", &i, err);
     if (st == SK_OK) *out = (sk_precision)i;
     return st;
 }
@@ -118,7 +132,12 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
         }
         if (notice && notice_size) snprintf(notice, notice_size, "running on the CPU: %s", reason);
     }
-    return sk_backend_create_cpu(cfg, out, err);
+    st = sk_backend_create_cpu(cfg, out, err);
+    if (st == SK_OK && notice && notice_size && (*out)->notice[0]) { // the CPU backend's own line after it
+        size_t used = strlen(notice);
+        snprintf(notice + used, notice_size - used, "%s%s", used ? "\n" : "", (*out)->notice);
+    }
+    return st;
 }
 
 const char *sk_backend_error(const sk_backend *b) {

@@ -17,8 +17,8 @@
 
 int main(void) {
     sk_error err = {{0}};
-    static const char *const names[] = {"fp32", "tf32", "bf16"};
-    for (int i = 0; i < 3; i++) {
+    static const char *const names[] = {"fp32", "tf32", "bf16", "auto"};
+    for (int i = 0; i < 4; i++) {
         sk_precision p = (sk_precision)-1;
         CHECK_OK(sk_precision_parse(names[i], &p, &err));
         CHECK((int)p == i);
@@ -26,13 +26,13 @@ int main(void) {
     }
     CHECK(SK_PRECISION_FP32 == 0);
     CHECK(strcmp(sk_precision_name((sk_precision)7), "unknown") == 0);
-    static const char *const bad[] = {"", "FP32", "fp16", "bf16 ", " tf32", "float", "fp32x", "auto"};
+    static const char *const bad[] = {"", "FP32", "fp16", "bf16 ", " tf32", "float", "fp32x", "Auto"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sk_precision p = SK_PRECISION_TF32;
         err.msg[0] = '\0';
         CHECK(sk_precision_parse(bad[i], &p, &err) == SK_ERR_ARG);
         char want[96];
-        snprintf(want, sizeof want, "--precision expects fp32, tf32 or bf16, got \"%s\"", bad[i]);
+        snprintf(want, sizeof want, "--precision expects fp32, tf32, bf16 or auto, got \"%s\"", bad[i]);
         CHECK(strcmp(err.msg, want) == 0);
         CHECK(p == SK_PRECISION_TF32); // untouched on failure
     }
@@ -63,6 +63,21 @@ int main(void) {
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
     CHECK(be->notice[0] == '\0' && be->cfg.precision == SK_PRECISION_FP32);
     sk_backend_free(be);
+    cfg.precision = SK_PRECISION_AUTO; // the CPU's default is fp32, and the backend says so
+    CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
+    CHECK(be->cfg.precision == SK_PRECISION_FP32);
+    sk_backend_free(be);
+    cfg.precision = SK_PRECISION_FP32;
+
+    static const char *const tc[] = {"auto", "on", "off"};
+    for (int i = 0; i < 3; i++) {
+        sk_tensor_cores t = (sk_tensor_cores)-1;
+        CHECK_OK(sk_tensor_cores_parse(tc[i], &t, &err));
+        CHECK((int)t == i && strcmp(sk_tensor_cores_name(t), tc[i]) == 0);
+    }
+    sk_tensor_cores t = SK_TENSOR_CORES_OFF;
+    CHECK(sk_tensor_cores_parse("yes", &t, &err) == SK_ERR_ARG && t == SK_TENSOR_CORES_OFF);
+    CHECK(strcmp(err.msg, "--tensor-cores expects auto, on or off, got \"yes\"") == 0);
     CHECK(SK_TENSOR_CORES_DEFAULT == 0); // a config that never sets it takes the default
     cfg.plstm_tensor_cores = SK_TENSOR_CORES_ON;
     err.msg[0] = '\0';

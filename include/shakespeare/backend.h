@@ -62,7 +62,11 @@ typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TR
 //   bf16: the LSTM recurrence with bf16 operands (weights, h, gate gradients), fp32
 //         accumulation and an fp32 cell state (the persistent kernel; the other GEMMs as tf32).
 // The CPU backend computes in fp32 only.
-typedef enum { SK_PRECISION_FP32 = 0, SK_PRECISION_TF32 = 1, SK_PRECISION_BF16 = 2 } sk_precision;
+// SK_PRECISION_AUTO: each backend's default, resolved at creation (the created backend's
+// cfg.precision holds the result): tf32 on CUDA, which is PyTorch's default for cuDNN's RNNs
+// (torch.backends.cudnn.allow_tf32 defaults to True, so nn.LSTM uses TF32 on Ampere and
+// later), and fp32 on the CPU. A zeroed config asks for strict fp32.
+typedef enum { SK_PRECISION_FP32 = 0, SK_PRECISION_TF32 = 1, SK_PRECISION_BF16 = 2, SK_PRECISION_AUTO = 3 } sk_precision;
 
 // The persistent LSTM kernel's inner products in tf32 and bf16 (--rnn-impl persistent, or
 // auto where it takes that kernel): DEFAULT the validated choice (CUDA cores until a GPU
@@ -168,8 +172,8 @@ struct sk_backend {
 };
 
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
-// *notice (may be NULL) then gets a one-line note when it falls back to the CPU, or the
-// created backend's own notice (b->notice).
+// *notice (may be NULL) gets what to tell the user, "" or lines separated by '\n': that auto
+// fell back to the CPU, and the created backend's own notice (b->notice).
 sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk_backend **out,
                             char *notice, size_t notice_size, sk_error *err);
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
@@ -186,6 +190,9 @@ sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *i
 // Parses "auto", "on", "off", "try" (--cuda-graph); SK_ERR_ARG otherwise.
 sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err);
 const char *sk_cuda_graph_name(sk_cuda_graph g);
+// Parses "auto", "on", "off" (--tensor-cores: SK_TENSOR_CORES_DEFAULT, _ON, _OFF); SK_ERR_ARG otherwise.
+sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err);
+const char *sk_tensor_cores_name(sk_tensor_cores t);
 // train_step and read_stats from a backend's own ops, for a backend that runs every step
 // to its end anyway (the CPU): forward, backward, the mean-loss test, sk_backend_step,
 // statistics kept in b->stats. After a bad step, later steps do nothing.
@@ -195,13 +202,14 @@ sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats);
 // Parses "auto", "cudnn", "persistent", "cudnn-persist" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
 const char *sk_rnn_impl_name(sk_rnn_impl r);
-// Parses "fp32", "tf32", "bf16" (--precision); SK_ERR_ARG otherwise, *out untouched.
+// Parses "fp32", "tf32", "bf16", "auto" (--precision); SK_ERR_ARG otherwise, *out untouched.
 sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err);
 // Inline: the CUDA module names precisions in its messages without linking backend.c.
 static inline const char *sk_precision_name(sk_precision p) {
     return p == SK_PRECISION_FP32   ? "fp32"
            : p == SK_PRECISION_TF32 ? "tf32"
            : p == SK_PRECISION_BF16 ? "bf16"
+           : p == SK_PRECISION_AUTO ? "auto"
                                     : "unknown";
 }
 // The message of b's last failed op, e.g. "cudnnRNNForward failed: CUDNN_STATUS_BAD_PARAM

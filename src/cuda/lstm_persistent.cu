@@ -244,10 +244,9 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
 
 } // namespace
 
-// Tensor cores (mma.sync) for bf16 and for tf32 by default: off until a GPU session has run
-// tests/gpu with them on (the tests ask for them with SK_TENSOR_CORES_ON) and lstm_bench
-// shows them correct and faster than the CUDA cores.
-static const int kBf16TensorCores = 0, kTf32TensorCores = 0;
+// Tensor cores (mma.sync) for bf16 and tf32 unless --tensor-cores off: they pass tests/gpu on
+// an H100 (bench/results/h100-2026-11-26-faa1609/gpu-tests.log).
+static const int kBf16TensorCores = 1, kTf32TensorCores = 1;
 
 // 1: the inner products on tensor cores (cfg->tensor_cores, or the default; in fp32 only an
 // explicit ON, which create refuses).

@@ -15,7 +15,8 @@
 
 namespace {
 
-// Until a GPU session has run tests/gpu against it and measured it faster than cuDNN.
+// auto's choice for fp32 and tf32 where the kernel fits. It passes tests/gpu on an H100 but
+// ran slower there than cuDNN with a graph (kernels/PERSISTENT_LSTM_FLOOR.md, Measurements).
 constexpr bool kPersistentValidated = false;
 
 // cudnn-persist: the first of cuDNN's persistent algorithms that takes the shape (the small-H
@@ -69,10 +70,6 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
                 return sk_fail(err, SK_ERR_ARG, "--precision %s runs only on the persistent LSTM kernel, and %.400s",
                                sk_precision_name(cfg->precision), why);
             }
-            if (st == SK_OK && !kPersistentValidated && notice && notice_size)
-                snprintf(notice, notice_size,
-                         "--precision %s runs on the persistent LSTM kernel, which no GPU session has validated yet",
-                         sk_precision_name(cfg->precision));
             return st;
         }
         if (kPersistentValidated) {

@@ -2,9 +2,10 @@
 # test_precision.sh: --precision in both programs, on the CPU.
 #  - a value other than fp32, tf32, bf16 is one "error:" line and exit 2 (train and sample);
 #  - tf32 and bf16 on the CPU are refused the same way, naming the flag and the reason;
-#  - --precision fp32 is the default: a run with it is bit-identical to one without;
-#  - the checkpoint's train_config records the precision ("precision":"fp32"), and resuming
-#    with the same precision says nothing about it.
+#  - the default, --precision auto, is fp32 on the CPU: a run with --precision fp32 is
+#    bit-identical to one without, and the done line says precision=fp32;
+#  - the checkpoint's train_config records the precision computed in ("precision":"fp32", not
+#    "auto"), and resuming with the same precision, or auto, says nothing about it.
 # (A resume that changes the precision needs a GPU: tests/gpu/test_gpu_resume.sh.)
 . "$(dirname "$0")/lib.sh"
 
@@ -14,9 +15,9 @@ expect_ok "${RUN[@]}" --out-dir plain || finish
 SA=("$SK_SAMPLE" --checkpoint plain/last.safetensors --device cpu --threads 1 --length 5)
 
 for bad in fp16 FP32 "" " bf16" tf32x; do
-    expect_error "^error: --precision expects fp32, tf32 or bf16, got \"$bad\"" "${RUN[@]}" --out-dir fresh \
+    expect_error "^error: --precision expects fp32, tf32, bf16 or auto, got \"$bad\"" "${RUN[@]}" --out-dir fresh \
         --precision "$bad"
-    expect_error "^error: --precision expects fp32, tf32 or bf16, got \"$bad\"" "${SA[@]}" --precision "$bad"
+    expect_error "^error: --precision expects fp32, tf32, bf16 or auto, got \"$bad\"" "${SA[@]}" --precision "$bad"
 done
 expect_error '^error: option --precision needs a value' "${RUN[@]}" --out-dir fresh --precision
 for p in tf32 bf16; do
@@ -28,8 +29,10 @@ done
 [ ! -e fresh ] || [ -z "$(ls -A fresh)" ] || fail "a refused run left files in its out-dir: $(ls fresh)"
 
 expect_ok "${RUN[@]}" --out-dir explicit --precision fp32 || finish
-same_tensors plain/last.safetensors explicit/last.safetensors && note "--precision fp32 is the default, bit for bit" ||
+same_tensors plain/last.safetensors explicit/last.safetensors && note "--precision fp32 is the CPU's default, bit for bit" ||
     fail "--precision fp32 trains differently from the default"
+grep -q '^done: .* backend=cpu precision=fp32 cuda_graph_steps=0$' .ok.out && note "the done line names fp32" ||
+    fail "the done line does not name fp32: $(tail -n 1 .ok.out)"
 
 # The JSON of train_config sits inside the header's JSON, its quotes escaped.
 header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
@@ -38,6 +41,8 @@ header plain/last.safetensors | grep -qF '\"precision\":\"fp32\"' &&
 
 expect_ok "${RUN[@]}" --out-dir plain --max-iters 6 --precision fp32 --init-from plain/last.safetensors || finish
 grep -q 'differs from the checkpoint' .ok.err && fail "resuming in the same precision printed: $(cat .ok.err)"
+expect_ok "${RUN[@]}" --out-dir plain --max-iters 8 --init-from plain/last.safetensors || finish
+grep -q 'differs from the checkpoint' .ok.err && fail "resuming with auto (fp32 here) printed: $(cat .ok.err)"
 expect_ok "${SA[@]}" --precision fp32 && note "shakespeare-sample --precision fp32 samples on the CPU" ||
     fail "sample --precision fp32"
 finish
