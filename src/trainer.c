@@ -232,7 +232,20 @@ static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *s
                               : loss_failure(err, sk_mean_loss(ss.bad_loss_sum, rows), ss.bad_step);
     *loss = sk_mean_loss(ss.loss_sum, rows);
     *gnorm = ss.grad_norm;
+    t->graph_steps = ss.graph_launches;
     return SK_OK;
+}
+
+// --keep-checkpoints: epoch-NNNN.* for the epoch just ended, and the one N epochs older removed.
+static sk_status keep_epoch_checkpoint(sk_trainer *t, sk_error *err) {
+    char name[32];
+    snprintf(name, sizeof name, "epoch-%04lld", (long long)t->st.epoch);
+    sk_status st = save_checkpoint(t, name, err);
+    const int64_t old = t->st.epoch - t->o.keep_checkpoints;
+    if (st != SK_OK || t->o.keep_checkpoints < 0 || old < 1) return st;
+    snprintf(name, sizeof name, "epoch-%04lld", (long long)old);
+    st = t->rank == 0 ? sk_checkpoint_remove(t->o.out_dir, name, err) : SK_OK;
+    return sk_comm_agree(t->comm, st, err);
 }
 
 // sk_train_options.poison_step: fc.bias[0] (the last tensor's first element) set to NaN in
@@ -267,6 +280,14 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     sk_status st = SK_OK;
     memset(sum, 0, sizeof *sum);
     sum->backend_name = be->ops->name;
+    const int64_t start_step = t->st.step;
+    if ((o->max_iters > 0 && t->st.step >= o->max_iters) || (o->max_epochs > 0 && t->st.epoch >= o->max_epochs)) {
+        sum->already_done = 1, sum->steps = t->st.step, sum->best_val_loss = t->st.best_val_loss;
+        sum->best_step = t->st.best_step, sum->precision_name = sk_precision_name(be->cfg.precision);
+        return SK_OK; // a resume past its limit: no evaluation, no checkpoint, no log record
+    }
+    if (t->resumed[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, t->resumed);
+    sum->precision_name = sk_precision_name(be->cfg.precision);
 
     for (;;) {
         if (o->max_iters > 0 && t->st.step >= o->max_iters) break;
@@ -325,7 +346,8 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
         step_time += dt;
         t->st.step++;
-        if ((size_t)++t->st.window >= windows) t->st.window = 0, t->st.epoch++;
+        const int epoch_done = (size_t)++t->st.window >= windows;
+        if (epoch_done) t->st.window = 0, t->st.epoch++;
 
         const int64_t s = t->st.step;
         const int log_now = o->log_every > 0 && (s % o->log_every == 0 || s == total);
@@ -338,7 +360,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         }
         if (log_now) {
             double tn = now_s();
-            sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, total, loss, lr, gnorm,
+            sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, start_step, total, loss, lr, gnorm,
                              (double)(s - report_step) * B * T / step_time, tn - t0};
             step_time = 0.0, report_step = s;
             // Rank 0 writes the log; a failed write stops every rank.
@@ -353,6 +375,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         }
         if (eval_now && (st = run_eval(t, err)) != SK_OK) return st;
         if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
+        if (epoch_done && o->keep_checkpoints != 0 && (st = keep_epoch_checkpoint(t, err)) != SK_OK) return st;
         if (sample_now && (st = print_sample(t, err)) != SK_OK) {
             t->failed_alone = t->nranks > 1;
             return st;
@@ -361,7 +384,10 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     }
     if (unread && (st = read_stats(t, &loss, &gnorm, &step_time, err)) != SK_OK) return st;
     int interrupted = t->stop;
-    if (!interrupted && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
+    // The final evaluation; after a stop only when the run has no best checkpoint yet, so that
+    // a run stopped before its first evaluation leaves best.* to sample from.
+    const int eval_end = !interrupted || t->st.best_step < 0;
+    if (eval_end && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
     if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;
     sum->steps = t->st.step;
     sum->best_val_loss = t->st.best_val_loss;
@@ -369,6 +395,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     sum->median_tokens_per_s = median_tokens_per_s(t);
     sum->final_train_loss = loss;
     sum->wall_s = now_s() - t0;
+    sum->graph_steps = t->graph_steps;
     if (interrupted)
         return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
                        (long long)t->st.step, o->out_dir);

@@ -13,9 +13,16 @@
 #include "io/json.h"
 #include "trainer_internal.h"
 
-// One line for the user, from rank 0 only (the others would repeat it).
-static void notice(sk_trainer *t, const char *line) {
-    if (t->rank == 0 && t->cb.on_notice && line[0]) t->cb.on_notice(t->cb.ctx, line);
+// Lines for the user (separated by '\n'), from rank 0 only (the others would repeat them).
+static void notice(sk_trainer *t, const char *lines) {
+    if (t->rank != 0 || !t->cb.on_notice) return;
+    char line[SK_ERROR_MSG_MAX];
+    for (const char *p = lines; *p;) {
+        size_t n = strcspn(p, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)n, p);
+        if (n) t->cb.on_notice(t->cb.ctx, line);
+        p += n + (p[n] == '\n');
+    }
 }
 
 void sk_train_options_default(sk_train_options *o) {
@@ -33,6 +40,7 @@ void sk_train_options_default(sk_train_options *o) {
     o->out_dir = "out";
     o->seed = 1337;
     o->device = "auto";
+    o->precision = SK_PRECISION_AUTO; // tf32 on CUDA, fp32 on the CPU (backend.h)
 }
 
 // The options every rank must share, as "name=value;" pairs (out_dir, log and threads may
@@ -55,6 +63,24 @@ static void options_identity(const sk_train_options *o, char *buf, size_t n) {
              (long long)o->eval_every, (long long)o->checkpoint_every, (long long)o->sample_every,
              (unsigned long long)o->seed, o->init_from ? o->init_from : "", o->eval_only, o->device,
              sk_rnn_impl_name(o->rnn_impl), sk_precision_name(o->precision));
+}
+
+// The precision the backend computes in becomes the run's: --precision auto resolves per
+// device (backend.h), and the checkpoint's options record the result, so that a resume
+// compares like with like. The options' JSON is the caller's; an "auto" in it is replaced in
+// a copy the trainer owns.
+static sk_status record_precision(sk_trainer *t, sk_error *err) {
+    const sk_precision asked = t->o.precision;
+    t->o.precision = t->be->cfg.precision;
+    const char *json = t->o.train_config_json, *key = "\"precision\":\"auto\"";
+    const char *at = asked == SK_PRECISION_AUTO && json ? strstr(json, key) : NULL;
+    if (!at) return SK_OK;
+    const char *name = sk_precision_name(t->o.precision);
+    size_t n = strlen(json) + strlen(name) + 1;
+    if (!(t->train_config = malloc(n))) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the training options");
+    snprintf(t->train_config, n, "%.*s\"precision\":\"%s\"%s", (int)(at - json), json, name, at + strlen(key));
+    t->o.train_config_json = t->train_config;
+    return SK_OK;
 }
 
 static sk_status check_ranks(sk_trainer *t, sk_error *err) {
@@ -103,6 +129,9 @@ static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
     if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
     if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "--eval-only needs --init-from CHECKPOINT");
+    if (o->init_from && o->init_weights)
+        return sk_fail(err, SK_ERR_ARG, "--init-from resumes a run and --init-weights starts a new one from a model's "
+                                        "weights: give one of them");
     if (o->eval_only && o->overwrite)
         return sk_fail(err, SK_ERR_ARG, "--overwrite replaces the run in --out-dir; it does not go with --eval-only, "
                                         "which writes nothing");
@@ -143,7 +172,7 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if ((o->model_set & f[i].bit) && f[i].want != f[i].have)
             return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
-                           f[i].flag, f[i].want, o->init_from, f[i].have);
+                           f[i].flag, f[i].want, o->init_from ? o->init_from : o->init_weights, f[i].have);
     return SK_OK;
 }
 
@@ -287,13 +316,17 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     sk_vocab_mode mode = o->vocab_mode;
     // Until the ranks have agreed on the data, every rank reaches every agreement below, so one
     // rank's failure stops all of them together (and none waits on a collective another left).
-    if (o->init_from) {
-        st = sk_checkpoint_load(o->init_from, &ckpt, &saved, &has_state, err);
-        if (st == SK_OK) st = sk_model_file_check_finite(&ckpt, o->init_from, err);
+    // The model file the weights come from: a checkpoint to resume (with its training state),
+    // or --init-weights' file (its weights only: a new run).
+    const char *from = o->init_from ? o->init_from : o->init_weights;
+    if (from) {
+        st = o->init_from ? sk_checkpoint_load(from, &ckpt, &saved, &has_state, err)
+                          : sk_model_load(from, &ckpt, err);
+        if (st == SK_OK) st = sk_model_file_check_finite(&ckpt, from, err);
         sk_vocab_mode ck_mode = ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
         if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && mode != ck_mode)
             st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
-                         sk_vocab_mode_name(mode), o->init_from, sk_vocab_mode_name(ck_mode));
+                         sk_vocab_mode_name(mode), from, sk_vocab_mode_name(ck_mode));
         mode = ck_mode;
         if (st == SK_OK) st = check_shape(o, &ckpt.cfg, err);
     }
@@ -310,8 +343,8 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
                  t->cache.path, t->cache.ids.n, 8 * t->cache.ids.width, t->cache.vocab.size, t->cache.open_s);
         notice(t, line);
     }
-    if (o->init_from) {
-        if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, o->init_from, err)) != SK_OK) goto fail;
+    if (from) {
+        if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, from, err)) != SK_OK) goto fail;
         t->o.model = ckpt.cfg;
         if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
         if (o->model_set & SK_SET_WEIGHT_DROP) t->o.model.weight_drop = o->model.weight_drop;
@@ -327,11 +360,13 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = seed,
                             .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
-                            .global_batch = o->batch_size, .cuda_graph = o->cuda_graph};
+                            .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
+                            .plstm_tensor_cores = o->tensor_cores};
     char note[512], dev[32];
     if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
         goto fail;
     notice(t, note);
+    if ((st = record_precision(t, err)) != SK_OK) goto fail;
 
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
@@ -351,7 +386,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
         st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    if (o->init_from) {
+    if (from) {
         memcpy(t->params, ckpt.params, sizeof(float) * lay->total);
     } else {
         sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
@@ -370,13 +405,14 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
             t->st.best_val_loss = INFINITY, t->st.best_step = -1;
             notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
         }
-        const sk_precision was = precision_of(ckpt.train_config);
-        if (was != o->precision) { // the checkpoint's fp32 master weights and moments carry over as they are
-            char line[160];
+        const sk_precision was = precision_of(ckpt.train_config), now = t->o.precision;
+        if (was != now) { // the checkpoint's fp32 master weights and moments carry over as they are
+            char line[200];
             snprintf(line, sizeof line,
-                     "--precision %s differs from the checkpoint's %s: training goes on from its fp32 weights and "
-                     "optimizer state in %s", sk_precision_name(o->precision), sk_precision_name(was),
-                     sk_precision_name(o->precision));
+                     "--precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
+                     "optimizer state in %s", sk_precision_name(now),
+                     o->precision == SK_PRECISION_AUTO ? " (auto on this device)" : "", sk_precision_name(was),
+                     sk_precision_name(now));
             notice(t, line);
         }
         t->st.rng = saved.rng;
@@ -398,12 +434,19 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
             t->st.epoch += saved.window > 0;
             notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
         }
+        snprintf(t->resumed, sizeof t->resumed, "resumed from %s at step %lld (epoch %.3f)", o->init_from,
+                 (long long)t->st.step,
+                 (double)t->st.epoch + (double)t->st.window / (double)sk_batcher_windows(&t->train, 0));
     } else if (o->init_from && !o->eval_only && ckpt.has_checksum) {
         notice(t, "the checkpoint has no training state: fine-tuning from its weights with a fresh optimizer");
+    } else if (o->init_weights) {
+        char line[SK_ERROR_MSG_MAX];
+        snprintf(line, sizeof line, "a new run from the weights of %s, with a fresh optimizer", o->init_weights);
+        notice(t, line);
     }
-    if (o->init_from && !ckpt.has_checksum) {
+    if (from && !ckpt.has_checksum) {
         char line[SK_ERROR_MSG_MAX + 160];
-        snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", o->init_from,
+        snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", from,
                  o->eval_only ? "" : "; a new run starts from its weights with a fresh optimizer");
         notice(t, line);
     }
@@ -429,6 +472,7 @@ void sk_trainer_free(sk_trainer *t) {
     sk_train_state_free(&t->st);
     sk_token_cache_close(&t->cache);
     free(t->params);
+    free(t->train_config);
     free(t->x);
     free(t->y);
     free(t->h_local);

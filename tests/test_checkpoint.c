@@ -709,7 +709,7 @@ static void test_checkpoint_protocol(const char *dir) {
     printf("  mismatch: %s\n", err.msg);
     // The state it names is gone.
     unlink(p2);
-    EXPECT_FAIL(sk_checkpoint_load(path, &f, &t, &has, &err), SK_ERR_IO, p2, NULL);
+    EXPECT_FAIL(sk_checkpoint_load(path, &f, &t, &has, &err), SK_ERR_IO, path, p2); // names the model and the state
 
     // Model only: no state named, old states removed.
     CHECK_OK(sk_checkpoint_save(dir, "ck", &m.cfg, &m.vocab, m.params, NULL, &s, &err));

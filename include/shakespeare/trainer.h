@@ -40,12 +40,15 @@ typedef struct {
     int64_t eval_every;      // steps between evaluations (0: only at the end)
     int64_t eval_tokens;     // evaluate the first ceil(N / B) positions of every stream (0: all)
     int64_t checkpoint_every;// steps between last.* checkpoints (0: only at the end)
+    int keep_checkpoints;    // a checkpoint at each epoch's end, epoch-NNNN.* (char-rnn's per-epoch files),
+                             // keeping the last N of them (older ones removed); 0: none; -1: all
     int64_t sample_every;    // steps between printed samples (0: never)
     int sample_length;
     int64_t log_every;       // steps between metrics records / progress callbacks
     const char *out_dir;
     const char *log_path;    // JSON Lines metrics (NULL: OUT_DIR/metrics.jsonl)
     const char *init_from;   // checkpoint to resume from (NULL: fresh start)
+    const char *init_weights;// a model file whose weights start a new run, fresh optimizer (NULL: none)
     int overwrite;           // a fresh run, or one from another directory's checkpoint, may replace
                              // the run in out_dir (at its first checkpoint)
     int eval_only;
@@ -54,8 +57,10 @@ typedef struct {
     const char *device;      // auto | cpu | cuda | cuda:N
     sk_rnn_impl rnn_impl;    // the CUDA backend's LSTM implementation (auto by default)
     sk_cuda_graph cuda_graph; // --cuda-graph: replay each step as one CUDA graph (one process only)
-    sk_precision precision;  // the CUDA backend's arithmetic (fp32 by default; the CPU takes only fp32).
-                             // A resumed run may change it: the checkpoint holds fp32 master weights
+    sk_precision precision;  // the arithmetic: auto (the default: tf32 on CUDA, fp32 on the CPU, see
+                             // backend.h), fp32, tf32 or bf16 (CUDA only). A resumed run may change it:
+                             // the checkpoint holds fp32 master weights
+    sk_tensor_cores tensor_cores; // the persistent LSTM kernel's inner products (backend.h)
     const char *train_config_json; // the options as JSON, stored in checkpoints (borrowed)
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
@@ -86,6 +91,7 @@ void sk_train_options_default(sk_train_options *o);
 
 typedef struct {
     int64_t step, epoch, window, windows_per_epoch;
+    int64_t start_step;      // the step this process started from (a resumed run's checkpoint)
     int64_t max_iters;       // the run's length in steps: the nearer of --max-iters and --max-epochs
     float train_loss, lr;
     double grad_norm;
@@ -120,6 +126,10 @@ typedef struct {
     double final_train_loss;
     double wall_s;
     const char *backend_name;
+    const char *precision_name; // what the backend computed in (--precision auto resolved)
+    int64_t graph_steps;       // steps replayed as captured CUDA graphs (0 on the CPU)
+    int already_done;          // 1: a resumed run already at --max-iters or --max-epochs; nothing ran,
+                               // nothing was written (steps: the checkpoint's step)
 } sk_train_summary;
 
 // Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after

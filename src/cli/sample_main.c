@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_args.h"
 #include "shakespeare/backend.h"
@@ -32,10 +34,11 @@ static const struct option long_options[] = {
 };
 
 static void usage(void) {
-    printf("Usage: shakespeare-sample --checkpoint FILE [OPTIONS]\n"
+    printf("Usage: shakespeare-sample --checkpoint FILE|DIR [OPTIONS]\n"
            "Generates text from a trained model, or scores a text file; a model trained with\n"
            "--vocab bytes reads and writes raw bytes.\n\n"
-           "  --checkpoint FILE     model file (.safetensors) written by shakespeare-train (required)\n"
+           "  --checkpoint FILE     model file (.safetensors) written by shakespeare-train, or its out-dir\n"
+           "                        (its best.safetensors, else last.safetensors) (required)\n"
            "  --prime TEXT          text to condition on; generation continues it (default: a newline,\n"
            "                        or the vocabulary's first character when the model has no newline)\n"
            "  --prime-file FILE     read the prime text from a UTF-8 file instead (default: none)\n"
@@ -53,7 +56,7 @@ static void usage(void) {
            "                        the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
            "                        persistent; the CPU takes only auto (default: auto)\n"
            "  --threads N           CPU threads; 0 = all cores (default: 0)\n"
-           "  --precision P         the CUDA arithmetic: fp32 | tf32 | bf16 (see shakespeare-train --help);\n"
+           "  --precision P         the CUDA arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"
            "                        the CPU takes only fp32 (default: fp32)\n"
            "  --score FILE          instead of sampling, print the mean negative log-likelihood of FILE in\n"
            "                        nats and bits per character: every character after the first is\n"
@@ -123,6 +126,53 @@ static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, cons
     return remap;
 }
 
+static int is_file(const char *path) {
+    struct stat s;
+    return stat(path, &s) == 0 && S_ISREG(s.st_mode);
+}
+
+// "dir/name" as a new string (dies when out of memory).
+static char *path_in(const char *dir, size_t dir_len, const char *name) {
+    size_t n = dir_len + strlen(name) + 2;
+    char *p = malloc(n);
+    if (!p) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    snprintf(p, n, "%.*s/%s", (int)dir_len, dir, name);
+    return p;
+}
+
+// --checkpoint's argument as a model file: a file as given; an out-dir (DIR/best.safetensors,
+// else DIR/last.safetensors: a run stopped before its first evaluation has only last); a
+// missing file is an error that names the checkpoint its directory does hold, if any.
+// Returns a path to free.
+static char *checkpoint_file(const char *arg) {
+    struct stat s;
+    const char *names[2] = {"best.safetensors", "last.safetensors"};
+    if (stat(arg, &s) == 0 && S_ISDIR(s.st_mode)) {
+        for (int i = 0; i < 2; i++) {
+            char *p = path_in(arg, strlen(arg), names[i]);
+            if (is_file(p)) return p;
+            free(p);
+        }
+        cli_die(CLI_EXIT_USAGE, "--checkpoint %s: the directory holds no best.safetensors or last.safetensors", arg);
+    }
+    if (stat(arg, &s) != 0) {
+        const int why = errno;
+        const char *slash = strrchr(arg, '/');
+        const char *dir = slash ? arg : ".";
+        const size_t dir_len = slash ? (size_t)(slash - arg) + (slash == arg) : 1;
+        for (int i = 0; i < 2; i++) {
+            char *p = path_in(dir, dir_len, names[i]);
+            if (strcmp(p, arg) != 0 && is_file(p))
+                cli_die(CLI_EXIT_USAGE, "--checkpoint %s: %s; %s exists (a run writes best.* at its first evaluation): "
+                        "pass it, or the directory %.*s", arg, strerror(why), p, (int)dir_len, dir);
+            free(p);
+        }
+    }
+    char *p = strdup(arg);
+    if (!p) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    return p;
+}
+
 static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
     sk_error err;
     uint8_t *bytes;
@@ -173,6 +223,8 @@ int main(int argc, char **argv) {
     }
     if (optind < argc) cli_die(CLI_EXIT_USAGE, "unexpected argument \"%s\" (see --help)", argv[optind]);
     if (!ckpt_path) cli_die(CLI_EXIT_USAGE, "--checkpoint FILE is required (see --help)");
+    char *ckpt_owned = checkpoint_file(ckpt_path);
+    ckpt_path = ckpt_owned;
     if (prime && prime_file) cli_die(CLI_EXIT_USAGE, "--prime and --prime-file cannot be used together");
     if (score_path && (prime || prime_file)) cli_die(CLI_EXIT_USAGE, "--score cannot be combined with a prime text");
 
@@ -195,6 +247,9 @@ int main(int argc, char **argv) {
         st = sk_token_cache_open(&cache, score_path, model.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8, dir, 1.0, 0.0,
                                  &hooks, &err);
         free(dir);
+        if (st == SK_ERR_FORMAT && strstr(err.msg, "invalid UTF-8"))
+            cli_die(CLI_EXIT_USAGE, "%s: this model reads UTF-8 text (a model trained with --vocab bytes scores any file)",
+                    err.msg);
         if (st != SK_OK) cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
         if (cache.ids.n < 2) cli_die(CLI_EXIT_USAGE, "%s: a text to score needs at least 2 characters", score_path);
         remap = score_remap(&cache, &model.vocab, score_path);
@@ -223,7 +278,7 @@ int main(int argc, char **argv) {
         cli_die(st == SK_ERR_ARG || (st == SK_ERR_DEVICE && strcmp(device, "auto") != 0) ? CLI_EXIT_USAGE
                                                                                           : CLI_EXIT_FAILURE,
                 "%s", err.msg);
-    if (note[0]) fprintf(stderr, "note: %s\n", note);
+    for (char *line = strtok(note, "\n"); line; line = strtok(NULL, "\n")) fprintf(stderr, "note: %s\n", line);
     // After every check of the input, so that this notice never precedes an "error:" line.
     if (!model.has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt_path);
     if ((st = be->ops->set_params(be, model.params)) != SK_OK) {
@@ -253,5 +308,6 @@ int main(int argc, char **argv) {
     sk_token_cache_close(&cache);
     sk_backend_free(be);
     sk_model_file_free(&model);
+    free(ckpt_owned);
     return 0;
 }

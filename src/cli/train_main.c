@@ -2,7 +2,7 @@
 // Parses options strictly (cli_args.h), runs the trainer (trainer.h) and prints progress:
 // one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input (and an
 // out-dir in use or holding a run), 1 other failure (divergence, device, a failed checkpoint or
-// log write), 130/143 after SIGINT/SIGTERM (checkpoint saved).
+// log write), 128 + the signal after SIGHUP, SIGINT or SIGTERM (129, 130, 143: checkpoint saved).
 // Under mpirun (comm.h) every rank runs this program and only rank 0 prints.
 #include <float.h>
 #include <getopt.h>
@@ -18,7 +18,7 @@
 #include "cli_paths.h"
 #include "shakespeare/trainer.h"
 
-static volatile sig_atomic_t g_stop = 0; // 0, SIGINT or SIGTERM
+static volatile sig_atomic_t g_stop = 0; // 0, or the stop signal: SIGHUP, SIGINT or SIGTERM
 static sk_comm *g_comm;                  // the job's communicator, finalized at exit
 static pthread_t g_main_thread;          // the thread that prints and writes checkpoints
 
@@ -27,8 +27,8 @@ static void free_comm(void) {
     g_comm = NULL;
 }
 
-// The first SIGINT/SIGTERM asks for a clean stop (finish the step, save, exit); a second
-// one ends the process at once, which the atomic checkpoint writes make safe.
+// The first SIGHUP, SIGINT or SIGTERM (a closed terminal, Ctrl-C, a scheduler's stop) asks for
+// a clean stop (finish the step, save, exit 128 + the signal); a second one ends the process at once, which the atomic checkpoint writes make safe.
 // Once a stop is asked for, nothing more is printed to stdout before the checkpoint (see the
 // callbacks): under mpirun, OpenMPI 4.1 stops draining the ranks' output when it gets SIGINT and
 // kills them a second later, so rank 0 must not block on a full pipe. A write already blocked
@@ -51,8 +51,8 @@ enum {
     OPT_TRAIN_FRAC, OPT_VAL_FRAC, OPT_LR, OPT_LR_SCHEDULE, OPT_MIN_LR, OPT_WARMUP, OPT_LR_DECAY, OPT_LR_DECAY_AFTER,
     OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WD, OPT_CLIP, OPT_INIT, OPT_INIT_SCALE, OPT_FORGET_BIAS, OPT_MAX_EPOCHS,
     OPT_MAX_ITERS, OPT_EVAL_EVERY, OPT_CKPT_EVERY, OPT_SAMPLE_EVERY, OPT_SAMPLE_LENGTH, OPT_LOG_EVERY, OPT_SEED,
-    OPT_THREADS, OPT_DEVICE, OPT_RNN_IMPL, OPT_PRECISION, OPT_INIT_FROM, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE,
-    OPT_VOCAB, OPT_CACHE_DIR, OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_HELP, OPT_VERSION,
+    OPT_THREADS, OPT_DEVICE, OPT_RNN_IMPL, OPT_PRECISION, OPT_INIT_FROM, OPT_INIT_WEIGHTS, OPT_EVAL_ONLY, OPT_LOG, OPT_OVERWRITE,
+    OPT_VOCAB, OPT_CACHE_DIR, OPT_EVAL_TOKENS, OPT_CUDA_GRAPH, OPT_TENSOR_CORES, OPT_KEEP_CKPT, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -75,11 +75,12 @@ static const struct option long_options[] = {
     {"log-every", required_argument, 0, OPT_LOG_EVERY}, {"seed", required_argument, 0, OPT_SEED},
     {"threads", required_argument, 0, OPT_THREADS}, {"device", required_argument, 0, OPT_DEVICE},
     {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"precision", required_argument, 0, OPT_PRECISION},
-    {"init-from", required_argument, 0, OPT_INIT_FROM},
+    {"init-from", required_argument, 0, OPT_INIT_FROM}, {"init-weights", required_argument, 0, OPT_INIT_WEIGHTS},
     {"eval-only", no_argument, 0, OPT_EVAL_ONLY}, {"log", required_argument, 0, OPT_LOG},
     {"overwrite", no_argument, 0, OPT_OVERWRITE}, {"vocab", required_argument, 0, OPT_VOCAB},
     {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"eval-tokens", required_argument, 0, OPT_EVAL_TOKENS},
-    {"cuda-graph", required_argument, 0, OPT_CUDA_GRAPH}, {"help", no_argument, 0, OPT_HELP},
+    {"cuda-graph", required_argument, 0, OPT_CUDA_GRAPH}, {"tensor-cores", required_argument, 0, OPT_TENSOR_CORES},
+    {"keep-checkpoints", required_argument, 0, OPT_KEEP_CKPT}, {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
@@ -133,12 +134,16 @@ static void usage(const sk_train_options *d) {
            "  --eval-tokens N          validate on the first ceil(N/B) positions of each of the B streams of\n"
            "                           the validation (and test) split; 0 = the whole split (default: %lld)\n"
            "  --checkpoint-every N     write last.* every N steps and at the end; 0 = only at the end (default: %lld)\n"
+           "  --keep-checkpoints N|all also write epoch-NNNN.* at each epoch's end, keeping the last N of them\n"
+           "                           (or all); 0 = none (default: 0)\n"
            "  --sample-every N         print a sample every N steps; 0 = never (default: %lld)\n"
            "  --sample-length N        characters per printed sample (default: %d)\n"
            "  --log-every N            steps between progress lines and metrics records (default: %lld)\n"
            "  --log FILE               JSON Lines metrics log, one run at a time (default: OUT_DIR/metrics.jsonl)\n"
            "  --init-from CKPT         resume from a checkpoint (model, optimizer, data position, RNG)\n"
            "                           (default: none, a fresh start)\n"
+           "  --init-weights FILE      start a new run from a model file's weights (fine-tuning; a file from\n"
+           "                           PyTorch's save_checkpoint), with a fresh optimizer (default: none)\n"
            "  --overwrite              let a fresh run (or one --init-from another directory) replace the run in\n"
            "                           --out-dir; the old files go when the new run writes its first checkpoint,\n"
            "                           not before (default: off)\n"
@@ -152,11 +157,15 @@ static void usage(const sk_train_options *d) {
            "                           persistent; the CPU takes only auto (default: auto)\n"
            "  --cuda-graph G           replay each CUDA training step as one captured graph: on (a failed capture\n"
            "                           is an error) | try (a failed capture: eager from there, with a notice) |\n"
-           "                           auto (try, once validated on a GPU; until then off) | off; graphs are for\n"
-           "                           one process; the CPU runs eagerly and refuses on (default: auto)\n"
-           "  --precision P            the CUDA arithmetic: fp32 (strict) | tf32 (TF32 tensor cores) | bf16 (bf16\n"
-           "                           LSTM operands, fp32 accumulation, cell state and master weights);\n"
-           "                           the CPU takes only fp32 (default: fp32)\n"
+           "                           auto (= try) | off; graphs are for one process; the CPU runs eagerly and\n"
+           "                           refuses on (default: auto)\n"
+           "  --precision P            the arithmetic: auto (tf32 on CUDA, as PyTorch's cuDNN RNNs; fp32 on the\n"
+           "                           CPU) | fp32 (strict fp32) | tf32 (TF32 tensor cores: 10-bit mantissa\n"
+           "                           operands, fp32 accumulation) | bf16 (bf16 LSTM operands, fp32\n"
+           "                           accumulation, cell state and master weights); the CPU takes only fp32\n"
+           "                           (default: auto)\n"
+           "  --tensor-cores T         the persistent LSTM kernel's inner products: auto (tensor cores for tf32\n"
+           "                           and bf16) | on | off (CUDA cores); others ignore it (default: auto)\n"
            "  --help, --version\n",
            "tinyshakespeare.txt", d->train_frac, d->val_frac, d->model.embed_size, d->model.hidden_size, d->model.num_layers,
            (double)d->model.dropout, (double)d->model.weight_drop, (double)d->init_scale, (double)d->forget_bias,
@@ -193,7 +202,8 @@ static void cb_progress(void *ctx, const sk_progress *p) {
     if (g_stop) return; // stopping: nothing that could block before the checkpoint
     int64_t total = p->max_iters;
     char eta[32] = "?";
-    if (total > 0 && p->step > 0) format_eta(p->elapsed_s / (double)p->step * (double)(total - p->step), eta, sizeof eta);
+    const int64_t done = p->step - p->start_step; // this process's steps: its rate, not a resumed run's average
+    if (total > 0 && done > 0) format_eta(p->elapsed_s / (double)done * (double)(total - p->step), eta, sizeof eta);
     double epoch = (double)p->epoch + (double)p->window / (double)p->windows_per_epoch;
     if (pr->tty) {
         printf("\r\033[Kepoch %.3f  iter %lld%s%.0lld  loss %.4f  lr %.2e  %.0f tok/s  eta %s", epoch,
@@ -276,13 +286,13 @@ static void options_json(const sk_train_options *o, const char *init, char *buf,
              "\"lr\":%g,\"lr_schedule\":\"%s\",\"warmup_iters\":%lld,\"min_lr\":%g,\"beta1\":%g,\"beta2\":%g,"
              "\"eps\":%g,\"weight_decay\":%g,\"grad_clip\":%g,\"dropout\":%g,\"weight_drop\":%g,\"init\":\"%s\","
              "\"seed\":%llu,"
-             "\"eval_tokens\":%lld,\"precision\":\"%s\"}",
+             "\"eval_tokens\":%lld,\"precision\":\"%s\",\"tensor_cores\":\"%s\"}",
              data, o->train_frac, o->val_frac, o->batch_size, o->seq_len, (double)o->lr.lr,
              sk_lr_kind_name(o->lr.kind), (long long)o->lr.warmup_iters, (double)o->lr.min_lr,
              (double)o->adam.beta1, (double)o->adam.beta2, (double)o->adam.eps, (double)o->adam.weight_decay,
              (double)o->adam.grad_clip, (double)o->model.dropout, (double)o->model.weight_drop, init,
              (unsigned long long)o->seed,
-             (long long)o->eval_tokens, sk_precision_name(o->precision));
+             (long long)o->eval_tokens, sk_precision_name(o->precision), sk_tensor_cores_name(o->tensor_cores));
 }
 
 static const char *opt_name(int id) {
@@ -379,7 +389,13 @@ int main(int argc, char **argv) {
         case OPT_RNN_IMPL: st = sk_rnn_impl_parse(v, &o.rnn_impl, &err); break;
         case OPT_CUDA_GRAPH: st = sk_cuda_graph_parse(v, &o.cuda_graph, &err); break;
         case OPT_PRECISION: st = sk_precision_parse(v, &o.precision, &err); break;
+        case OPT_TENSOR_CORES: st = sk_tensor_cores_parse(v, &o.tensor_cores, &err); break;
         case OPT_INIT_FROM: o.init_from = v; break;
+        case OPT_INIT_WEIGHTS: o.init_weights = v; break;
+        case OPT_KEEP_CKPT:
+            if (strcmp(v, "all") == 0) o.keep_checkpoints = -1;
+            else st = cli_parse_int(name, v, 0, 1000000, &o.keep_checkpoints, &err);
+            break;
         case OPT_EVAL_ONLY: o.eval_only = 1; break;
         case OPT_LOG: o.log_path = v; break;
         case OPT_OVERWRITE: o.overwrite = 1; break;
@@ -423,6 +439,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sa.sa_flags = 0; // no SA_RESTART: a write blocked on a full pipe returns at the signal
     g_main_thread = pthread_self();
+    sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     // A write past the file size limit (ulimit -f) then fails with EFBIG, which ends the run
@@ -437,6 +454,8 @@ int main(int argc, char **argv) {
         // An explicitly requested device that is not usable is bad input; a GPU that
         // fails after --device auto picked it, or memory running out, is not.
         int usage = st == SK_ERR_DEVICE ? strcmp(o.device, "auto") != 0 : st != SK_ERR_NOMEM;
+        if (st == SK_ERR_FORMAT && strstr(err.msg, "invalid UTF-8")) // the data file: say what trains on it
+            cli_die(CLI_EXIT_USAGE, "%s; --vocab bytes trains on any file", err.msg);
         cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
     }
     if (o.eval_only) {
@@ -456,19 +475,31 @@ int main(int argc, char **argv) {
         fprintf(stderr, "error: rank %d: %s\n", rank, err.msg);
         sk_comm_abort(g_comm, CLI_EXIT_FAILURE);
     }
+    if (st == SK_OK && sum.already_done) {
+        sk_trainer_free(t);
+        if (rank == 0) {
+            if (o.max_iters > 0 && sum.steps >= o.max_iters)
+                printf("already at step %lld >= --max-iters %lld; nothing to do\n", (long long)sum.steps,
+                       (long long)o.max_iters);
+            else
+                printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do\n", o.max_epochs,
+                       o.max_epochs, (long long)sum.steps);
+        }
+        return 0;
+    }
     if (st == SK_OK) print_test_loss(t, rank); // of the final model
     sk_trainer_free(t);
     if (st == SK_ERR_INTERRUPTED) {
         if (rank == 0) fprintf(stderr, "%s\n", err.msg);
-        return g_stop == SIGTERM ? CLI_EXIT_SIGTERM : CLI_EXIT_SIGINT;
+        return 128 + (g_stop ? g_stop : SIGINT); // 129, 130, 143; a rank told to stop by another: 130
     }
     // Bad input was refused before the run started; what fails now (a checkpoint or log write
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
     if (rank == 0)
         printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
-           "wall_s=%.1f backend=%s\n",
+           "wall_s=%.1f backend=%s precision=%s cuda_graph_steps=%lld\n",
            (long long)sum.steps, sum.best_val_loss, (long long)sum.best_step, sum.final_train_loss,
-           sum.median_tokens_per_s, sum.wall_s, sum.backend_name);
+           sum.median_tokens_per_s, sum.wall_s, sum.backend_name, sum.precision_name, (long long)sum.graph_steps);
     return 0;
 }

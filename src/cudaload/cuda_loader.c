@@ -99,8 +99,11 @@ static int driver_has_device(char *why, size_t n) {
     typedef int (*error_fn)(int, const char **);
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        const char *e = dlerror();
-        snprintf(why, n, "no CUDA device found (no NVIDIA driver is loaded: %s)", e ? e : "libcuda.so.1");
+        const char *e = dlerror(); // the usual case, a machine without the driver, in a few words
+        if (!e || strstr(e, "No such file"))
+            snprintf(why, n, "no NVIDIA driver (libcuda.so.1 not found)");
+        else
+            snprintf(why, n, "no NVIDIA driver is loaded: %s", e);
         return 0;
     }
     init_fn cu_init = (init_fn)dlsym(h, "cuInit");

@@ -312,6 +312,11 @@ sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_tr
     char *path = dir ? sk_path_join(dir, model->state_file) : NULL;
     free(dir);
     if (!path) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    struct stat s;
+    if (st == SK_OK && stat(path, &s) != 0 && errno == ENOENT) // moved or deleted: say what it is and what else
+        st = sk_fail(err, SK_ERR_IO, "%s: its optimizer state %s is missing, so the run cannot resume where it "
+                     "stopped; to start a new run from these weights with a fresh optimizer, use --init-weights %s",
+                     model_path, path, model_path);
     if (st == SK_OK) st = sk_state_load(path, state, model->checksum, err);
     if (st == SK_OK) {
         const sk_model_config *c = &model->cfg;

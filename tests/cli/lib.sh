@@ -55,7 +55,8 @@ hang_limit() { echo $(($1 * ${SK_TIMEOUT_SCALE:-1})); }
 expect_error() { expect_exit 2 "$@"; }
 
 # expect_exit CODE REGEX CMD...: as expect_error, for exit code CODE (1: a failure that is not
-# bad input, which may come after progress lines on stdout; the stdout check is for code 2 only).
+# bad input, which may come after progress lines on stdout and the run's notes on stderr; the stdout
+# check is for code 2 only).
 # Runs under a 60 s timeout.
 LAST_STDERR=
 expect_exit() {
@@ -68,11 +69,12 @@ expect_exit() {
     if [ "$rc" -ne "$code" ]; then
         fail "exit code $rc (want $code) from: $what"; sed 's/^/    stderr: /' "$errf" >&2; return 1
     fi
-    local lines; lines=$(wc -l < "$errf")
+    # A failure during a run (code 1) may follow the run's own notes ("note: resumed from ...").
+    local lines; lines=$(if [ "$code" = 2 ]; then cat "$errf"; else grep -v '^note: ' "$errf"; fi | wc -l)
     if [ "$lines" -ne 1 ]; then
         fail "$lines stderr lines (want exactly 1) from: $what"; sed 's/^/    stderr: /' "$errf" >&2; return 1
     fi
-    if ! head -n 1 "$errf" | grep -q '^error: '; then
+    if ! grep -v '^note: ' "$errf" | head -n 1 | grep -q '^error: '; then
         fail "stderr does not start with 'error: ' from: $what: $LAST_STDERR"; return 1
     fi
     if ! grep -Eq -- "$re" "$errf"; then

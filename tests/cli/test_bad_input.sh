@@ -122,7 +122,8 @@ expect_error "st/${STATE//./\\.}: checksum mismatch" "${TR[@]}" --init-from st/l
 head -c 50 "good/$STATE" > "st/$STATE"
 expect_error "st/${STATE//./\\.}: truncated" "${TR[@]}" --init-from st/last.safetensors
 rm "st/$STATE"
-expect_error "st/${STATE//./\\.}: cannot open" "${TR[@]}" --init-from st/last.safetensors
+expect_error "st/last\\.safetensors: its optimizer state st/${STATE//./\\.} is missing.*use --init-weights st/last\\.safetensors" \
+    "${TR[@]}" --init-from st/last.safetensors
 # A data file whose vocabulary differs from the checkpoint's (uppercase letters are not in it),
 # resumed into the checkpoint's own directory: refused before anything is written there.
 tr 'a-e' 'A-E' < text.txt > upper.txt
@@ -141,7 +142,8 @@ expect_error 'unknown .*option --bogus' "${SA[@]}" --bogus
 expect_error '--argmax=1 does not take a value' "${SA[@]}" --argmax=1
 expect_error 'unexpected argument "stray"' "${SA[@]}" stray
 expect_error 'missing\.safetensors: cannot open' "$SK_SAMPLE" --checkpoint missing.safetensors
-expect_error 'good: cannot open \(is a directory\)' "$SK_SAMPLE" --checkpoint good
+mkdir -p nothing
+expect_error 'nothing: the directory holds no best\.safetensors or last\.safetensors' "$SK_SAMPLE" --checkpoint nothing
 expect_error 'empty\.safetensors: truncated' "$SK_SAMPLE" --checkpoint empty.safetensors
 expect_error 'truncated\.safetensors: truncated' "$SK_SAMPLE" --checkpoint truncated.safetensors
 expect_error 'corrupt\.safetensors: checksum mismatch' "$SK_SAMPLE" --checkpoint corrupt.safetensors
@@ -174,7 +176,7 @@ expect_error 'latin1\.txt: invalid UTF-8' "${SA[@]}" --prime-file latin1.txt
 expect_error 'adir is a directory' "${SA[@]}" --prime-file adir
 expect_error 'cannot open missing\.txt' "${SA[@]}" --score missing.txt
 expect_error 'empty\.txt is empty' "${SA[@]}" --score empty.txt
-expect_error 'latin1\.txt: invalid UTF-8 at byte 6' "${SA[@]}" --score latin1.txt
+expect_error 'latin1\.txt: invalid UTF-8 at byte 6 .*: this model reads UTF-8 text \(a model trained with --vocab bytes scores any file\)$' "${SA[@]}" --score latin1.txt
 expect_error 'adir is a directory' "${SA[@]}" --score adir
 expect_error 'fifo\.txt is not a regular file' "${SA[@]}" --score fifo.txt
 expect_error "oov\.txt has character 'X'" "${SA[@]}" --score oov.txt

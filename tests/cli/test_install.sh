@@ -37,6 +37,8 @@ if [ "${SK_HAVE_MAN_PAGES:-0}" = 1 ]; then
         missing=$(for o in $opts; do grep -q -- "${o//-/\\\\-}" "$page" 2>/dev/null || echo "$o"; done)
         [ -s "$page" ] && [ -z "$missing" ] && note "man page $prog.1 lists all $(echo $opts | wc -w) options" ||
             fail "man page $page missing or without: $missing"
+        grep -q '^\.SH EXAMPLES' "$page" && grep -q '^\.SH "EXIT STATUS"' "$page" &&
+            note "man page $prog.1 has EXAMPLES and EXIT STATUS" || fail "man page $prog.1 lacks EXAMPLES or EXIT STATUS"
     done
 else
     note "this build has no man pages (no help2man at configure time)"

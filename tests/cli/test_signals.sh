@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# test_signals.sh: SIGINT and SIGTERM make shakespeare-train finish the step, write last.* and
-# exit 130 / 143; a run resumed from that checkpoint is bit-identical to an uninterrupted one.
+# test_signals.sh: SIGHUP (a closed terminal), SIGINT and SIGTERM make shakespeare-train finish
+# the step, write last.* and exit 129 / 130 / 143, with no lock file left; a run stopped before
+# its first evaluation evaluates at the stop, so best.* exists for the sampler (the README's
+# command); a run resumed from that checkpoint is bit-identical to an uninterrupted one.
 # SIGKILL at random instants, repeatedly, while checkpoints are written every step: the
 # surviving last.safetensors (and best.safetensors) always loads in shakespeare-sample and
 # --init-from always resumes from it.
@@ -9,9 +11,9 @@
 gen_text text.txt 40 7
 LONG=("$SK_TRAIN" "${TINY[@]}" --data text.txt --max-epochs 0 --max-iters 100000000 --dropout 0.1)
 
-# ---- SIGINT / SIGTERM ----------------------------------------------------------------------------
-for sig in INT TERM; do
-    want=$([ $sig = INT ] && echo 130 || echo 143)
+# ---- SIGHUP / SIGINT / SIGTERM -------------------------------------------------------------------
+for sig in HUP INT TERM; do
+    want=$((128 + $(kill -l "$sig")))
     out=run_$sig
     "${LONG[@]}" --out-dir "$out" --log-every 1 --eval-every 0 --checkpoint-every 0 > "$sig.out" 2> "$sig.err" &
     pid=$!
@@ -27,6 +29,13 @@ for sig in INT TERM; do
     [ "$(state_step "$out/last.safetensors")" = "$step" ] || fail "SIG$sig: last.* is not at step $step"
     expect_ok "$SK_SAMPLE" --checkpoint "$out/last.safetensors" --device cpu --length 5 --argmax &&
         note "SIG$sig: the checkpoint at step $step loads"
+    [ -e "$out/.lock" ] && fail "SIG$sig: a lock file is left: $(ls -a "$out")"
+    expect_ok "$SK_SAMPLE" --checkpoint "$out/best.safetensors" --device cpu --length 5 --argmax &&
+        [ "$(state_step "$out/best.safetensors")" = "$step" ] &&
+        note "SIG$sig: evaluated at the stop: best.* at step $step samples" ||
+        fail "SIG$sig: no best.* at step $step: $(ls "$out")"
+    expect_ok "$SK_SAMPLE" --checkpoint "$out" --device cpu --length 5 --argmax &&
+        note "SIG$sig: --checkpoint $out (the out-dir) samples"
 done
 
 # Resume the SIGINT run by 25 steps; an uninterrupted run to the same step must be identical.
