@@ -6,15 +6,19 @@
 #   A  E=128 H=256 L=2 B=32 T=100 dropout 0
 #   B  E=256 H=512 L=4 B=64 T=128 dropout 0.2
 # runs `shakespeare-train --device cuda` once per variant (--variants: LSTM implementation /
-# precision / CUDA graph, e.g. persistent/bf16/on = --rnn-impl persistent --precision bf16
-# --cuda-graph on) for warm-up + timed steps, then the PyTorch peer scripts/bench_gpu_torch.py
+# precision / CUDA graph [/ tensor cores], e.g. persistent/bf16/on/off = --rnn-impl persistent
+# --precision bf16 --cuda-graph on --tensor-cores off) for warm-up + timed steps, then the PyTorch peer scripts/bench_gpu_torch.py
 # (CharLSTM, nn.LSTM on cuDNN, TF32 allowed, Adam(fused=True), clip_grad_norm_) on the same
 # job: data/tinyshakespeare.txt's training split in B streams, windows of T, state carried and
 # detached; Adam lr 2e-3, clip 5. Then, by default, PyTorch once more with TF32 forbidden
 # (plain fp32, the arithmetic of shakespeare's fp32 precision).
-# tokens/s = B*T / median step time. shakespeare-train times every step (the median is over
-# warm-up + timed steps, which moves it by less than the warm-up's share); the PyTorch script
-# drops its warm-up steps. Both time a step on the host.
+# tokens/s = B*T / median step time over the timed steps, the warm-up left out, on both sides:
+# shakespeare-train runs with --log-every 1, so it reads every step's results back (a host
+# sync per step, which costs the next launch a few microseconds) and its metrics log holds
+# each step's own tokens/s; the PyTorch script times each step between synchronizations.
+# PyTorch runs three ways: TF32 allowed (its default for cuDNN), TF32 forbidden, and its whole
+# step captured as one CUDA graph (--graph on, torch.cuda.graph); every ratio is against the
+# best of the three (pt_best).
 # A variant that shakespeare-train refuses for a configuration (exit 2 with an error: line,
 # e.g. a persistent kernel that does not fit the shape, or a flag this build lacks) is
 # reported as refused with that line; it is not a failure of the benchmark.
@@ -37,7 +41,7 @@
 # Prints progress, then a header (date, commit, GPU, driver, torch) and tables, and ends with
 # exactly one line per configuration, for the first variant of --variants (the default run):
 #   config=A shakespeare_tokens_per_s=... pytorch_tokens_per_s=... ratio=... shakespeare_peak_mib=... pytorch_peak_mib=...
-# (ratio = shakespeare / pytorch with TF32 allowed; "na" where a side did not run), preceded by
+# (pytorch_tokens_per_s: the best PyTorch row; ratio = shakespeare / that; "na" where a side did not run), preceded by
 # one `variant config=A ...` line per variant and one `best config=A ...` line, and with
 # --time-to-quality one `ttq target=F shakespeare_s=... pytorch_s=... speedup=...` line.
 # Everything is also written to --out FILE (default bench/results/gpu-<date>-<commit>.txt).
@@ -46,11 +50,12 @@
 #          [--warmup N] [--poll-ms N] [--build-dir DIR] [--data FILE] [--skip-build]
 #          [--skip-torch] [--skip-ours] [--no-fp32] [--timeout S] [--dry-run]
 #          [--time-to-quality [F]] [--ttq-only] [--ttq-config "E H L B T P"] [--ttq-every N]
-#          [--ttq-variant V] [--ttq-max-steps N]
+#          [--ttq-variant V] [--ttq-max-steps N] [--ttq-seeds N]
 #   --steps 200 timed steps, --warmup 20 untimed; --poll-ms 50 (0: no memory polling);
 #   --timeout 300 s per process; --dry-run prints the commands instead of running them.
-#   --variants: comma-separated IMPL/PRECISION/GRAPH (default: $default_variants below);
-#   --ttq-every 200; --ttq-max-steps 20000.
+#   --variants: comma-separated IMPL/PRECISION/GRAPH[/TENSOR_CORES] (default: $default_variants below);
+#   --ttq-every 200; --ttq-max-steps 20000; --ttq-seeds 1 (seeds 1..N a side; the medians are reported,
+#   and each seed's seconds on the ttq line).
 # Env: PYTHON (default python3, the one with CUDA PyTorch); BENCH_COMMIT (the commit to
 # report where the tree has no .git, as on a lent GPU machine); SK_FORCE_CARRY etc. reach
 # device_build.sh. On a lent machine, for example:
@@ -70,9 +75,11 @@ out=""
 do_build=1 run_ours=1 run_torch=1 run_fp32=1 dry=0
 # The default run first (what the config= lines report), then every implementation and
 # precision with and without the CUDA graph.
-default_variants="auto/fp32/auto,cudnn/fp32/on,cudnn/tf32/on,cudnn-persist/fp32/on,cudnn-persist/tf32/on,persistent/fp32/off,persistent/fp32/on,persistent/tf32/on,persistent/bf16/on,auto/bf16/auto"
+# The first is the default run (every flag at its default); persistent kernels with their tensor
+# cores on and off.
+default_variants="auto/auto/auto,cudnn/fp32/on,cudnn/tf32/on,cudnn-persist/tf32/on,persistent/fp32/on,persistent/tf32/on/on,persistent/tf32/on/off,persistent/bf16/on/on,persistent/bf16/on/off"
 variants=$default_variants
-ttq="" ttq_only=0 ttq_every=200 ttq_max=20000 ttq_variant=""
+ttq="" ttq_only=0 ttq_every=200 ttq_max=20000 ttq_variant="" ttq_seeds=1
 ttq_config="128 512 2 64 128 0.2"
 
 die() { echo "bench_gpu.sh: error: $*" >&2; exit 2; }
@@ -100,6 +107,7 @@ while [ $# -gt 0 ]; do
     --ttq-every) [ $# -ge 2 ] || die "--ttq-every needs a value"; posint "$1" "$2"; ttq_every=$2; shift 2 ;;
     --ttq-max-steps) [ $# -ge 2 ] || die "--ttq-max-steps needs a value"; posint "$1" "$2"; ttq_max=$2; shift 2 ;;
     --ttq-variant) [ $# -ge 2 ] || die "--ttq-variant needs a value"; ttq_variant=$2; shift 2 ;;
+    --ttq-seeds) [ $# -ge 2 ] || die "--ttq-seeds needs a value"; posint "$1" "$2"; ttq_seeds=$2; shift 2 ;;
     --ttq-config) [ $# -ge 2 ] || die "--ttq-config needs a value"
       [[ "$2" =~ ^[1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ [1-9][0-9]*\ 0?\.?[0-9]+$ ]] \
         || die "--ttq-config expects \"E H L B T dropout\", got \"$2\""
@@ -109,10 +117,10 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$build" in /*) ;; *) build="$PWD/$build" ;; esac
-# IMPL/PRECISION/GRAPH, each field checked here so that a typo fails before any GPU time.
+# IMPL/PRECISION/GRAPH[/TENSOR_CORES], each field checked here so that a typo fails before any GPU time.
 check_variant() {
-  [[ "$1" =~ ^(auto|cudnn|cudnn-persist|persistent)/(fp32|tf32|bf16)/(auto|on|off)$ ]] \
-    || die "a variant is IMPL/PRECISION/GRAPH (IMPL auto, cudnn, cudnn-persist or persistent; PRECISION fp32, tf32 or bf16; GRAPH auto, on or off), got \"$1\""
+  [[ "$1" =~ ^(auto|cudnn|cudnn-persist|persistent)/(auto|fp32|tf32|bf16)/(auto|on|off)(/(auto|on|off))?$ ]] \
+    || die "a variant is IMPL/PRECISION/GRAPH[/TENSOR_CORES] (IMPL auto, cudnn, cudnn-persist or persistent; PRECISION auto, fp32, tf32 or bf16; GRAPH and TENSOR_CORES auto, on or off), got \"$1\""
 }
 for v in ${variants//,/ }; do check_variant "$v"; done
 [ -n "$ttq_variant" ] || ttq_variant=${variants%%,*}
@@ -187,11 +195,11 @@ polled() {
 # field NAME FILE: the value of the last NAME=value in FILE.
 field() { grep -o "$1=[^ ]*" "$2" 2>/dev/null | tail -n 1 | cut -d= -f2- || true; }
 
-# variant_args IMPL/PRECISION/GRAPH: shakespeare-train's flags for it.
+# variant_args IMPL/PRECISION/GRAPH[/TENSOR_CORES]: shakespeare-train's flags for it.
 variant_args() {
-  local impl prec graph
-  IFS=/ read -r impl prec graph <<<"$1"
-  echo "--rnn-impl $impl --precision $prec --cuda-graph $graph"
+  local impl prec graph tc
+  IFS=/ read -r impl prec graph tc <<<"$1"
+  echo "--rnn-impl $impl --precision $prec --cuda-graph $graph${tc:+ --tensor-cores $tc}"
 }
 
 # run_ours CONFIG VARIANT: one shakespeare-train run, polled; fills the ours_* entries of
@@ -203,7 +211,7 @@ run_ours() {
   local vargs=($(variant_args "$v"))
   local cmd=(env "LD_LIBRARY_PATH=$ld" "$train" --data "$data" --embed-size "$E" --hidden-size "$H" --num-layers "$L"
              --batch-size "$B" --seq-length "$T" --dropout "$P" --max-iters $((warmup + steps))
-             --eval-every 0 --checkpoint-every 0 --log-every 1000000 --out-dir "$tmp/run-$c-${v//\//-}" --device cuda
+             --eval-every 0 --checkpoint-every 0 --log-every 1 --out-dir "$tmp/run-$c-${v//\//-}" --device cuda
              "${vargs[@]}")
   echo "== config $c, $v: shakespeare-train, $((warmup + steps)) steps"
   if [ "$dry" = 1 ]; then show "${cmd[@]}"; echo "  (polled: nvidia-smi --query-compute-apps=pid,used_memory every $poll_ms ms)"; return; fi
@@ -221,54 +229,85 @@ run_ours() {
     echo "  FAILED: exit status $run_rc, backend=${backend:-none}"; failed=1
   else
     ours_status[$key]=ok
-    ours_tps[$key]=$(field median_tokens_per_s "$tmp/$tag.log")
+    ours_tps[$key]=$(steady_median "$tmp/run-$c-${v//\//-}/metrics.jsonl" "$warmup")
+    [ -n "${ours_tps[$key]}" ] || ours_tps[$key]=$(field median_tokens_per_s "$tmp/$tag.log") # no per-step log
     ours_loss[$key]=$(field final_train_loss "$tmp/$tag.log")
     read -r ours_peak[$key] ours_src[$key] n <<<"$(peak "$tag" "$run_pid" "$run_base")"
     echo "  median_tokens_per_s=${ours_tps[$key]} peak_mib=${ours_peak[$key]} peak_source=${ours_src[$key]} samples=$n"
   fi
 }
 
-# run_torch CONFIG TF32(on|off): the PyTorch peer, polled; fills torch_* (on) or fp32_tps (off).
+# steady_median METRICS WARMUP: the median tokens_per_s of the records of steps after WARMUP in
+# shakespeare-train's metrics log (one per step with --log-every 1); empty without records.
+steady_median() {
+  [ -s "$1" ] || return 0
+  awk -F'[:,}]' -v w="$2" '/"tokens_per_s"/ && $2 + 0 > w {
+      for (i = 1; i < NF; i++) if ($i == "\"tokens_per_s\"") print $(i + 1) + 0 }' "$1" | sort -g |
+    awk '{ v[NR] = $1 } END { if (NR) printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# run_torch CONFIG on|off|graph: the PyTorch peer, polled; fills torch_* (TF32 on), fp32_tps
+# (off) or graph_tps (TF32 on, the step captured as a CUDA graph; "failed" when PyTorch
+# refuses the capture, with graph_why, which is not a failure of the benchmark).
 run_torch_peer() {
-  local c=$1 tf=$2
+  local c=$1 tf=$2 gr=off
+  [ "$tf" = graph ] && tf=on gr=on
   local tcmd=(env PYTHONUNBUFFERED=1 "$python" "$root/scripts/bench_gpu_torch.py" --data "$data" --config "$c"
-              --warmup "$warmup" --steps "$steps" --tf32 "$tf")
-  echo "== config $c: pytorch (tf32 $tf), $warmup + $steps steps"
+              --warmup "$warmup" --steps "$steps" --tf32 "$tf" --graph "$gr")
+  echo "== config $c: pytorch (tf32 $tf, graph $gr), $warmup + $steps steps"
   if [ "$dry" = 1 ]; then show "${tcmd[@]}"; return; fi
-  polled "torch-$c-$tf" "${tcmd[@]}"
-  sed 's/^/  /' "$tmp/torch-$c-$tf.log" | tail -n 4
-  if [ "$run_rc" -ne 0 ] || ! grep -q "config=$c median_tokens_per_s=" "$tmp/torch-$c-$tf.log"; then
+  local tag="torch-$c-$tf-$gr"
+  polled "$tag" "${tcmd[@]}"
+  sed 's/^/  /' "$tmp/$tag.log" | tail -n 4
+  if [ "$gr" = on ] && [ "$run_rc" -eq 0 ] && grep -q "config=$c graph=failed" "$tmp/$tag.log"; then
+    graph_tps[$c]=failed graph_why[$c]=$(grep -o "reason=.*" "$tmp/$tag.log" | head -n 1 | cut -c1-160)
+    echo "  the capture failed: ${graph_why[$c]}"; return
+  fi
+  if [ "$run_rc" -ne 0 ] || ! grep -q "config=$c median_tokens_per_s=" "$tmp/$tag.log"; then
     echo "  FAILED: exit status $run_rc"; failed=1; return
   fi
-  torch_version=$(field torch_version "$tmp/torch-$c-$tf.log")
-  torch_cudnn=$(field cudnn "$tmp/torch-$c-$tf.log")
+  torch_version=$(field torch_version "$tmp/$tag.log")
+  torch_cudnn=$(field cudnn "$tmp/$tag.log")
   local p s n
-  read -r p s n <<<"$(peak "torch-$c-$tf" "$run_pid" "$run_base")"
+  read -r p s n <<<"$(peak "$tag" "$run_pid" "$run_base")"
   echo "  nvidia-smi peak_mib=$p peak_source=$s samples=$n"
-  if [ "$tf" = on ]; then
-    torch_tps[$c]=$(field median_tokens_per_s "$tmp/torch-$c-$tf.log")
-    torch_res[$c]=$(field peak_mib "$tmp/torch-$c-$tf.log")
-    torch_alloc[$c]=$(field max_memory_allocated_mib "$tmp/torch-$c-$tf.log")
-    torch_peak[$c]=$p torch_src[$c]=$s torch_loss[$c]=$(field last_loss "$tmp/torch-$c-$tf.log")
+  if [ "$gr" = on ]; then
+    graph_tps[$c]=$(field median_tokens_per_s "$tmp/$tag.log")
+  elif [ "$tf" = on ]; then
+    torch_tps[$c]=$(field median_tokens_per_s "$tmp/$tag.log")
+    torch_res[$c]=$(field peak_mib "$tmp/$tag.log")
+    torch_alloc[$c]=$(field max_memory_allocated_mib "$tmp/$tag.log")
+    torch_peak[$c]=$p torch_src[$c]=$s torch_loss[$c]=$(field last_loss "$tmp/$tag.log")
   else
-    fp32_tps[$c]=$(field median_tokens_per_s "$tmp/torch-$c-$tf.log")
+    fp32_tps[$c]=$(field median_tokens_per_s "$tmp/$tag.log")
   fi
+}
+
+# pt_best CONFIG: the fastest PyTorch row of CONFIG (tokens/s), empty when none ran.
+pt_best() {
+  local x best=""
+  for x in "${torch_tps[$1]:-}" "${fp32_tps[$1]:-}" "${graph_tps[$1]:-}"; do
+    [[ "$x" =~ ^[0-9.]+$ ]] || continue
+    if [ -z "$best" ] || awk -v a="$x" -v b="$best" 'BEGIN { exit !(a > b) }'; then best=$x; fi
+  done
+  echo "$best"
 }
 
 # time_to_quality: shakespeare-train (--ttq-variant) and PyTorch on configuration Q until
 # validation loss <= $ttq; sets ttq_ours, ttq_ours_at, ttq_torch, ttq_torch_at.
-time_to_quality() {
-  local E H L B T P
+# ttq_once SEED: time_to_quality's runs at one seed; appends to ttq_ours_all / ttq_torch_all.
+ttq_once() {
+  local seed=$1 E H L B T P
   read -r E H L B T P <<<"$ttq_config"
   # shellcheck disable=SC2207
   local vargs=($(variant_args "$ttq_variant"))
   local cmd=(env "LD_LIBRARY_PATH=$ld" "$train" --data "$data" --embed-size "$E" --hidden-size "$H" --num-layers "$L"
              --batch-size "$B" --seq-length "$T" --dropout "$P" --max-epochs 0 --max-iters "$ttq_max"
              --eval-every "$ttq_every" --checkpoint-every 0 --log-every "$ttq_every" --out-dir "$tmp/run-ttq"
-             --device cuda "${vargs[@]}")
-  local tcmd=(env PYTHONUNBUFFERED=1 "$python" "$root/scripts/bench_gpu_torch.py" --data "$data"
+             --device cuda --seed "$seed" "${vargs[@]}")
+  local tcmd=(env PYTHONUNBUFFERED=1 "$python" "$root/scripts/bench_gpu_torch.py" --data "$data" --seed "$seed"
               --ttq-config "$ttq_config" --target-val "$ttq" --eval-every "$ttq_every" --max-steps "$ttq_max" --tf32 on)
-  echo "== time to quality: val_loss <= $ttq, E=$E H=$H L=$L B=$B T=$T dropout=$P, evaluated every $ttq_every steps"
+  echo "== time to quality, seed $seed: val_loss <= $ttq, E=$E H=$H L=$L B=$B T=$T dropout=$P, evaluated every $ttq_every steps"
   if [ "$dry" = 1 ]; then show "${cmd[@]}"; show "${tcmd[@]}"; return; fi
   if [ "$run_ours" = 1 ]; then
     local t0 t1 pid hit=""
@@ -276,6 +315,7 @@ time_to_quality() {
     # The log exists before the poll reads it: the background job's redirection may come later
     # (awk on a missing file exits 2, which set -e would make this script's status).
     : >"$tmp/ttq-ours.log"
+    rm -rf "$tmp/run-ttq"
     "${cmd[@]}" >"$tmp/ttq-ours.log" 2>&1 &
     pid=$!
     while [ -z "$hit" ] && kill -0 "$pid" 2>/dev/null && [ $((${t0%.*} + limit)) -gt "$(date +%s)" ]; do
@@ -288,6 +328,7 @@ time_to_quality() {
     grep -E '^iter [0-9]+ val_loss' "$tmp/ttq-ours.log" | sed 's/^/  shakespeare /'
     if [ -n "$hit" ]; then
       ttq_ours=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') ttq_ours_at=$hit
+      ttq_ours_all+=("$ttq_ours")
       echo "  shakespeare ($ttq_variant): $ttq_ours s (step, val_loss: $hit)"
     else
       tail -n 5 "$tmp/ttq-ours.log" | sed 's/^/  /'
@@ -302,11 +343,26 @@ time_to_quality() {
       torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
       ttq_torch_at="$(grep -o ' steps=[0-9]*' <<<"$tline" | cut -d= -f2) $(grep -o 'val_loss=[0-9.]*' <<<"$tline" | cut -d= -f2)"
       echo "  pytorch: $ttq_torch s (step, val_loss: $ttq_torch_at)"
+      ttq_torch_all+=("$ttq_torch")
     else
       tail -n 5 "$tmp/ttq-torch.err" | sed 's/^/  /'
       echo "  FAILED: PyTorch did not reach $ttq within $limit s / $ttq_max steps"; failed=1
     fi
   fi
+}
+
+# median V...: the median of numbers (empty for none).
+median() { printf '%s\n' "$@" | sort -g | awk 'NF { v[++n] = $1 } END { if (n) printf "%.1f", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'; }
+
+# time_to_quality: --ttq-seeds seeds (1, 2, ...) a side, one after the other; ttq_ours and
+# ttq_torch become the medians (of the seeds that reached the target; a miss is a failure).
+time_to_quality() {
+  local s
+  ttq_ours_all=() ttq_torch_all=()
+  for ((s = 1; s <= ttq_seeds; s++)); do ttq_once "$s"; done
+  [ "$dry" = 1 ] && return
+  ttq_ours=$(median "${ttq_ours_all[@]}") ttq_torch=$(median "${ttq_torch_all[@]}")
+  echo "  medians over $ttq_seeds seed(s): shakespeare ${ttq_ours:-na} s (${ttq_ours_all[*]:-none}), pytorch ${ttq_torch:-na} s (${ttq_torch_all[*]:-none})"
 }
 
 main() {
@@ -338,6 +394,7 @@ main() {
       if [ "$run_torch" = 1 ]; then
         run_torch_peer "$c" on
         [ "$run_fp32" = 1 ] && run_torch_peer "$c" off
+        run_torch_peer "$c" graph
       fi
     done
   fi
@@ -357,19 +414,21 @@ main() {
   echo "gpu: $gpu  driver: $driver  cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores"
   echo "torch: $torch_version (cuDNN ${torch_cudnn:-?})  shakespeare: $( (grep -h 'device_build: cuDNN' "$tmp/build.out" 2>/dev/null || echo 'cuDNN ?') | sed 's/device_build: *//; s/  */ /g')"
   echo "steps: $warmup warm-up + $steps timed; tokens/s = B*T / median step; data: $(basename "$data")"
-  echo "variants: IMPL/PRECISION/GRAPH = --rnn-impl / --precision / --cuda-graph; pytorch TF32 allowed (pt_fp32: TF32 forbidden)"
+  echo "variants: IMPL/PRECISION/GRAPH[/TC] = --rnn-impl / --precision / --cuda-graph / --tensor-cores; pytorch TF32 allowed (pt_fp32: TF32"
+  echo "          forbidden; pt_graph: TF32 allowed, the step replayed as one CUDA graph); ratio = sk / pt_best"
   echo "memory: *_peak_mib = peak of nvidia-smi's used_memory for the process (polled every $poll_ms ms: CUDA context,"
   echo "        library workspaces and caching-allocator reserve included); pt_reserved/pt_alloc = torch.cuda.max_memory_reserved/allocated"
   if [ "$ttq_only" = 0 ]; then
-    printf '%-6s %-22s %-26s %11s %11s %11s %7s %9s %9s %11s %9s\n' config 'E/H/L/B/T/dropout' variant sk_tok/s pt_tok/s \
-      pt_fp32 ratio sk_peak pt_peak pt_reserved pt_alloc
+    printf '%-6s %-22s %-26s %11s %11s %11s %11s %11s %7s %9s %9s %11s %9s\n' config 'E/H/L/B/T/dropout' variant \
+      sk_tok/s pt_tok/s pt_fp32 pt_graph pt_best ratio sk_peak pt_peak pt_reserved pt_alloc
     for c in ${configs//,/ }; do
       read -r E H L B T P <<<"$(config "$c")"
       for v in ${variants//,/ }; do
         local k="$c:$v" shown
         shown=${ours_tps[$k]:-${ours_status[$k]:-na}}
-        printf '%-6s %-22s %-26s %11s %11s %11s %7s %9s %9s %11s %9s\n' "$c" "$E/$H/$L/$B/$T/$P" "$v" "$shown" \
-          "${torch_tps[$c]:-na}" "${fp32_tps[$c]:-na}" "$(ratio "${ours_tps[$k]:-}" "${torch_tps[$c]:-}")" \
+        printf '%-6s %-22s %-26s %11s %11s %11s %11s %11s %7s %9s %9s %11s %9s\n' "$c" "$E/$H/$L/$B/$T/$P" "$v" "$shown" \
+          "${torch_tps[$c]:-na}" "${fp32_tps[$c]:-na}" "${graph_tps[$c]:-na}" "$(pt_best "$c" | sed 's/^$/na/')" \
+          "$(ratio "${ours_tps[$k]:-}" "$(pt_best "$c")")" \
           "${ours_peak[$k]:-na}" "${torch_peak[$c]:-na}" "${torch_res[$c]:-na}" "${torch_alloc[$c]:-na}"
       done
     done
@@ -377,6 +436,7 @@ main() {
       for v in ${variants//,/ }; do
         [ "${ours_status[$c:$v]:-}" = refused ] && echo "note: config $c $v refused: ${ours_why[$c:$v]}"
       done
+      [ "${graph_tps[$c]:-}" = failed ] && echo "note: config $c pytorch's CUDA graph capture failed: ${graph_why[$c]}"
       echo "note: config $c training loss at the last step: shakespeare ($first) ${ours_loss[$c:$first]:-na}," \
            "pytorch ${torch_loss[$c]:-na} (a sanity check only: the initializations differ)"
       [ "${ours_src[$c:$first]:-pid}" = pid ] && [ "${torch_src[$c]:-pid}" = pid ] \
@@ -397,31 +457,33 @@ main() {
       for v in ${variants//,/ }; do
         local k="$c:$v"
         echo "variant config=$c variant=$v status=${ours_status[$k]:-na} tokens_per_s=${ours_tps[$k]:-na}" \
-             "ratio=$(ratio "${ours_tps[$k]:-}" "${torch_tps[$c]:-}") peak_mib=${ours_peak[$k]:-na}"
+             "ratio=$(ratio "${ours_tps[$k]:-}" "$(pt_best "$c")") peak_mib=${ours_peak[$k]:-na}"
         if [ -n "${ours_tps[$k]:-}" ] && awk -v a="${ours_tps[$k]}" -v b="$best_tps" 'BEGIN { exit !(a > b) }'; then
           best=$v best_tps=${ours_tps[$k]}
         fi
       done
-      echo "best config=$c variant=${best:-na} tokens_per_s=${best:+$best_tps} ratio=$(ratio "${best:+$best_tps}" "${torch_tps[$c]:-}")" \
+      echo "best config=$c variant=${best:-na} tokens_per_s=${best:+$best_tps} ratio=$(ratio "${best:+$best_tps}" "$(pt_best "$c")")" \
            "peak_mib=${ours_peak[$c:$best]:-na} pytorch_peak_mib=${torch_peak[$c]:-na}"
     done
   fi
   if [ -n "$ttq" ]; then
-    echo "ttq target=$ttq shakespeare_s=${ttq_ours:-na} pytorch_s=${ttq_torch:-na} speedup=$(ratio "${ttq_torch:-}" "${ttq_ours:-}")"
+    echo "ttq target=$ttq shakespeare_s=${ttq_ours:-na} pytorch_s=${ttq_torch:-na} speedup=$(ratio "${ttq_torch:-}" "${ttq_ours:-}")" \
+         "seeds=$ttq_seeds shakespeare_each=$(IFS=,; echo "${ttq_ours_all[*]:-na}") pytorch_each=$(IFS=,; echo "${ttq_torch_all[*]:-na}")"
   fi
   if [ "$ttq_only" = 0 ]; then
     for c in ${configs//,/ }; do
       local k="$c:$first"
-      echo "config=$c shakespeare_tokens_per_s=${ours_tps[$k]:-na} pytorch_tokens_per_s=${torch_tps[$c]:-na}" \
-           "ratio=$(ratio "${ours_tps[$k]:-}" "${torch_tps[$c]:-}") shakespeare_peak_mib=${ours_peak[$k]:-na}" \
+      echo "config=$c shakespeare_tokens_per_s=${ours_tps[$k]:-na} pytorch_tokens_per_s=$(pt_best "$c" | sed 's/^$/na/')" \
+           "ratio=$(ratio "${ours_tps[$k]:-}" "$(pt_best "$c")") shakespeare_peak_mib=${ours_peak[$k]:-na}" \
            "pytorch_peak_mib=${torch_peak[$c]:-na}"
     done
   fi
   return "$failed"
 }
 
+ttq_ours_all=() ttq_torch_all=()
 declare -A ours_tps ours_peak ours_src ours_loss ours_status ours_why torch_loss torch_tps torch_peak torch_src torch_res \
-  torch_alloc fp32_tps
+  torch_alloc fp32_tps graph_tps graph_why
 
 ratio() { if [ -n "$1" ] && [ -n "$2" ]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; else echo na; fi; }
 

@@ -56,19 +56,36 @@
 # environment this script started with, so that it loads its own cuDNN and cuBLAS.
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
-# Usage: scripts/device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going]
+# --probe: the one call a session with 15 minutes of device time makes (8 minutes at most,
+# build included, 5 or 6 files, each step under its own time limit, which add up to 485 s; it
+# keeps going past failures). On the H100 of 2026-11-26 the build took 14 s and the GPU tests
+# 19 s (4 at a time); the benchmark's runs are seconds each:
+#   build.log       preflight and the build (45 s)
+#   gpu-tests.log   ctest -L gpu, 4 at a time (75 s in all)
+#   bench-gpu.txt   bench_gpu.sh at A and B, every variant of its default list (the default run,
+#                   cuDNN fp32/tf32, the persistent kernel with tensor cores on and off) against
+#                   PyTorch TF32, fp32 and CUDA-graph rows, steady state on both sides; then the
+#                   time to validation 1.50 over 3 seeds a side (medians); 20 warm-up and 100
+#                   timed steps a run (220 s)
+#   sample-gpu.txt  bench_sample.sh (40 s)
+#   probes.txt      the workbenches (lstm_bench, step_bench) at A and B with tensor cores on and
+#                   off (75 s), and scripts/probe_persistent.sh OUT when it exists (30 s; its own
+#                   files, at most 2)
+#
+# Usage: scripts/device_all.sh OUT_DIR [--probe | --quality SECONDS | --only-quality SECONDS] [--keep-going]
 #          [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-out=${1:?usage: device_all.sh OUT_DIR [--quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]}
+out=${1:?usage: device_all.sh OUT_DIR [--probe | --quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]}
 shift
-quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1 sanitize=0 only_sanitize=0
+quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1 sanitize=0 only_sanitize=0 probe=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quality) quality=${2:?--quality needs seconds}; shift 2 ;;
     --only-quality) quality=${2:?--only-quality needs seconds}; only_quality=1; shift 2 ;;
     --keep-going) keep_going=1; shift ;;
+    --probe) probe=1 keep_going=1; shift ;;
     --skip-bench) bench=0; shift ;;
     --skip-ttq) ttq=0; shift ;;
     --skip-workbench) workbench=0; shift ;;
@@ -117,7 +134,47 @@ preflight() {
   fi
 }
 
+# The workbenches at A and B (B E H L T ...), tensor cores on and off; each prints its own table.
+workbenches() {
+  local rc=0
+  build-gpu/lstm_bench 32 128 256 2 100 20 all || rc=1
+  build-gpu/lstm_bench 64 256 512 4 128 20 all || rc=1
+  build-gpu/step_bench 32 128 256 2 100 100 cudnn 0 || rc=1
+  build-gpu/step_bench 64 256 512 4 128 100 cudnn 0 || rc=1
+  build-gpu/step_bench 32 128 256 2 100 100 persistent 0 || rc=1
+  build-gpu/step_bench 32 128 256 2 100 100 persistent 0 tf32 on || rc=1
+  build-gpu/step_bench 32 128 256 2 100 100 persistent 0 tf32 off || rc=1
+  build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 off || rc=1
+  build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 on || rc=1
+  return "$rc"
+}
+
 filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |build-gpu +(sample|score) |lstm_bench|step_bench|iter .* val_loss|done:|sanitize: )'
+if [ "$probe" = 1 ]; then
+  build_all() { preflight && bash scripts/device_build.sh; }
+  probes() {
+    local rc=0
+    timeout 75 bash -c "$(declare -f workbenches); workbenches" || rc=1
+    if [ -f scripts/probe_persistent.sh ]; then
+      timeout 30 bash scripts/probe_persistent.sh "$out" || rc=1
+    else
+      echo "probes: no scripts/probe_persistent.sh in this tree (the persistent kernel's probes are not written yet)"
+    fi
+    return "$rc"
+  }
+  step "preflight and build" build.log timeout 45 bash -c "$(declare -f preflight build_all); build_all"
+  step "GPU tests" gpu-tests.log with_env timeout 75 ctest --test-dir build-gpu -L gpu --output-on-failure -j 4 \
+    --timeout 70
+  step "benchmark and time to quality" bench-gpu.txt env BENCH_COMMIT="$commit" timeout 220 bash scripts/bench_gpu.sh \
+    --skip-build --build-dir build-gpu --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
+    ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
+  rm -f "$out/bench-gpu.raw"
+  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 40 bash scripts/bench_sample.sh build-gpu
+  step probes probes.txt with_env bash -c "$(declare -f workbenches probes); out=\"\$1\"; probes" _ "$out"
+  echo "device_all: finished in $((SECONDS - t0)) s$([ "$failed" = 1 ] && echo ', with failures (see above)')"
+  exit "$failed"
+fi
+
 if [ "$only_quality" = 0 ] && [ "$only_sanitize" = 0 ]; then
   step preflight preflight.log preflight
   step build build.log bash scripts/device_build.sh
@@ -133,19 +190,6 @@ if [ "$only_quality" = 0 ] && [ "$only_sanitize" = 0 ]; then
     step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 120 bash scripts/bench_sample.sh build-gpu
   fi
   if [ "$workbench" = 1 ]; then
-    # Configurations A and B (B E H L T ...); each program prints its own table.
-    workbenches() {
-      local rc=0
-      build-gpu/lstm_bench 32 128 256 2 100 20 all || rc=1
-      build-gpu/lstm_bench 64 256 512 4 128 20 all || rc=1
-      build-gpu/step_bench 32 128 256 2 100 100 cudnn 0 || rc=1
-      build-gpu/step_bench 64 256 512 4 128 100 cudnn 0 || rc=1
-      build-gpu/step_bench 32 128 256 2 100 100 persistent 0 || rc=1
-      # Config B's persistent kernel in bf16 on CUDA cores and on tensor cores, whole steps.
-      build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 off || rc=1
-      build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 on || rc=1
-      return "$rc"
-    }
     step workbench workbench.log with_env timeout 150 bash -c "$(declare -f workbenches); workbenches"
   fi
 elif [ ! -x build-gpu/shakespeare-train ]; then
