@@ -99,6 +99,20 @@ def load_train_ids(path):
     return ids, len(chars)
 
 
+def report(name, times, loss, a, dev, extra):
+    """The configuration's line: tokens/s of the median timed step, quantiles, memory."""
+    E, H, L, B, T, p = CONFIGS[name]
+    med = statistics.median(times)
+    q = statistics.quantiles(times, n=10) if len(times) >= 10 else [min(times)] * 9
+    reserved = torch.cuda.max_memory_reserved(dev) / 2**20
+    allocated = torch.cuda.max_memory_allocated(dev) / 2**20
+    print(f"torch_version={torch.__version__} config={name} median_tokens_per_s={B * T / med:.1f} "
+          f"peak_mib={reserved:.1f} peak_kind=max_memory_reserved max_memory_allocated_mib={allocated:.1f} "
+          f"median_step_ms={med * 1e3:.3f} p10_step_ms={q[0] * 1e3:.3f} p90_step_ms={q[-1] * 1e3:.3f} "
+          f"steps={len(times)} warmup={a.warmup} tf32={a.tf32} {extra}last_loss={loss.item():.4f} "
+          f"E={E} H={H} L={L} B={B} T={T} dropout={p}", flush=True)
+
+
 def run_config(name, ids, V, a, dev):
     E, H, L, B, T, p = CONFIGS[name]
     S = (len(ids) - 1) // B  # positions per stream
@@ -137,15 +151,7 @@ def run_config(name, ids, V, a, dev):
         t1 = time.perf_counter()
         if it >= a.warmup:
             times.append(t1 - t0)
-    med = statistics.median(times)
-    q = statistics.quantiles(times, n=10) if len(times) >= 10 else [min(times)] * 9
-    reserved = torch.cuda.max_memory_reserved(dev) / 2**20
-    allocated = torch.cuda.max_memory_allocated(dev) / 2**20
-    print(f"torch_version={torch.__version__} config={name} median_tokens_per_s={B * T / med:.1f} "
-          f"peak_mib={reserved:.1f} peak_kind=max_memory_reserved max_memory_allocated_mib={allocated:.1f} "
-          f"median_step_ms={med * 1e3:.3f} p10_step_ms={q[0] * 1e3:.3f} p90_step_ms={q[-1] * 1e3:.3f} "
-          f"steps={len(times)} warmup={a.warmup} tf32={a.tf32} last_loss={loss.item():.4f} "
-          f"V={V} E={E} H={H} L={L} B={B} T={T} dropout={p}", flush=True)
+    report(name, times, loss, a, dev, "")
     del model, opt, state, xs, ys, logits, loss
 
 
@@ -253,15 +259,7 @@ def run_config_graph(name, ids, V, a, dev):
         torch.cuda.synchronize(dev)
         if it >= a.warmup:
             times.append(time.perf_counter() - t0)
-    med = statistics.median(times)
-    q = statistics.quantiles(times, n=10) if len(times) >= 10 else [min(times)] * 9
-    reserved = torch.cuda.max_memory_reserved(dev) / 2**20
-    allocated = torch.cuda.max_memory_allocated(dev) / 2**20
-    print(f"torch_version={torch.__version__} config={name} median_tokens_per_s={B * T / med:.1f} "
-          f"peak_mib={reserved:.1f} peak_kind=max_memory_reserved max_memory_allocated_mib={allocated:.1f} "
-          f"median_step_ms={med * 1e3:.3f} p10_step_ms={q[0] * 1e3:.3f} p90_step_ms={q[-1] * 1e3:.3f} "
-          f"steps={len(times)} warmup={a.warmup} tf32={a.tf32} graph=on last_loss={static_loss.item():.4f} "
-          f"V={V} E={E} H={H} L={L} B={B} T={T} dropout={p}", flush=True)
+    report(name, times, static_loss, a, dev, "graph=on ")
 
 
 def main():
