@@ -5,9 +5,10 @@
 #     (tensor bytes of last.safetensors and best.safetensors);
 #   - stopped after 25 steps and resumed with --init-from to 50, with graphs, it ends
 #     bit-identical to the uninterrupted 50 (the comparison can fail: 25 differs from 50);
-#   - a forced non-finite step (test_divergence.sh's recipe) with graphs and read-backs every
-#     10 steps names the step that the eager run reading back every step names, and keeps
-#     the last checkpoint written before it (every 3 steps here);
+#   - a forced non-finite step (test_divergence.sh's: SHAKESPEARE_TEST_POISON_STEP=8 makes a
+#     parameter NaN before step 8, on any device, wherever its rounding falls) with graphs and
+#     read-backs every 10 steps names step 8, as the eager run reading back every step does, and
+#     keeps the last checkpoint written before it (every 3 steps here: step 6);
 #   - on the emulated device, whose captures SK_EMU_UNCAPTURABLE=1 breaks as an uncapturable
 #     library call would (tests/emu/cudart_emu.cpp): --cuda-graph try says so in one note and
 #     ends bit-identical to the eager run, and --cuda-graph on stops with one error line.
@@ -58,17 +59,16 @@ fi
 
 re='^error: (training loss|gradient norm) is -?(nan|inf) at step ([0-9]+); stopping'
 D=("$SK_TRAIN" --data text.txt --embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8
-   --device cuda --max-iters 200 --eval-every 0 --lr 1 --beta2 0 --eps 1e-30 --grad-clip 0)
+   --device cuda --max-iters 200 --eval-every 0)
+export SHAKESPEARE_TEST_POISON_STEP=8
 timeout "$(hang_limit 120)" "${D[@]}" --out-dir div-eager --cuda-graph off --log-every 1 --checkpoint-every 1 > de.out 2> de.err
-if [[ $(head -n 1 de.err) =~ $re ]]; then
-    want=${BASH_REMATCH[3]}
+if [[ $(grep -v '^note: ' de.err | head -n 1) =~ $re ]] && [ "${BASH_REMATCH[3]}" = 8 ]; then
     timeout "$(hang_limit 120)" "${D[@]}" --out-dir div-graph --cuda-graph on --log-every 10 --checkpoint-every 3 > dg.out 2> dg.err
-    [[ $(head -n 1 dg.err) =~ $re ]] && got=${BASH_REMATCH[3]} || got="none ($(cat dg.err))"
-    [ "$got" = "$want" ] && note "divergence with graphs: step $got, as the eager run" ||
-        fail "divergence with graphs: step $got, want $want"
-    kept=$(( (want - 1) / 3 * 3 ))
-    [ "$kept" -gt 0 ] && { [ "$(state_step div-graph/last.safetensors)" = "$kept" ] || fail "div-graph/last.* is not at step $kept"; }
+    [[ $(grep -v '^note: ' dg.err | head -n 1) =~ $re ]] && got=${BASH_REMATCH[3]} || got="none ($(cat dg.err))"
+    [ "$got" = 8 ] && note "divergence with graphs: step $got, as the eager run" || fail "divergence with graphs: step $got, want 8"
+    [ "$(state_step div-graph/last.safetensors)" = 6 ] || fail "div-graph/last.* is not at step 6"
 else
-    fail "the eager divergence run did not diverge: $(cat de.err)"
+    fail "the eager run with step 8 poisoned did not stop there: $(cat de.err)"
 fi
+unset SHAKESPEARE_TEST_POISON_STEP
 finish
