@@ -7,7 +7,7 @@
 // [b_off, b_off + b_local) of every window, and dist/shard.h does the rest.
 // One process steps through backend.h's deferred path (train_step) and reads the loss and
 // the norm back only when it needs them (read_stats); data-parallel ranks step eagerly.
-// defines: sk_trainer_evaluate, sk_trainer_run
+// defines: sk_trainer_evaluate, sk_trainer_run, sk_progress_eta_s
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +257,12 @@ static sk_status poison_params(sk_trainer *t, sk_error *err) {
     t->params[be->layout.tensors[be->layout.n_tensors - 1].offset] = NAN;
     if ((st = be->ops->set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
     return SK_OK;
+}
+
+double sk_progress_eta_s(const sk_progress *p) {
+    const int64_t done = p->step - p->start_step;
+    if (p->max_iters <= 0 || done <= 0) return -1.0;
+    return p->elapsed_s / (double)done * (double)(p->max_iters - p->step);
 }
 
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {

@@ -96,8 +96,13 @@ typedef struct {
     float train_loss, lr;
     double grad_norm;
     double tokens_per_s;     // of the steps since the previous report
-    double elapsed_s;
+    double elapsed_s;        // since this process's first step (start_step)
 } sk_progress;
+
+// Seconds left in the run at p's step, at the rate of this process's own steps (a resumed run's
+// earlier steps took none of its time): elapsed_s / (step - start_step) * (max_iters - step).
+// Negative when unknown (no length, or no step of this process yet).
+double sk_progress_eta_s(const sk_progress *p);
 
 typedef struct {
     void *ctx;

@@ -202,8 +202,7 @@ static void cb_progress(void *ctx, const sk_progress *p) {
     if (g_stop) return; // stopping: nothing that could block before the checkpoint
     int64_t total = p->max_iters;
     char eta[32] = "?";
-    const int64_t done = p->step - p->start_step; // this process's steps: its rate, not a resumed run's average
-    if (total > 0 && done > 0) format_eta(p->elapsed_s / (double)done * (double)(total - p->step), eta, sizeof eta);
+    format_eta(sk_progress_eta_s(p), eta, sizeof eta); // "?" when unknown
     double epoch = (double)p->epoch + (double)p->window / (double)p->windows_per_epoch;
     if (pr->tty) {
         printf("\r\033[Kepoch %.3f  iter %lld%s%.0lld  loss %.4f  lr %.2e  %.0f tok/s  eta %s", epoch,

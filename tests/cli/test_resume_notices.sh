@@ -2,8 +2,11 @@
 # test_resume_notices.sh: what a user sees around resuming and starting from a model file.
 #   - a resume says "resumed from FILE at step N (epoch E)";
 #   - its ETA comes from this process's own steps: 20 steps after resuming at step 3000, the ETA
-#     is within 2x of the remaining steps at the rate the same line reports (counting the
-#     resumed steps as done in this process's time, the old formula, gives about 0.7% of it);
+#     is at least half the remaining steps' time at the rate the same line reports (counting the
+#     resumed steps as done in this process's time, the old formula, gives about 0.7% of it).
+#     Only the lower bound is checked here: the ETA's elapsed time holds the rate's step time and
+#     whatever else the process waited for, so on a loaded machine it may exceed the rate's by any
+#     factor; tests/test_eta.c checks the formula itself (within 2x of the real remaining time);
 #   - a resume already at --max-iters prints one line, exits 0, and changes no file;
 #   - --init-from a model whose .state file is gone says the optimizer state is missing and
 #     names --init-weights; --init-weights starts a new run from the weights (from this
@@ -35,7 +38,7 @@ echo "$line" | awk '{
     else exit 2
     want = (203000 - 3020) * 16 / tps
     printf "eta %s = %d s, remaining steps at the reported rate: %.0f s\n", eta, s, want
-    exit !(s >= want / 2 && s <= want * 2)
+    exit !(s >= want / 2)
 }' && note "ETA after resuming: $line" || fail "ETA after resuming is off: $line"
 
 # A resume already at its limit: one line, exit 0, nothing written.
