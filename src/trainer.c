@@ -248,13 +248,13 @@ static sk_status keep_epoch_checkpoint(sk_trainer *t, sk_error *err) {
     return sk_comm_agree(t->comm, st, err);
 }
 
-// sk_train_options.poison_step: fc.bias[0] (the last tensor's first element) set to NaN in
-// the backend's parameters, which makes every logit row, and so the loss, NaN.
+// sk_train_options.poison_step: fc.bias[0] set to NaN in the backend's parameters, which makes
+// every logit row, and so the loss, NaN.
 static sk_status poison_params(sk_trainer *t, sk_error *err) {
     sk_backend *be = t->be;
     sk_status st = be->ops->get_params(be, t->params);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its parameters");
-    t->params[be->layout.tensors[be->layout.n_tensors - 1].offset] = NAN;
+    t->params[sk_param_find(&be->layout, "fc.bias")->offset] = NAN;
     if ((st = be->ops->set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
     return SK_OK;
 }
