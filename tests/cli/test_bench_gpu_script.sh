@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test_bench_gpu_script.sh: scripts/bench_gpu.sh's own logic, without a GPU. A GPU session
+# test_bench_gpu_script.sh: the GPU benchmark's own logic (scripts/bench_gpu.py, through its
+# entry scripts/bench_gpu.sh), without a GPU. A GPU session
 # has minutes, so the script must not fail there on its own bookkeeping. Stand-ins play the
 # three things it drives: nvidia-smi (memory samples, GPU name), shakespeare-train (a
 # throughput per variant; a refusal, exit 2 with an error: line, for bf16 at H=512; a crash,
