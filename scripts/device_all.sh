@@ -72,20 +72,30 @@
 #                   off (75 s), and scripts/probe_persistent.sh OUT when it exists (30 s; its own
 #                   files, at most 2)
 #
-# Usage: scripts/device_all.sh OUT_DIR [--probe | --quality SECONDS | --only-quality SECONDS] [--keep-going]
-#          [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]
+# The probe ends by checking OUT against the device tool's limits (8 files at most, none more
+# than two folders deep) and fails when they are broken.
+# --rehearse BUILD_DIR: --probe without a GPU, against the emulated device's build (made by
+# scripts/test_emulated_gpu.sh, BUILD_DIR build-emu): the same steps, time limits and files;
+# the build step only brings BUILD_DIR up to date, nvidia-smi is a stand-in that reports no
+# memory, and PyTorch rows fail where torch is missing. On the emulated device most steps run
+# into their time limits: the rehearsal checks the orchestration, the limits and OUT's shape.
+#
+# Usage: scripts/device_all.sh OUT_DIR [--probe | --rehearse BUILD_DIR | --quality SECONDS | --only-quality SECONDS]
+#          [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=${1:?usage: device_all.sh OUT_DIR [--probe | --quality SECONDS | --only-quality SECONDS] [--keep-going] [--skip-bench] [--skip-ttq] [--skip-workbench] [--sanitize | --only-sanitize]}
 shift
-quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1 sanitize=0 only_sanitize=0 probe=0
+quality=0 only_quality=0 keep_going=0 bench=1 ttq=1 workbench=1 sanitize=0 only_sanitize=0 probe=0 rehearse=""
+gb=build-gpu # the build the probe runs: build-gpu, or --rehearse's emulated one
 while [ $# -gt 0 ]; do
   case "$1" in
     --quality) quality=${2:?--quality needs seconds}; shift 2 ;;
     --only-quality) quality=${2:?--only-quality needs seconds}; only_quality=1; shift 2 ;;
     --keep-going) keep_going=1; shift ;;
     --probe) probe=1 keep_going=1; shift ;;
+    --rehearse) rehearse=${2:?--rehearse needs the emulated build folder}; gb=$rehearse probe=1 keep_going=1; shift 2 ;;
     --skip-bench) bench=0; shift ;;
     --skip-ttq) ttq=0; shift ;;
     --skip-workbench) workbench=0; shift ;;
@@ -115,7 +125,8 @@ step() {
   fi
 }
 # with_env CMD...: CMD under the build's run-time library path (our programs and tests only).
-with_env() { (source build-gpu/env.sh && "$@"); }
+# (The emulated build has no env.sh: its programs need no library path.)
+with_env() { if [ -f "$gb/env.sh" ]; then (source "$gb/env.sh" && "$@"); else "$@"; fi; }
 
 preflight() {
   nvidia-smi || return 1
@@ -137,15 +148,16 @@ preflight() {
 # The workbenches at A and B (B E H L T ...), tensor cores on and off; each prints its own table.
 workbenches() {
   local rc=0
-  build-gpu/lstm_bench 32 128 256 2 100 20 all || rc=1
-  build-gpu/lstm_bench 64 256 512 4 128 20 all || rc=1
-  build-gpu/step_bench 32 128 256 2 100 100 cudnn 0 || rc=1
-  build-gpu/step_bench 64 256 512 4 128 100 cudnn 0 || rc=1
-  build-gpu/step_bench 32 128 256 2 100 100 persistent 0 || rc=1
-  build-gpu/step_bench 32 128 256 2 100 100 persistent 0 tf32 on || rc=1
-  build-gpu/step_bench 32 128 256 2 100 100 persistent 0 tf32 off || rc=1
-  build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 off || rc=1
-  build-gpu/step_bench 64 256 512 4 128 100 persistent 0 bf16 on || rc=1
+  local gb=${gb:-build-gpu}
+  "$gb"/lstm_bench 32 128 256 2 100 20 all || rc=1
+  "$gb"/lstm_bench 64 256 512 4 128 20 all || rc=1
+  "$gb"/step_bench 32 128 256 2 100 100 cudnn 0 || rc=1
+  "$gb"/step_bench 64 256 512 4 128 100 cudnn 0 || rc=1
+  "$gb"/step_bench 32 128 256 2 100 100 persistent 0 || rc=1
+  "$gb"/step_bench 32 128 256 2 100 100 persistent 0 tf32 on || rc=1
+  "$gb"/step_bench 32 128 256 2 100 100 persistent 0 tf32 off || rc=1
+  "$gb"/step_bench 64 256 512 4 128 100 persistent 0 bf16 off || rc=1
+  "$gb"/step_bench 64 256 512 4 128 100 persistent 0 bf16 on || rc=1
   return "$rc"
 }
 
@@ -162,15 +174,30 @@ if [ "$probe" = 1 ]; then
     fi
     return "$rc"
   }
+  if [ -n "$rehearse" ]; then
+    [ -x "$gb/shakespeare-train" ] ||
+      { echo "device_all.sh: error: no $gb/shakespeare-train: run scripts/test_emulated_gpu.sh first" >&2; exit 2; }
+    stand_in=$(mktemp -d "${TMPDIR:-/tmp}/sk-rehearse-XXXXXX")
+    trap 'rm -rf "$stand_in"' EXIT
+    printf '#!/bin/sh\ncase "$*" in *name*) echo "Emulated device (rehearsal), 0 MiB" ;; esac\n' > "$stand_in/nvidia-smi"
+    chmod +x "$stand_in/nvidia-smi"
+    export PATH="$stand_in:$PATH"
+    build_all() { echo "rehearsal: the emulated build $gb"; cmake --build "$gb" -j 2 >/dev/null && echo "device_build: ok"; }
+  fi
+  export gb
   step "preflight and build" build.log timeout 45 bash -c "$(declare -f preflight build_all); build_all"
-  step "GPU tests" gpu-tests.log with_env timeout 75 ctest --test-dir build-gpu -L gpu --output-on-failure -j 4 \
+  step "GPU tests" gpu-tests.log with_env timeout 75 ctest --test-dir "$gb" -L gpu --output-on-failure -j 4 \
     --timeout 70
   step "benchmark and time to quality" bench-gpu.txt env BENCH_COMMIT="$commit" timeout 220 bash scripts/bench_gpu.sh \
-    --skip-build --build-dir build-gpu --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
+    --skip-build --build-dir "$gb" --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
     ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
   rm -f "$out/bench-gpu.raw"
-  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 40 bash scripts/bench_sample.sh build-gpu
+  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 40 bash scripts/bench_sample.sh "$gb"
   step probes probes.txt with_env bash -c "$(declare -f workbenches probes); out=\"\$1\"; probes" _ "$out"
+  # The device tool returns 8 files from OUT at most, none more than two folders deep.
+  files=$(find "$out" -type f | wc -l) deep=$(find "$out" -mindepth 4 | wc -l)
+  echo "device_all: $out holds $files files, $deep entries more than two folders deep (limits: 8, 0)"
+  [ "$files" -le 8 ] && [ "$deep" = 0 ] || { echo "device_all: OUT breaks the device tool's limits"; failed=1; }
   echo "device_all: finished in $((SECONDS - t0)) s$([ "$failed" = 1 ] && echo ', with failures (see above)')"
   exit "$failed"
 fi
