@@ -576,12 +576,15 @@ def main(argv):
                     if r.returncode != 0:
                         die("scripts/device_build.sh failed")
             if not a.dry_run:
+                # env.sh (device_build.sh's) names the libraries' folders; a build without one (the
+                # emulated device's) needs none.
                 env_sh = os.path.join(a.build_dir, "env.sh")
-                if not (os.access(b.train, os.X_OK) and os.path.isfile(env_sh)):
-                    die(f"{b.train} or {env_sh} missing (run without --skip-build)")
-                ld = subprocess.run(["bash", "-c", 'source "$1" && printf %s "$LD_LIBRARY_PATH"', "_", env_sh],
-                                    capture_output=True, text=True).stdout
-                b.env = dict(os.environ, LD_LIBRARY_PATH=ld)
+                if not os.access(b.train, os.X_OK):
+                    die(f"{b.train} missing (run without --skip-build)")
+                if os.path.isfile(env_sh):
+                    ld = subprocess.run(["bash", "-c", 'source "$1" && printf %s "$LD_LIBRARY_PATH"', "_", env_sh],
+                                        capture_output=True, text=True).stdout
+                    b.env = dict(os.environ, LD_LIBRARY_PATH=ld)
         if not a.dry_run:
             if not shutil.which("nvidia-smi"):
                 die("nvidia-smi not found")
