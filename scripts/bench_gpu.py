@@ -70,6 +70,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -214,7 +215,7 @@ class Run:
         apps, gpu = [], []
         start = time.monotonic()
         with open(log_path, "w") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+            proc = spawn(cmd, log, env)
             while proc.poll() is None:
                 if args.poll_ms > 0:
                     apps += smi("--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits").splitlines()
@@ -226,6 +227,7 @@ class Run:
                     break
                 time.sleep((args.poll_ms if args.poll_ms > 0 else 200) / 1000)
             self.rc = proc.wait()
+            CHILDREN.discard(proc)
         self.pid = proc.pid
         with open(log_path, errors="replace") as f:
             self.log = f.read()
@@ -240,7 +242,25 @@ class Run:
             self.peak, self.source, self.samples = "na", "none", 0
 
 
+# Processes started and not reaped yet: a stopped benchmark (device_all.sh's time limit sends
+# SIGTERM) stops them too, so that no trainer is left holding the GPU for the next step.
+CHILDREN = set()
+
+
+def spawn(cmd, log, env):
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    CHILDREN.add(proc)
+    return proc
+
+
+def on_sigterm(signum, _frame):
+    for proc in list(CHILDREN):
+        proc.kill()
+    sys.exit(128 + signum)
+
+
 def stop(proc):
+    CHILDREN.discard(proc)
     proc.terminate()
     try:
         proc.wait(10)
@@ -386,7 +406,7 @@ class Bench:
             hit = None
             t0 = time.monotonic()
             with open(log_path, "w") as log:
-                proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+                proc = spawn(cmd, log, self.env)
                 while hit is None and proc.poll() is None and time.monotonic() - t0 < a.timeout:
                     with open(log_path, errors="replace") as f:
                         for line in f:
@@ -550,6 +570,7 @@ def commit_of():
 
 
 def main(argv):
+    signal.signal(signal.SIGTERM, on_sigterm)
     a = parse_args(argv)
     commit = commit_of()
     stamp = time.strftime("%Y%m%d-%H%M", time.gmtime())
