@@ -1,47 +1,20 @@
 // step_args.h: the structs the CUDA backend's step kernels read and write (kernels.h
 // describes the launchers), in C without CUDA types, so that tests/emu runs the kernels
 // on the CPU.
-// defines: SK_CUDA_SUMSQ_PARTIALS, sk_adamw_args, sk_adamw_args_of, SK_CUDA_MAX_SITES,
-//          sk_cuda_step_args, sk_cuda_step_stats
+// defines: SK_CUDA_SUMSQ_PARTIALS, SK_CUDA_MAX_SITES, sk_cuda_step_args, sk_cuda_step_stats
 #ifndef SK_CUDA_STEP_ARGS_H
 #define SK_CUDA_STEP_ARGS_H
 
-#include <math.h>
 #include <stdint.h>
+
+#include "shakespeare/step_math.h" // sk_adamw_args, sk_adamw_args_of (shared with optim.c)
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#include "shakespeare/optim.h" // sk_adam_hparams (a C header without its own linkage block)
-
 // Scratch doubles that sk_cuda_sumsq needs for `partials`.
 #define SK_CUDA_SUMSQ_PARTIALS 1024
-
-// Scalars of one AdamW step, computed on the host exactly as sk_adam_update does: each is
-// formed in double from the double hyperparameters and rounded to float once.
-typedef struct {
-    float beta1, beta2, eps;
-    float one_minus_beta1, one_minus_beta2; // (float)(1.0 - beta): NOT 1.0f - (float)beta
-    float clip_scale; // gradients are multiplied by it first (the eager update's; see sk_cuda_adamw)
-    float step_size;  // (float)(lr / (1 - beta1^t)), the division in double
-    float bc2_sqrt;   // (float)sqrt(1 - beta2^t)
-    float decay;      // (float)(1 - lr * weight_decay), for elements whose decay_mask is 1
-} sk_adamw_args;
-
-// The scalars of optimizer step opt_step (1-based) at lr, as sk_adam_update (optim.c) forms
-// them: in double from the double hyperparameters, rounded to float once (1.0f - (float)0.999
-// would be off by 1.3e-5 relative, and lr / (float)bc1 by an ulp). Host code.
-static inline sk_adamw_args sk_adamw_args_of(const sk_adam_hparams *h, float lr, float clip_scale, int64_t opt_step) {
-    sk_adamw_args w;
-    w.beta1 = (float)h->beta1, w.beta2 = (float)h->beta2, w.eps = (float)h->eps;
-    w.one_minus_beta1 = (float)(1.0 - h->beta1), w.one_minus_beta2 = (float)(1.0 - h->beta2);
-    w.clip_scale = clip_scale;
-    w.bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)opt_step));
-    w.step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)opt_step)));
-    w.decay = (float)(1.0 - (double)lr * h->weight_decay);
-    return w;
-}
 
 // Dropout sites of a step: k = 0..L-1 (hash.h); the CUDA backend refuses deeper models.
 #define SK_CUDA_MAX_SITES 64

@@ -21,22 +21,18 @@ void sk_adam_update(float *params, const float *grads, float *m, float *v, const
 void sk_adam_update_range(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
                           const sk_adam_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
                           size_t end) {
-    // Scalars formed in double and rounded once, as PyTorch's Adam does on the host.
-    const float b1 = (float)h->beta1, b2 = (float)h->beta2, eps = (float)h->eps;
-    const float one_minus_b1 = (float)(1.0 - h->beta1), one_minus_b2 = (float)(1.0 - h->beta2);
-    const float bc2_sqrt = (float)sqrt(1.0 - pow(h->beta2, (double)step));
-    const float step_size = (float)((double)lr / (1.0 - pow(h->beta1, (double)step)));
+    const sk_adamw_args w = sk_adamw_args_of(h, lr, clip_scale, step); // step_math.h, as the GPU gets them
     for (int ti = 0; ti < layout->n_tensors; ti++) {
         const sk_tensor_info *t = &layout->tensors[ti];
         size_t lo = t->offset > begin ? t->offset : begin, hi = t->offset + t->numel < end ? t->offset + t->numel : end;
         if (lo >= hi) continue;
-        const float decay = t->ndim == 2 ? (float)(1.0 - (double)lr * h->weight_decay) : 1.0f;
+        const float decay = t->ndim == 2 ? w.decay : 1.0f;
         for (size_t i = lo; i < hi; i++) {
-            float gi = grads[i] * clip_scale;
-            m[i] = b1 * m[i] + one_minus_b1 * gi;
-            v[i] = b2 * v[i] + one_minus_b2 * gi * gi;
-            float denom = sqrtf(v[i]) / bc2_sqrt + eps;
-            params[i] = params[i] * decay - step_size * (m[i] / denom);
+            float gi = grads[i] * w.clip_scale;
+            m[i] = w.beta1 * m[i] + w.one_minus_beta1 * gi;
+            v[i] = w.beta2 * v[i] + w.one_minus_beta2 * gi * gi;
+            float denom = sqrtf(v[i]) / w.bc2_sqrt + w.eps;
+            params[i] = params[i] * decay - w.step_size * (m[i] / denom);
         }
     }
 }
