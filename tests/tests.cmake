@@ -55,6 +55,7 @@ sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.c gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh cli_ cli)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/mpi/test_*.sh mpi_ mpi)
+sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cmake/test_*.sh cmake_ unit) # cmake/Find*.cmake in probe projects
 
 # tests/emu/test_*.cpp run this project's CUDA kernels on the CPU (tests/emu/cuda_emu.h: one
 # fiber per GPU thread), so they need a C++ compiler but no GPU and no CUDA toolkit. Not in
