@@ -362,7 +362,7 @@ int main(void) {
         {"batch chunks smaller than B", 6, 24, 2, 56, 3, 3, 0.1f, 0, 4, 27, false},
     };
     // SK_EMU_REAL_PLANS=1: also configurations A and B as an H100 cuts them (132 SMs, 227 KiB
-    // per block), the plans the first GPU session runs, over a short window (minutes).
+    // per block), the plans a GPU runs for them, over a short window (minutes).
     const Case real[] = {
         {"config A, H100 plan", 128, 256, 2, 32, 2, 2, 0.2f, 0, 132, 227, true},
         {"config B, H100 plan", 256, 512, 4, 64, 2, 2, 0.2f, 0, 132, 227, true},
