@@ -6,27 +6,27 @@
 # Finds, and prints one line per finding:
 #   nvcc      on PATH, else /usr/local/cuda/bin/nvcc (then exported as CUDACXX)
 #   cuBLAS    beside nvcc's toolkit (CMake's CUDA::cublas)
-#   cuDNN     $CUDNN_ROOT if set; else /usr/local/cuda/include/cudnn.h with its libcudnn.so;
-#             else the system's (/usr/include[/x86_64-linux-gnu]); else python3's pip wheel
-#             nvidia-cudnn-cu13/cu12 (site-packages/nvidia/cudnn/{include,lib}). The wheel has
-#             only libcudnn.so.9, no libcudnn.so for CMake's find_library(cudnn), so the script
-#             makes BUILD/cudnn-root/{include,lib} (links) and passes that as -DCUDNN_ROOT.
-#   NCCL      (optional) the toolkit's, the system's, else python3's pip wheel nvidia-nccl-cu*
-#             (site-packages/nvidia/nccl), linked as BUILD/nccl-root -> -DNCCL_ROOT; if the
-#             CUDA module then does not load, it is built again without (-DSHAKESPEARE_NCCL=OFF)
+#   cuDNN     CMake's find_package(CUDNN) (cmake/FindCUDNN.cmake): $CUDNN_ROOT if set, else the
+#             toolkit's folder, else the system's, else python3's pip wheel nvidia-cudnn-cu13/cu12
+#             (site-packages/nvidia/cudnn/{include,lib}, lib/libcudnn.so.9 only); this script
+#             passes the hints (-DCUDNN_ROOT, -DSK_NVIDIA_WHEEL_PYTHON) and prints what CMake found.
+#   NCCL      (optional) likewise cmake/FindNCCL.cmake: $NCCL_ROOT, the toolkit's, the system's,
+#             else python3's pip wheel nvidia-nccl-cu* (site-packages/nvidia/nccl); if the CUDA
+#             module then does not load, it is built again without (-DSHAKESPEARE_NCCL=OFF)
 #   OpenBLAS  the system's (cblas.h + libopenblas.so in the usual Debian/Ubuntu places); else
 #             .carry/root/usr (scripts/device_prep.sh, run on a machine with apt, makes it;
 #             .carry/debs alone is unpacked here first) -> -DOPENBLAS_ROOT. SK_FORCE_CARRY=1
 #             takes the carried copy even where the system has one (to test that path);
-#             SK_FORCE_PIP_CUDNN=1 likewise skips CUDNN_ROOT, the toolkit's and the system's cuDNN,
-#             and SK_FORCE_PIP_NCCL=1 the toolkit's and the system's NCCL.
+#             SK_FORCE_PIP_CUDNN=1 likewise searches only the pip wheel's cuDNN
+#             (-DCUDNN_WHEEL_ONLY=ON), and SK_FORCE_PIP_NCCL=1 only its NCCL (-DNCCL_WHEEL_ONLY=ON).
 # then runs  cmake -S . -B build-gpu [-G Ninja] -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_WERROR=OFF
-#            -DCUDNN_ROOT=... [-DOPENBLAS_ROOT=...]   (Ninja where the image has no make; warnings
-#            stay on but are not errors: the machine's host compiler is not the one CI checks)
-# and        cmake --build build-gpu -j16 [--target T]
-# and writes build-gpu/env.sh, which exports the LD_LIBRARY_PATH the programs need at run
-# time (the wheel's cuDNN folder: libcudnn.so.9 dlopens its engine libraries from there; the
-# carried OpenBLAS and libgfortran folders):
+#            -DSK_NVIDIA_WHEEL_PYTHON=... [-DCUDNN_ROOT=...] [-DOPENBLAS_ROOT=...]   (Ninja where
+#            the image has no make; warnings stay on but are not errors: the machine's host
+#            compiler is not the one CI checks)
+# then writes build-gpu/env.sh, which exports the LD_LIBRARY_PATH the programs need at run
+# time (the folders of the cuDNN and NCCL CMake found, unless the system's: a wheel's
+# libcudnn.so.9 dlopens its engine libraries from there; the carried OpenBLAS and libgfortran
+# folders; the toolkit's lib folder), and runs cmake --build build-gpu -j16 [--target T]:
 #   source build-gpu/env.sh && build-gpu/shakespeare-train --device cuda ...
 # Finally it checks that every shared library of shakespeare-train and of the CUDA backend
 # module it loads (build-gpu/libshakespeare_cuda.so, found beside the program) resolves under that env,
@@ -38,7 +38,7 @@
 #
 # Usage: scripts/device_build.sh [--build-dir DIR] [--target T] [--jobs N] [--quiet]
 #   --quiet   build output only on failure (the last 40 lines); configure output likewise
-# Env: CUDNN_ROOT (a prefix with include/cudnn.h and lib/ or lib64/libcudnn.so),
+# Env: CUDNN_ROOT (a prefix with include/cudnn.h and lib/ or lib64/libcudnn.so[.9]), NCCL_ROOT,
 #      SK_FORCE_CARRY=1, SK_FORCE_PIP_CUDNN=1, SK_FORCE_PIP_NCCL=1,
 #      SK_CUDA_ARCH (CMAKE_CUDA_ARCHITECTURES; default: CMakeLists's 90),
 #      PYTHON (default python3: the interpreter whose pip cuDNN is looked for).
@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
     --target) [ $# -ge 2 ] || die "--target needs a value"; target=$2; shift 2 ;;
     --jobs) [ $# -ge 2 ] || die "--jobs needs a value"; [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--jobs expects a positive integer, got \"$2\""; jobs=$2; shift 2 ;;
     --quiet) quiet=1; shift ;;
-    -h|--help) sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
@@ -79,108 +79,12 @@ cublas=$(ls "$toolkit"/lib64/libcublas.so "$toolkit"/lib/libcublas.so "$toolkit"
 [ -n "$cublas" ] || die "libcublas.so not found in the toolkit $toolkit (lib64/, lib/, targets/*/lib/): CMake's CUDA::cublas needs it"
 found cuBLAS "$cublas"
 
-# pip_nvidia_dir NAME HEADER: the folder of $python's pip wheel nvidia-NAME-cu* (holding
-# include/HEADER and lib/), or nothing. nvidia.NAME may be a namespace package (no __file__):
-# take its __path__, and fall back to scanning sys.path for nvidia/NAME.
-pip_nvidia_dir() {
-  command -v "$python" >/dev/null || return 0
-  "$python" - "$1" "$2" <<'EOF' 2>/dev/null || true
-import importlib, os, sys
-name, header = sys.argv[1], sys.argv[2]
-cands = []
-try:
-    m = importlib.import_module("nvidia." + name)
-    cands += list(getattr(m, "__path__", [])) + ([os.path.dirname(m.__file__)] if getattr(m, "__file__", None) else [])
-except Exception:
-    pass
-cands += [os.path.join(p, "nvidia", name) for p in sys.path if p]
-for c in cands:
-    if os.path.isfile(os.path.join(c, "include", header)) and os.path.isdir(os.path.join(c, "lib")):
-        print(os.path.realpath(c))
-        break
-EOF
-}
-
-# ---- cuDNN -------------------------------------------------------------------------------
-# cudnn_version DIR: "9.x.y" from cudnn_version.h (or cudnn.h) in DIR.
-cudnn_version() {
-  local h="$1/cudnn_version.h"
-  [ -f "$h" ] || h="$1/cudnn.h"
-  awk '/#define CUDNN_MAJOR /{a=$3} /#define CUDNN_MINOR /{b=$3} /#define CUDNN_PATCHLEVEL /{c=$3} END{print a"."b"."c}' "$h"
-}
-# make_cudnn_prefix INCDIR LIBFILE: BUILD/cudnn-root/{include -> INCDIR, lib/libcudnn.so -> LIBFILE}.
-make_cudnn_prefix() {
-  local p="$build/cudnn-root"
-  rm -rf "$p"
-  mkdir -p "$p/lib"
-  ln -s "$1" "$p/include"
-  ln -s "$2" "$p/lib/libcudnn.so"
-  # The SONAME too, so that this prefix's lib/ alone also serves at run time.
-  [ "$(basename "$2")" = libcudnn.so.9 ] || ln -s "$2" "$p/lib/libcudnn.so.9"
-  cudnn_root="$p"
-}
-cudnn_root="" cudnn_inc="" cudnn_src=""
-force_pip=${SK_FORCE_PIP_CUDNN:-0}
-if [ -n "${CUDNN_ROOT:-}" ] && [ "$force_pip" != 1 ]; then
+# ---- cuDNN and NCCL: hints for cmake/FindCUDNN.cmake and cmake/FindNCCL.cmake -------------
+# CMake searches; this script checks the hints it was given and reports what CMake found.
+if [ -n "${CUDNN_ROOT:-}" ] && [ "${SK_FORCE_PIP_CUDNN:-0}" != 1 ]; then
   [ -f "$CUDNN_ROOT/include/cudnn.h" ] || die "CUDNN_ROOT=$CUDNN_ROOT has no include/cudnn.h"
-  cudnn_root=$CUDNN_ROOT cudnn_inc="$CUDNN_ROOT/include" cudnn_src="CUDNN_ROOT"
-elif [ "$force_pip" != 1 ] && [ -f /usr/local/cuda/include/cudnn.h ] && ls /usr/local/cuda/lib64/libcudnn.so /usr/local/cuda/lib/libcudnn.so >/dev/null 2>&1; then
-  cudnn_root=/usr/local/cuda cudnn_inc=/usr/local/cuda/include cudnn_src="CUDA toolkit folder"
-else
-  for inc in /usr/include /usr/include/x86_64-linux-gnu; do
-    for lib in /usr/lib/x86_64-linux-gnu/libcudnn.so.9 /usr/lib/x86_64-linux-gnu/libcudnn.so /usr/lib64/libcudnn.so.9; do
-      if [ -z "$cudnn_src" ] && [ "$force_pip" != 1 ] && [ -f "$inc/cudnn.h" ] && [ -e "$lib" ]; then
-        make_cudnn_prefix "$inc" "$lib"
-        cudnn_inc=$inc cudnn_src="system ($lib)"
-      fi
-    done
-  done
-  if [ -z "$cudnn_src" ]; then
-    pipdir=$(pip_nvidia_dir cudnn cudnn.h)
-    if [ -n "$pipdir" ]; then
-      lib=$(ls "$pipdir"/lib/libcudnn.so.[0-9]* "$pipdir"/lib/libcudnn.so 2>/dev/null | head -n 1 || true)
-      [ -n "$lib" ] || die "the pip cuDNN at $pipdir has include/cudnn.h but no lib/libcudnn.so*"
-      make_cudnn_prefix "$pipdir/include" "$lib"
-      cudnn_inc="$pipdir/include" cudnn_src="pip wheel of $python ($pipdir)"
-      ld_paths+=("$pipdir/lib")
-    fi
-  fi
 fi
-[ -n "$cudnn_src" ] || die "cuDNN not found: no \$CUDNN_ROOT, no /usr/local/cuda/include/cudnn.h with lib64/libcudnn.so, no system cudnn.h, and $python has no nvidia.cudnn package with include/ and lib/"
-found cuDNN "$(cudnn_version "$cudnn_inc") from $cudnn_src -> -DCUDNN_ROOT=$cudnn_root"
-
-# ---- NCCL (optional: GPU ranks sum their gradients with it) -----------------------------
-# The toolkit's, the system's, or the pip wheel nvidia-nccl-cu* (PyTorch's), which has only
-# libnccl.so.2: BUILD/nccl-root/{include, lib/libnccl.so} links for CMake's find_library.
-nccl_root="" nccl_src=""
-force_pip_nccl=${SK_FORCE_PIP_NCCL:-0}
-if [ "$force_pip_nccl" != 1 ] && [ -f "$toolkit/include/nccl.h" ] &&
-   ls "$toolkit"/lib64/libnccl.so "$toolkit"/lib/libnccl.so >/dev/null 2>&1; then
-  nccl_root=$toolkit nccl_src="CUDA toolkit folder"
-elif [ "$force_pip_nccl" != 1 ] && [ -f /usr/include/nccl.h ] && [ -e /usr/lib/x86_64-linux-gnu/libnccl.so ]; then
-  nccl_src="system (/usr/lib/x86_64-linux-gnu/libnccl.so)"
-else
-  pipdir=$(pip_nvidia_dir nccl nccl.h)
-  lib=$([ -n "$pipdir" ] && ls "$pipdir"/lib/libnccl.so.[0-9]* "$pipdir"/lib/libnccl.so 2>/dev/null | head -n 1 || true)
-  if [ -n "$lib" ]; then
-    nccl_root="$build/nccl-root"
-    rm -rf "$nccl_root"
-    mkdir -p "$nccl_root/lib"
-    ln -s "$pipdir/include" "$nccl_root/include"
-    ln -s "$lib" "$nccl_root/lib/libnccl.so"
-    # The SONAME too, so that this prefix's lib/ (in the build's RPATH) alone serves at run time.
-    [ "$(basename "$lib")" = libnccl.so ] || ln -s "$lib" "$nccl_root/lib/$(basename "$lib")"
-    nccl_src="pip wheel of $python ($pipdir)"
-    ld_paths+=("$pipdir/lib")
-  fi
-fi
-if [ -n "$nccl_src" ]; then
-  nccl_h=${nccl_root:-/usr}/include/nccl.h
-  nccl_v=$(awk '/#define NCCL_(MAJOR|MINOR|PATCH) /{v=v (v ? "." : "") $3} END{print v}' "$nccl_h")
-  found NCCL "$nccl_v from $nccl_src${nccl_root:+ -> -DNCCL_ROOT=$nccl_root}"
-else
-  found NCCL "none (optional: without it GPU ranks cannot all-reduce, and the gpu_test_nccl_* tests skip)"
-fi
+python_path=$(command -v "$python" || true)
 
 # ---- OpenBLAS ----------------------------------------------------------------------------
 openblas_root=""
@@ -210,9 +114,63 @@ else
   found OpenBLAS "carried ($why) -> -DOPENBLAS_ROOT=$openblas_root"
 fi
 
+# ---- configure ---------------------------------------------------------------------------
+# -U: forget cached find results, so that a changed root or hint is searched again.
+gen=()
+if ! command -v make >/dev/null && [ ! -f "$build/CMakeCache.txt" ]; then
+  command -v ninja >/dev/null || die "neither make nor ninja is on PATH: CMake needs one to build"
+  gen=(-G Ninja)
+  found generator "Ninja (no make on this machine)"
+fi
+args=(-S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_CUDA=ON -DSHAKESPEARE_WERROR=OFF
+      -UCUDNN_INCLUDE_DIR -UCUDNN_LIBRARY -UCBLAS_INCLUDE_DIR -UCBLAS_LIBRARY -UOPENBLAS_ROOT
+      -UNCCL_INCLUDE_DIR -UNCCL_LIBRARY -UCUDNN_ROOT -UNCCL_ROOT)
+[ -n "$python_path" ] && args+=("-DSK_NVIDIA_WHEEL_PYTHON=$python_path")
+if [ "${SK_FORCE_PIP_CUDNN:-0}" = 1 ]; then args+=(-DCUDNN_WHEEL_ONLY=ON)
+else args+=(-DCUDNN_WHEEL_ONLY=OFF); [ -n "${CUDNN_ROOT:-}" ] && args+=("-DCUDNN_ROOT=$CUDNN_ROOT"); fi
+if [ "${SK_FORCE_PIP_NCCL:-0}" = 1 ]; then args+=(-DNCCL_WHEEL_ONLY=ON)
+else args+=(-DNCCL_WHEEL_ONLY=OFF); [ -n "${NCCL_ROOT:-}" ] && args+=("-DNCCL_ROOT=$NCCL_ROOT"); fi
+[ -n "$openblas_root" ] && args+=("-DOPENBLAS_ROOT=$openblas_root")
+args+=(-DSHAKESPEARE_NCCL=ON) # (a fallback below may have turned it off in this build folder)
+[ -n "${SK_CUDA_ARCH:-}" ] && args+=("-DCMAKE_CUDA_ARCHITECTURES=$SK_CUDA_ARCH")
+echo "device_build: cmake ${args[*]}"
+clog="$build/configure.log"
+cmake "${args[@]}" >"$clog" 2>&1 || { tail -n 40 "$clog" >&2; die "cmake configure failed (log: $clog)"; }
+[ "$quiet" = 1 ] || cat "$clog"
+# cache_value NAME: NAME's value in the build's CMakeCache.txt.
+cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt" | head -n 1; }
+cudnn_line=$(grep -o 'cuDNN: [0-9].*' "$clog" || true)
+[ -n "$cudnn_line" ] || die "cuDNN not found: no \$CUDNN_ROOT, no cudnn.h with libcudnn in the CUDA toolkit's" \
+  "folder or the system's, and ${python_path:-$python} has no pip wheel nvidia-cudnn-cu* (site-packages/nvidia/cudnn" \
+  "with include/ and lib/); see $clog"
+# "cuDNN: 9.19.0 (/usr/local/cuda/lib64/libcudnn.so; from /usr/local/cuda/include)"
+found cuDNN "$(echo "$cudnn_line" | sed 's/^cuDNN: \([^ ]*\) (\(.*\); from \(.*\))$/\1 from \3 -> \2/')"
+nccl_src=""
+if grep -q 'NCCL: ON' "$clog"; then
+  nccl_src=$(grep -o 'NCCL: ON.*' "$clog" | sed 's/.*; from \(.*\))$/\1/')
+  found NCCL "$(grep -o 'NCCL: ON.*' "$clog" | sed 's/^NCCL: ON (\([^,]*\), \(.*\); from \(.*\))$/\1 from \3 -> \2/')"
+else
+  found NCCL "none (optional: without it GPU ranks cannot all-reduce, and the gpu_test_nccl_* tests skip)"
+fi
+grep -q 'CUDA backend: on' "$clog" \
+  || die "CMake turned the CUDA backend off: $(grep -o 'CUDA backend: off.*' "$clog" || echo 'no "CUDA backend" line; see '"$clog")"
+found CMake "$(grep -o 'CUDA backend: on.*' "$clog"); $(grep -o 'CBLAS: .*' "$clog")"
+
 # ---- runtime environment -----------------------------------------------------------------
-# The toolkit's lib folder too: cuDNN's runtime-compiled engines dlopen libnvrtc from it.
-for d in "$toolkit/lib64" "$toolkit/lib"; do [ -d "$d" ] && { ld_paths+=("$d"); break; }; done
+# The folders of the cuDNN and NCCL found (a wheel's: libcudnn.so.9 dlopens its sub-libraries
+# from its own folder, but the programs must find libcudnn.so.9 itself), unless the loader
+# searches them anyway; then the toolkit's lib folder: cuDNN's runtime-compiled engines
+# dlopen libnvrtc from it.
+add_ld() { # add_ld DIR: appended unless a system folder or already listed
+  case "$1" in ""|/lib|/lib64|/usr/lib|/usr/lib64|/lib/*-linux-gnu|/usr/lib/*-linux-gnu) return ;; esac
+  local d; for d in "${ld_paths[@]}"; do [ "$d" = "$1" ] && return; done
+  ld_paths+=("$1")
+}
+for var in CUDNN_LIBRARY NCCL_LIBRARY; do
+  lib=$(cache_value "$var")
+  case "$lib" in /*) add_ld "$(dirname "$lib")" ;; esac
+done
+for d in "$toolkit/lib64" "$toolkit/lib"; do [ -d "$d" ] && { add_ld "$d"; break; }; done
 ld=$(IFS=:; echo "${ld_paths[*]}")
 {
   echo "# Written by scripts/device_build.sh on $(date -u +%Y-%m-%dT%H:%M:%SZ): run-time library folders"
@@ -223,28 +181,7 @@ ld=$(IFS=:; echo "${ld_paths[*]}")
 export LD_LIBRARY_PATH="$ld${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 found runtime "LD_LIBRARY_PATH += $ld (written to ${build#"$root"/}/env.sh)"
 
-# ---- configure and build -----------------------------------------------------------------
-# -U: forget cached find results, so that a changed root is searched again.
-gen=()
-if ! command -v make >/dev/null && [ ! -f "$build/CMakeCache.txt" ]; then
-  command -v ninja >/dev/null || die "neither make nor ninja is on PATH: CMake needs one to build"
-  gen=(-G Ninja)
-  found generator "Ninja (no make on this machine)"
-fi
-args=(-S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DSHAKESPEARE_CUDA=ON -DSHAKESPEARE_WERROR=OFF
-      -UCUDNN_INCLUDE_DIR -UCUDNN_LIBRARY -UCBLAS_INCLUDE_DIR -UCBLAS_LIBRARY -UOPENBLAS_ROOT
-      "-DCUDNN_ROOT=$cudnn_root")
-[ -n "$openblas_root" ] && args+=("-DOPENBLAS_ROOT=$openblas_root")
-args+=(-DSHAKESPEARE_NCCL=ON) # (a fallback below may have turned it off in this build folder)
-[ -n "$nccl_root" ] && args+=("-UNCCL_INCLUDE_DIR" "-UNCCL_LIBRARY" "-DNCCL_ROOT=$nccl_root")
-[ -n "${SK_CUDA_ARCH:-}" ] && args+=("-DCMAKE_CUDA_ARCHITECTURES=$SK_CUDA_ARCH")
-echo "device_build: cmake ${args[*]}"
-clog="$build/configure.log"
-cmake "${args[@]}" >"$clog" 2>&1 || { tail -n 40 "$clog" >&2; die "cmake configure failed (log: $clog)"; }
-[ "$quiet" = 1 ] || cat "$clog"
-grep -q 'CUDA backend: on' "$clog" \
-  || die "CMake turned the CUDA backend off: $(grep -o 'CUDA backend: off.*' "$clog" || echo 'no "CUDA backend" line; see '"$clog")"
-found CMake "$(grep -o 'CUDA backend: on.*' "$clog"); $(grep -o 'CBLAS: .*' "$clog")"
+# ---- build -------------------------------------------------------------------------------
 bargs=(--build "$build" -j "$jobs")
 [ -n "$target" ] && bargs+=(--target "$target")
 echo "device_build: cmake ${bargs[*]}"
