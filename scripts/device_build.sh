@@ -139,11 +139,13 @@ cmake "${args[@]}" >"$clog" 2>&1 || { tail -n 40 "$clog" >&2; die "cmake configu
 [ "$quiet" = 1 ] || cat "$clog"
 # cache_value NAME: NAME's value in the build's CMakeCache.txt.
 cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt" | head -n 1; }
-cudnn_line=$(grep -o 'cuDNN: [0-9].*' "$clog" || true)
-[ -n "$cudnn_line" ] || die "cuDNN not found: no \$CUDNN_ROOT, no cudnn.h with libcudnn in the CUDA toolkit's" \
-  "folder or the system's, and ${python_path:-$python} has no pip wheel nvidia-cudnn-cu* (site-packages/nvidia/cudnn" \
-  "with include/ and lib/); see $clog"
+grep -q 'CUDA backend: off (cuDNN not found' "$clog" && die "cuDNN not found: no \$CUDNN_ROOT, no cudnn.h with" \
+  "libcudnn in the CUDA toolkit's folder or the system's, and ${python_path:-$python} has no pip wheel" \
+  "nvidia-cudnn-cu* (site-packages/nvidia/cudnn with include/ and lib/); see $clog"
+grep -q 'CUDA backend: on' "$clog" \
+  || die "CMake turned the CUDA backend off: $(grep -o 'CUDA backend: off.*' "$clog" || echo 'no "CUDA backend" line; see '"$clog")"
 # "cuDNN: 9.19.0 (/usr/local/cuda/lib64/libcudnn.so; from /usr/local/cuda/include)"
+cudnn_line=$(grep -o 'cuDNN: [0-9].*' "$clog" || true)
 found cuDNN "$(echo "$cudnn_line" | sed 's/^cuDNN: \([^ ]*\) (\(.*\); from \(.*\))$/\1 from \3 -> \2/')"
 nccl_src=""
 if grep -q 'NCCL: ON' "$clog"; then
@@ -152,8 +154,6 @@ if grep -q 'NCCL: ON' "$clog"; then
 else
   found NCCL "none (optional: without it GPU ranks cannot all-reduce, and the gpu_test_nccl_* tests skip)"
 fi
-grep -q 'CUDA backend: on' "$clog" \
-  || die "CMake turned the CUDA backend off: $(grep -o 'CUDA backend: off.*' "$clog" || echo 'no "CUDA backend" line; see '"$clog")"
 found CMake "$(grep -o 'CUDA backend: on.*' "$clog"); $(grep -o 'CBLAS: .*' "$clog")"
 
 # ---- runtime environment -----------------------------------------------------------------
@@ -161,9 +161,9 @@ found CMake "$(grep -o 'CUDA backend: on.*' "$clog"); $(grep -o 'CBLAS: .*' "$cl
 # from its own folder, but the programs must find libcudnn.so.9 itself), unless the loader
 # searches them anyway; then the toolkit's lib folder: cuDNN's runtime-compiled engines
 # dlopen libnvrtc from it.
-add_ld() { # add_ld DIR: appended unless a system folder or already listed
+add_ld() { # add_ld DIR: appended unless a system folder or already listed (by its real path)
   case "$1" in ""|/lib|/lib64|/usr/lib|/usr/lib64|/lib/*-linux-gnu|/usr/lib/*-linux-gnu) return ;; esac
-  local d; for d in "${ld_paths[@]}"; do [ "$d" = "$1" ] && return; done
+  local d; for d in "${ld_paths[@]}"; do [ "$(readlink -f "$d")" = "$(readlink -f "$1")" ] && return; done
   ld_paths+=("$1")
 }
 for var in CUDNN_LIBRARY NCCL_LIBRARY; do
