@@ -2,7 +2,8 @@
 // and the CUDA backend's device code must compute identically, in one __host__ __device__
 // header (like hash.h), so that a clip scale or a non-finite test formed on the GPU is
 // bitwise the one the CPU forms. Double arithmetic, IEEE division only (correctly rounded
-// on both sides; nothing here can be contracted into an FMA).
+// on both sides; nothing in the device functions can be contracted into an FMA). AdamW's
+// scalars are host-only: the CPU optimizer and the CUDA backend both take them from here.
 // defines: sk_clip_scale_of, sk_mean_loss, sk_adamw_args, sk_adamw_args_of
 #ifndef SHAKESPEARE_STEP_MATH_H
 #define SHAKESPEARE_STEP_MATH_H
