@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_args.h"
 #include "shakespeare/backend.h"
@@ -75,8 +76,7 @@ static int emit_char(int32_t id, void *ctx) {
     const emitter *e = ctx;
     char u[4];
     int n = e->vocab->bytes ? (u[0] = (char)e->vocab->chars[id], 1) : sk_utf8_encode(e->vocab->chars[id], u);
-    fwrite(u, 1, (size_t)n, stdout);
-    fflush(stdout);
+    fwrite(u, 1, (size_t)n, stdout); // buffered as main set it up: no system call per character
     return 0;
 }
 
@@ -295,6 +295,9 @@ int main(int argc, char **argv) {
         printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,
                mean / log(2.0), count);
     } else {
+        // Streaming: a terminal sees each line as it is generated; a pipe or file gets full
+        // buffering (a write per character cost as much as the arithmetic of one).
+        setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 1 << 16);
         emitter e = {&model.vocab};
         for (size_t i = 0; i < n; i++) emit_char(ids[i], &e); // the prime, then its continuation
         sk_rng rng;
@@ -302,6 +305,7 @@ int main(int argc, char **argv) {
         if ((st = sk_generate(be, ids, n, (size_t)length, &so, &rng, emit_char, &e, &err)) != SK_OK)
             cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         fputc('\n', stdout);
+        if (fflush(stdout) != 0 || ferror(stdout)) cli_die(CLI_EXIT_FAILURE, "writing the sample to stdout failed");
     }
     free(ids);
     free(remap);
