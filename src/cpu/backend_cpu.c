@@ -47,6 +47,12 @@ typedef struct {
     float *dgates;   // (T*B, 4H)
     float *dh, *dc;  // (B, H)
     float *h_state, *c_state; // (L, B, H) carried state
+    // (V, 4H) layer 0's gate inputs of every token, b_ih + b_hh + emb[v] W_ih^T: an inference
+    // forward reads its rows instead of multiplying (a seventh of a character's arithmetic at
+    // config A). Each row is made by the product one batch-1 step would run, so a sample comes
+    // out as it did without the table. Stale (in_proj_ok = 0) after set_params and update.
+    float *in_proj;
+    int in_proj_ok;
 } cpu_impl;
 
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
@@ -60,8 +66,8 @@ static void cpu_destroy(sk_backend *b) {
             for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
             free(per_layer[i]);
         }
-        float *flat[] = {c->params, c->grads, c->m,      c->v,  c->emb, c->logits, c->row_loss, c->dlogits,
-                         c->dtop,   c->dx,    c->dgates, c->dh, c->dc,  c->h_state, c->c_state};
+        float *flat[] = {c->params, c->grads, c->m,      c->v,  c->emb, c->logits,  c->row_loss, c->dlogits,
+                         c->dtop,   c->dx,    c->dgates, c->dh, c->dc,  c->h_state, c->c_state,  c->in_proj};
         for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
         free(c->x);
         free(c->y);
@@ -73,6 +79,7 @@ static void cpu_destroy(sk_backend *b) {
 
 static sk_status cpu_set_params(sk_backend *b, const float *params) {
     memcpy(impl_of(b)->params, params, sizeof(float) * b->layout.total);
+    impl_of(b)->in_proj_ok = 0;
     return SK_OK;
 }
 static sk_status cpu_get_params(sk_backend *b, float *params) {
@@ -157,6 +164,21 @@ static void row_losses(cpu_impl *c, int rows) {
     for (int r = 0; r < rows; r++) c->row_loss[r] = sk_xent_row_loss(c->logits + (size_t)r * V, V, c->y[r]);
 }
 
+// c->in_proj from the parameters: row v by the products of lstm_cpu.c's batch-1 step (the
+// biases, then a matrix-vector product over emb[v]).
+static void fill_in_proj(const sk_backend *b, cpu_impl *c) {
+    const int G4 = 4 * c->H, E = c->E;
+    const float *P = c->params, *emb = P + b->layout.tensors[0].offset;
+    sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, 0);
+    for (int v = 0; v < c->V; v++) {
+        float *row = c->in_proj + (size_t)v * G4;
+        for (int j = 0; j < G4; j++) row[j] = P[o.b_ih + j] + P[o.b_hh + j];
+        sk_sgemm_rows(1, CblasNoTrans, CblasTrans, 1, G4, E, 1.0f, emb + (size_t)v * E, E, P + o.w_ih, E, 1.0f, row,
+                      G4);
+    }
+    c->in_proj_ok = 1;
+}
+
 static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
                              int64_t step, double *loss_sum) {
     cpu_impl *c = impl_of(b);
@@ -184,14 +206,20 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
             }
         }
     }
-    sk_embedding_cpu_forward(c->emb, P + b->layout.tensors[0].offset, c->x, rows, E);
+    if (!train) { // layer 0's gate inputs from the table; the embedded rows are not needed
+        if (!c->in_proj_ok) fill_in_proj(b, c);
+        for (int r = 0; r < rows; r++)
+            memcpy(c->gates[0] + (size_t)r * 4 * H, c->in_proj + (size_t)c->x[r] * 4 * H, sizeof(float) * 4 * H);
+    } else {
+        sk_embedding_cpu_forward(c->emb, P + b->layout.tensors[0].offset, c->x, rows, E);
+    }
 
     const float *in = c->emb;
     for (int k = 0; k < L; k++) {
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
         if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, P + o.w_hh, c->w_hh_dropped[k]);
         sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, train, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k]};
+                                   P + o.b_hh, c->w_hh_t[k], !train && k == 0};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
         sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
@@ -266,7 +294,7 @@ static sk_status cpu_backward(sk_backend *b) {
         }
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
         sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, 1, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k]};
+                                   P + o.b_hh, c->w_hh_t[k], 0};
         sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
@@ -347,6 +375,7 @@ static sk_status cpu_update(sk_backend *b, const sk_adam_hparams *h, float lr, f
                        c->training ? "a training" : "an inference-only");
     adam_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .clip_scale = clip_scale, .step = step};
     sk_parallel_for(step_spans(b, c), adam_span, &j);
+    c->in_proj_ok = 0;
     return SK_OK;
 }
 
@@ -472,6 +501,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     c->row_loss = alloc_floats(rows, &ok);
     c->h_state = alloc_floats((size_t)c->L * c->B * H, &ok);
     c->c_state = alloc_floats((size_t)c->L * c->B * H, &ok);
+    c->in_proj = alloc_floats((size_t)c->V * 4 * H, &ok);
     if (c->training) {
         c->grads = alloc_floats(total, &ok);
         c->m = alloc_floats(total, &ok);

@@ -119,12 +119,13 @@ void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, fl
                          float *hbuf, float *cbuf) {
     const int B = l->B, G4 = 4 * l->H, rows = len * B;
     // gates = b_ih + b_hh broadcast, then += x W_ih^T in one GEMM over all steps.
-    for (int r = 0; r < rows; r++) {
+    for (int r = 0; r < rows && !l->gates_in; r++) {
         float *gr = gates + (size_t)r * G4;
         for (int j = 0; j < G4; j++) gr[j] = l->b_ih[j] + l->b_hh[j];
     }
-    sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f, gates,
-                  G4);
+    if (!l->gates_in)
+        sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f,
+                      gates, G4);
     // W_hh laid out once for the window's len steps, when a span holds more than one stream;
     // one stream per span (sampling) multiplies W_hh as stored, a matrix-vector product.
     if (B > span_count(l)) sk_recur_prepare(l->H, l->w_hh, l->w_hh_t);
