@@ -158,6 +158,8 @@ void context_switch(Context *from, Context *to) { swapcontext(&from->uc, &to->uc
 #endif
 
 unsigned warps_per_block() { return (g_launch->cfg.block + 31) / 32; }
+// What each block of the last launch did (sk_emu_block_counts).
+std::vector<sk_emu_counts> g_counts;
 size_t local_block(const Fiber *f) { return f->block - g_launch->first_block; }
 size_t warp_index(const Fiber *f) { return local_block(f) * warps_per_block() + f->thread / 32; }
 
@@ -380,6 +382,7 @@ std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &b
     Launch L;
     L.cfg = c;
     L.body = &body;
+    g_counts.assign((size_t)c.grid * c.grid_y, sk_emu_counts{});
     g_launch = &L;
     blockDim = {c.block, 1, 1};
     gridDim = {c.grid, c.grid_y, 1};
@@ -396,6 +399,7 @@ std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &b
 
 void __syncthreads() {
     Launch &L = launch();
+    if (L.current->thread == 0) g_counts[L.current->block].block_barriers++;
     arrive(L.block_bars[local_block(L.current)]);
 }
 
@@ -434,6 +438,7 @@ void __trap() { die("__trap() in a kernel"); }
 void cooperative_groups::grid_group::sync() const {
     Launch &L = launch();
     if (!L.cfg.cooperative) die("grid.sync() outside a cooperative launch");
+    if (L.current->thread == 0) g_counts[L.current->block].grid_syncs++;
     arrive(L.grid_bar);
 }
 cooperative_groups::grid_group cooperative_groups::this_grid() { return grid_group(); }
@@ -447,6 +452,7 @@ void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t 
     Launch &L = launch();
     const unsigned lane = L.current->thread % 32, w = (unsigned)warp_index(L.current);
     if (L.warp_bars[w].expected != 32) die("an mma outside a full warp");
+    if (lane == 0) g_counts[L.current->block].mma++;
     WarpScratch &s = L.scratch[w];
     memcpy(s.a[lane], a, sizeof a), memcpy(s.b[lane], b, sizeof b), memcpy(s.d[lane], d, sizeof d);
     arrive(L.warp_bars[w]);
@@ -459,11 +465,19 @@ void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t 
 uint32_t sk_emu_tf32_rna(float v) { return sk_ptx_tf32_rna(v); }
 
 static uint64_t g_cp_async_count = 0;
+
+void sk_emu_note_global_read(size_t bytes) {
+    if (g_launch) g_counts[g_launch->current->block].global_read_bytes += bytes;
+}
+sk_emu_counts sk_emu_block_counts(unsigned block) {
+    return block < g_counts.size() ? g_counts[block] : sk_emu_counts{};
+}
 uint64_t sk_emu_cp_async_count() { return g_cp_async_count; }
 
 void sk_cp_async16(void *smem_dst, const void *gmem_src) {
     Launch &L = launch();
     g_cp_async_count++;
+    g_counts[L.current->block].global_read_bytes += 16;
     if (((uintptr_t)smem_dst | (uintptr_t)gmem_src) & 15) die("cp.async of 16 bytes from or to an unaligned address");
     L.current->copies.push_back({smem_dst, gmem_src});
 }

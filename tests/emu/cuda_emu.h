@@ -72,7 +72,11 @@ int __shfl_xor_sync(unsigned mask, int v, int lane_mask);
 void __threadfence();
 [[noreturn]] void __trap();
 
-template <typename T> inline T __ldcg(const T *p) { return *p; }
+void sk_emu_note_global_read(size_t bytes); // counted in the running block's sk_emu_counts
+template <typename T> inline T __ldcg(const T *p) {
+    sk_emu_note_global_read(sizeof(T));
+    return *p;
+}
 template <typename T> inline T __ldg(const T *p) { return *p; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
@@ -139,6 +143,14 @@ uint64_t sk_emu_cp_async_count();
 void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]);
 // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero; NaN and infinity kept.
 uint32_t sk_emu_tf32_rna(float v);
+
+// The cost model's counts (kernels/lstm_persistent_cost.h), per block of the last launch:
+// __syncthreads and grid.sync passed (once per block each), mma.sync issued (once per warp),
+// bytes read from global memory through cp.async and __ldcg (plain loads are not seen).
+struct sk_emu_counts {
+    uint64_t block_barriers = 0, grid_syncs = 0, mma = 0, global_read_bytes = 0;
+};
+sk_emu_counts sk_emu_block_counts(unsigned block); // zeros past the last launch's grid
 
 // One launch.
 struct sk_emu_config {

@@ -35,6 +35,7 @@
 
 #include <vector>
 
+#include "lstm_persistent_cost.h"
 #include "lstm_persistent_kernels.cuh"
 
 extern "C" {
@@ -120,6 +121,9 @@ Problem make_problem(const Case &c, sk_plstm_operands op, int *ok) {
 }
 
 // A training forward and the backward (train), or an inference forward alone.
+// Block 0's counts in the last forward and backward launch (the cost model's check, 7.).
+sk_emu_counts g_fwd0, g_bwd0;
+
 template <typename T, bool MMA> void launch(const Problem &P, Outputs &o, bool reverse, bool train, int *failed) {
     const Case &c = P.c;
     const int H = c.H, L = c.L, B = c.B, Tw = c.T;
@@ -151,9 +155,11 @@ template <typename T, bool MMA> void launch(const Problem &P, Outputs &o, bool r
     cfg.grid = (unsigned)P.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.cooperative = true, cfg.reverse = reverse;
     cfg.dynamic_smem = P.plan.smem_fwd;
     std::string err = sk_emu_launch(cfg, [&] { sk_plstm::plstm_forward_kernel<T, MMA>(a); });
+    g_fwd0 = sk_emu_block_counts(0);
     if (err.empty() && train) {
         cfg.dynamic_smem = P.plan.smem_bwd;
         err = sk_emu_launch(cfg, [&] { sk_plstm::plstm_backward_kernel<T, MMA>(a); });
+        g_bwd0 = sk_emu_block_counts(0);
     }
     if (!err.empty()) {
         fprintf(stderr, "  %s: %s\n", c.name, err.c_str());
@@ -292,6 +298,32 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
             digest = (digest ^ *q) * 1099511628211ull;
     printf("  results digest %016llx; %llu cp.async copies\n", (unsigned long long)digest,
            (unsigned long long)(sk_emu_cp_async_count() - copies0));
+    // 7. The cost model (kernels/lstm_persistent_cost.h) against what block 0 (layer 0, units
+    // [0, U)) did, exactly: a grid.sync per chain step, its __syncthreads (one after setup,
+    // then the model's per working step) and mma.sync; with 4-byte operands the bytes it
+    // staged (the model's reads less the biases, which are plain loads the emulator does not see).
+    {
+        const sk_plstm_cost f = sk_plstm_cost_forward_layer(&P.plan, c.B, c.E, c.H, 1);
+        const sk_plstm_cost b = sk_plstm_cost_backward(&P.plan, c.B, c.H, c.L);
+        const uint64_t steps = (uint64_t)(c.len + c.L - 1), n = (uint64_t)c.len;
+        const uint64_t chunks = (uint64_t)((c.B + P.plan.bc_fwd - 1) / P.plan.bc_fwd);
+        int bad = g_fwd0.grid_syncs != steps || g_bwd0.grid_syncs != steps;
+        bad |= g_fwd0.block_barriers != 1 + n * (uint64_t)f.bar || g_bwd0.block_barriers != 1 + n * (uint64_t)b.bar;
+        bad |= g_fwd0.mma != n * (uint64_t)f.mma || g_bwd0.mma != n * (uint64_t)b.mma;
+        if (sizeof(T) == 4) bad |= g_fwd0.global_read_bytes != n * (uint64_t)(f.l2_rd - (double)chunks * 32 * P.plan.U);
+        if (bad)
+            fprintf(stderr,
+                    "  %s: block 0 did fwd %llu grid syncs, %llu barriers, %llu mma, %llu bytes; bwd %llu, %llu, %llu;"
+                    " the cost model says %llu, 1 + %llu x %.0f, %llu x %.0f, %llu x %.0f (+ biases); %llu, 1 + %llu x"
+                    " %.0f, %llu x %.0f\n", c.name, (unsigned long long)g_fwd0.grid_syncs,
+                    (unsigned long long)g_fwd0.block_barriers, (unsigned long long)g_fwd0.mma,
+                    (unsigned long long)g_fwd0.global_read_bytes, (unsigned long long)g_bwd0.grid_syncs,
+                    (unsigned long long)g_bwd0.block_barriers, (unsigned long long)g_bwd0.mma,
+                    (unsigned long long)steps, (unsigned long long)n, f.bar, (unsigned long long)n, f.mma,
+                    (unsigned long long)n, f.l2_rd, (unsigned long long)steps, (unsigned long long)n, b.bar,
+                    (unsigned long long)n, b.mma);
+        CHECK(!bad);
+    }
     // 5. Pad rows.
     const int H = c.H, B = c.B;
     int pad_bad = 0;

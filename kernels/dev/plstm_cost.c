@@ -1,0 +1,66 @@
+// plstm_cost.c: prints the persistent LSTM's cost model (kernels/lstm_persistent_cost.h) for
+// configurations A and B, or one shape, for every operand kind the plan accepts.
+// usage: plstm_cost [B E H L T]
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lstm_persistent_cost.h"
+
+static const char *name(sk_plstm_operands o) {
+    static const char *n[] = {"fp32", "bf16", "bf16-mma", "tf32-mma"};
+    return n[o];
+}
+
+static void row(const char *dir, const sk_plstm_cost *c, int steps) {
+    printf("  %-4s %8.0f %8.0f %8.0f %8.0f %7.0f %4.0f %5.0f %4.0f %8.2f %9.2f\n", dir, c->l2_rd / 1024,
+           c->l2_wr / 1024, c->lds, c->fma, c->mma, c->bar, c->gsync, c->rt, c->us, c->us * steps / 1e3);
+}
+
+static void config(const char *label, int B, int E, int H, int L, int T) {
+    const int steps = T + L - 1; // chain steps per direction
+    printf("config %s: B=%d E=%d H=%d L=%d T=%d, %d chain steps per direction\n", label, B, E, H, L, T, steps);
+    for (int o = 0; o < 4; o++) {
+        sk_plstm_plan p;
+        if (!sk_plstm_plan_shape(&p, kSkCostSMs, kSkCostOptin, 9, B, E, H, L, (sk_plstm_operands)o)) {
+            printf(" %-8s not planned: %s\n", name((sk_plstm_operands)o), p.why_not);
+            continue;
+        }
+        printf(" %-8s U=%d blocks=%d bc fwd/bwd=%d/%d smem fwd/bwd=%zu/%zu KiB\n", name((sk_plstm_operands)o), p.U,
+               p.blocks, p.bc_fwd, p.bc_bwd, p.smem_fwd >> 10, p.smem_bwd >> 10);
+        printf("  dir  L2rd KiB L2wr KiB      lds      fma     mma  bar gsync   rt  us/step  ms/window\n");
+        const sk_plstm_cost f = sk_plstm_cost_forward(&p, B, E, H, L), b = sk_plstm_cost_backward(&p, B, H, L);
+        row("fwd", &f, steps);
+        row("bwd", &b, steps);
+        printf("  predicted per training step (fwd + bwd chain): %.2f ms\n", (f.us + b.us) * steps / 1e3);
+    }
+}
+
+int main(int argc, char **argv) {
+    printf("H100 assumptions: clock %.3f GHz, grid.sync %.1f us, dependent L2 round trip %.2f us, L2 %.0f B/ns "
+           "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us\n",
+           kSkCostClockGHz, kSkCostGridSyncUs, kSkCostL2RoundTripUs, kSkCostL2BytesPerNsPerSM, kSkCostLdsPerClk,
+           kSkCostFmaPerClk, kSkCostMmaClk, kSkCostBarUs);
+    if (argc == 6) {
+        int v[5];
+        for (int i = 0; i < 5; i++) {
+            char *end;
+            errno = 0;
+            const long x = strtol(argv[i + 1], &end, 10);
+            if (errno || *end || end == argv[i + 1] || x < 1 || x > 1 << 20) {
+                fprintf(stderr, "error: plstm_cost expects positive integers B E H L T, got \"%s\"\n", argv[i + 1]);
+                return 2;
+            }
+            v[i] = (int)x;
+        }
+        config("custom", v[0], v[1], v[2], v[3], v[4]);
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: plstm_cost [B E H L T]\n");
+        return 2;
+    }
+    config("A", 32, 128, 256, 2, 100);
+    config("B", 64, 256, 512, 4, 128);
+    return 0;
+}
