@@ -1,0 +1,176 @@
+// sync_bench.cu: what the persistent LSTM's chain step pays to exchange state, measured
+// (kernels/PERSISTENT_LSTM_FLOOR.md, "Cost model": the numbers it assumes), one line each:
+//   grid.sync()        cooperative launch, `blocks` x 256 threads, us per sync
+//   cluster barrier    cluster.sync() in clusters of 8 and 16 blocks (sm_90), us per barrier
+//   flag hand-off      block 0 and block `blocks - 1` pass a token through release/acquire
+//                      flags in global memory, us per one-way hand-off
+//   L2 re-read         every block re-reads the same `kib` KiB (L2-resident) with __ldcg,
+//                      GB/s in all and B/ns per SM (the staging of every chain step)
+// usage: sync_bench [blocks [kib]]   (default 128 blocks, 64 KiB: configuration A's grid)
+#include <cooperative_groups.h>
+#include <cuda_runtime.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+namespace cg = cooperative_groups;
+
+#define CHECK_CUDA(call)                                                                                   \
+    do {                                                                                                   \
+        cudaError_t e_ = (call);                                                                           \
+        if (e_ != cudaSuccess) {                                                                           \
+            fprintf(stderr, "sync_bench: %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+            exit(1);                                                                                       \
+        }                                                                                                  \
+    } while (0)
+
+constexpr int kThreads = 256, kIters = 2000;
+
+__global__ void grid_sync_kernel(int iters, unsigned *sink) {
+    cg::grid_group grid = cg::this_grid();
+    for (int i = 0; i < iters; i++) grid.sync();
+    if (threadIdx.x == 0 && blockIdx.x == 0) *sink = 1;
+}
+
+__global__ void cluster_sync_kernel(int iters, unsigned *sink) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    for (int i = 0; i < iters; i++) cluster.sync();
+#endif
+    if (threadIdx.x == 0 && blockIdx.x == 0) *sink = 1;
+}
+
+__device__ __forceinline__ unsigned ld_acquire(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_release(unsigned *p, unsigned v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+
+// Blocks 0 and last ping-pong: block 0 writes flag[0] = i, the last block waits for it and
+// writes flag[1] = i, block 0 waits for that: 2 hand-offs per iteration.
+__global__ void flag_kernel(int iters, unsigned *flags) {
+    const bool ping = blockIdx.x == 0, pong = blockIdx.x == gridDim.x - 1;
+    if (threadIdx.x != 0 || !(ping || pong)) return;
+    for (unsigned i = 1; i <= (unsigned)iters; i++) {
+        if (ping) {
+            st_release(&flags[0], i);
+            while (ld_acquire(&flags[1]) != i) {}
+        } else {
+            while (ld_acquire(&flags[0]) != i) {}
+            st_release(&flags[1], i);
+        }
+    }
+}
+
+__global__ void l2_reread_kernel(const float4 *buf, size_t n4, int reps, float *sink) {
+    float acc = 0.0f;
+    for (int r = 0; r < reps; r++)
+        for (size_t i = threadIdx.x; i < n4; i += blockDim.x) {
+            const float4 v = __ldcg(buf + ((i + (size_t)blockIdx.x * 64) % n4));
+            acc += v.x + v.y + v.z + v.w;
+        }
+    if (acc == 12345.678f) *sink = acc; // keeps the loads
+}
+
+static float time_ms(cudaEvent_t a, cudaEvent_t b) {
+    float ms = 0.0f;
+    CHECK_CUDA(cudaEventSynchronize(b));
+    CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+    return ms;
+}
+
+static long parse(const char *s, const char *what) {
+    char *end;
+    errno = 0;
+    const long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < 1 || v > 1 << 20) {
+        fprintf(stderr, "error: sync_bench expects a positive integer for %s, got \"%s\"\n", what, s);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 3) {
+        fprintf(stderr, "usage: sync_bench [blocks [kib]]\n");
+        return 2;
+    }
+    const int blocks = argc > 1 ? (int)parse(argv[1], "blocks") : 128;
+    const size_t kib = argc > 2 ? (size_t)parse(argv[2], "kib") : 64;
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("sync_bench: %s, %d SMs, %d blocks x %d threads, %d iterations\n", prop.name, prop.multiProcessorCount,
+           blocks, kThreads, kIters);
+    unsigned *flags;
+    CHECK_CUDA(cudaMalloc(&flags, 64));
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+
+    { // grid.sync
+        int iters = 10;
+        void *params[] = {&iters, &flags};
+        CHECK_CUDA(cudaLaunchCooperativeKernel((const void *)grid_sync_kernel, blocks, kThreads, params, 0, 0));
+        iters = kIters;
+        CHECK_CUDA(cudaEventRecord(e0));
+        CHECK_CUDA(cudaLaunchCooperativeKernel((const void *)grid_sync_kernel, blocks, kThreads, params, 0, 0));
+        CHECK_CUDA(cudaEventRecord(e1));
+        printf("grid.sync            %8.3f us per sync\n", time_ms(e0, e1) * 1e3 / kIters);
+    }
+    for (int cs : {8, 16}) { // cluster barriers
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr[1];
+        cfg.gridDim = dim3((unsigned)(blocks / cs * cs)), cfg.blockDim = dim3(kThreads);
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = (unsigned)cs, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr, cfg.numAttrs = 1;
+        if (cs > 8 && cudaFuncSetAttribute(cluster_sync_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
+                          cudaSuccess) {
+            (void)cudaGetLastError();
+            printf("cluster.sync (%2d)    not available\n", cs);
+            continue;
+        }
+        cudaError_t e = cudaLaunchKernelEx(&cfg, cluster_sync_kernel, 10, flags);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            printf("cluster.sync (%2d)    not available: %s\n", cs, cudaGetErrorString(e));
+            continue;
+        }
+        CHECK_CUDA(cudaEventRecord(e0));
+        CHECK_CUDA(cudaLaunchKernelEx(&cfg, cluster_sync_kernel, kIters, flags));
+        CHECK_CUDA(cudaEventRecord(e1));
+        printf("cluster.sync (%2d)    %8.3f us per barrier\n", cs, time_ms(e0, e1) * 1e3 / kIters);
+    }
+    { // flag hand-off: the two blocks must be resident at once (cooperative launch guarantees it)
+        int iters = kIters;
+        void *params[] = {&iters, &flags};
+        CHECK_CUDA(cudaMemset(flags, 0, 64));
+        CHECK_CUDA(cudaEventRecord(e0));
+        CHECK_CUDA(cudaLaunchCooperativeKernel((const void *)flag_kernel, blocks, kThreads, params, 0, 0));
+        CHECK_CUDA(cudaEventRecord(e1));
+        printf("flag hand-off        %8.3f us one way\n", time_ms(e0, e1) * 1e3 / (2.0 * kIters));
+    }
+    { // L2 re-read
+        const size_t n4 = kib * 1024 / sizeof(float4);
+        float4 *buf;
+        CHECK_CUDA(cudaMalloc(&buf, n4 * sizeof(float4)));
+        CHECK_CUDA(cudaMemset(buf, 0, n4 * sizeof(float4)));
+        const int reps = 50;
+        l2_reread_kernel<<<blocks, kThreads>>>(buf, n4, 2, (float *)flags);
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaEventRecord(e0));
+        l2_reread_kernel<<<blocks, kThreads>>>(buf, n4, reps, (float *)flags);
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaEventRecord(e1));
+        const double bytes = (double)blocks * reps * n4 * sizeof(float4), ms = time_ms(e0, e1);
+        printf("L2 re-read %4zu KiB   %8.1f GB/s in all, %.1f B/ns per block\n", kib, bytes / ms / 1e6,
+               bytes / ms / 1e6 / blocks);
+        CHECK_CUDA(cudaFree(buf));
+    }
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaFree(flags));
+    return 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# probe_persistent.sh OUT_DIR: the persistent LSTM's probes on a GPU machine (issue 33), at
+# most ~90 s, two files under OUT_DIR (kernels/PERSISTENT_LSTM_FLOOR.md, "Probes", says what
+# each line decides):
+#   probe-persistent.txt  build/sync_bench (grid.sync, cluster barriers, flag hand-off, L2
+#                         re-read), build/plstm_cost (the model the probes check), lstm_bench at
+#                         A and B, step_bench's persistent kernel for every precision with
+#                         tensor cores on and off
+#   ncu-persistent.txt    ncu --clock-control none on the persistent kernels at A (fp32) and B
+#                         (bf16, tensor cores on): SpeedOfLight, MemoryWorkloadAnalysis,
+#                         SchedulerStats, WarpStateStats, SourceCounters, as text, one training
+#                         step's forward and backward launch each
+# Runs the programs of build-gpu/ (or $BUILD_DIR) under its env.sh when there is one; a
+# program that is not built, or ncu missing, is logged and skipped. PROBE_A and PROBE_B
+# ("B E H L T") replace the shapes, for a rehearsal on the emulated device:
+#   BUILD_DIR=build-emu PROBE_A="4 8 20 2 3" PROBE_B="4 8 20 2 3" bash scripts/probe_persistent.sh /tmp/probe
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -ne 1 ]; then
+  echo "usage: scripts/probe_persistent.sh OUT_DIR" >&2
+  exit 2
+fi
+out=$1
+mkdir -p "$out" || { echo "error: cannot create $out" >&2; exit 2; }
+build=${BUILD_DIR:-build-gpu}
+shape_a=${PROBE_A:-32 128 256 2 100}
+shape_b=${PROBE_B:-64 256 512 4 128}
+log=$out/probe-persistent.txt
+ncu_log=$out/ncu-persistent.txt
+budget=85 # seconds for everything; each step gets at most what is left
+: >"$log"
+
+# run LIMIT CMD...: CMD under the build's env, at most LIMIT seconds (and what is left of
+# the budget), its output appended to the log under a header line.
+run() {
+  local limit=$1
+  shift
+  local left=$((budget - SECONDS))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -le 2 ]; then
+    echo "== $* : skipped, the ${budget} s budget is spent" >>"$log"
+    return
+  fi
+  if [ ! -x "$1" ] && ! command -v "$1" >/dev/null; then
+    echo "== $* : not built" >>"$log"
+    return
+  fi
+  echo "== $* (at ${SECONDS} s, limit ${limit} s)" >>"$log"
+  (if [ -f "$build/env.sh" ]; then source "$build/env.sh"; fi; timeout "$limit" "$@") >>"$log" 2>&1
+  echo "== rc $?" >>"$log"
+}
+
+{ date -u; git rev-parse --short HEAD 2>/dev/null; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm \
+    --format=csv 2>/dev/null; } >>"$log"
+run 15 "$build/sync_bench" 128 64
+run 3 "$build/plstm_cost"
+run 12 "$build/lstm_bench" $shape_a 5 all
+run 12 "$build/lstm_bench" $shape_b 3 all
+for shape in "$shape_a" "$shape_b"; do
+  run 6 "$build/step_bench" $shape 10 persistent 0 fp32 off
+  for p in tf32 bf16; do
+    for tc in off on; do run 6 "$build/step_bench" $shape 10 persistent 0 $p $tc; done
+  done
+done
+
+# ncu last: it replays each kernel once per metric pass, so it gets what is left.
+: >"$ncu_log"
+if ! command -v ncu >/dev/null; then
+  echo "ncu: not found, no profile" >>"$ncu_log"
+else
+  sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats
+            --section WarpStateStats --section SourceCounters)
+  for probe in "A fp32 off:$shape_a" "B bf16 on:$shape_b"; do
+    label=${probe%%:*} shape=${probe#*:}
+    read -r _ prec tc <<<"$label"
+    left=$((budget - SECONDS))
+    [ "$probe" = "A fp32 off:$shape_a" ] && left=$((left / 2))
+    if [ "$left" -le 5 ]; then echo "== ncu $label: skipped, budget spent" >>"$ncu_log"; continue; fi
+    echo "== ncu $label: step_bench $shape 2 persistent 0 $prec $tc (limit ${left} s)" >>"$ncu_log"
+    (if [ -f "$build/env.sh" ]; then source "$build/env.sh"; fi
+     timeout "$left" ncu --clock-control none "${sections[@]}" -k regex:plstm_ --launch-count 2 \
+       "$build/step_bench" $shape 2 persistent 0 "$prec" "$tc") >>"$ncu_log" 2>&1
+    echo "== rc $?" >>"$ncu_log"
+  done
+fi
+echo "probe_persistent: ${SECONDS} s; $log, $ncu_log"
