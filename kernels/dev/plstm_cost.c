@@ -36,6 +36,31 @@ static void config(const char *label, int B, int E, int H, int L, int T) {
     }
 }
 
+// The rebuild's plan (not built; floor notes, "The rebuild's prediction"): the input
+// projections and their gradients as batched GEMMs off the chain, so that the chain runs layer
+// after layer (L*T steps per direction) over W_hh alone, on all 128 blocks (U = H/128, rows
+// rounded up to 16 for the tensor cores); W_hh fragments held in registers for the window
+// (B fragments by ldmatrix, one per 2 mma); h staged once per step in the operand precision
+// (bytes B*H*s per block, the L2 term); one hand-off (flags, `sync_us`) and one dependent
+// round trip per step; the GEMMs off the chain at ~300 TFLOP/s.
+static void planned(int B, int E, int H, int L, int T, int s, int kstep, double sync_us) {
+    const int blocks = 128, U = (H + blocks - 1) / blocks, rows = (4 * U + 15) / 16 * 16;
+    const double mma_fwd = (double)(rows / 16) * ((B + 7) / 8) * ((H + kstep - 1) / kstep);
+    const double mma_bwd = (double)((U + 15) / 16) * ((B + 7) / 8) * ((4 * H + kstep - 1) / kstep);
+    const double stage_fwd = (double)B * H * s, stage_bwd = (double)B * 4 * H * s;
+    const double clk_us = 1e-3 / kSkCostClockGHz;
+    const double fwd = sync_us + kSkCostL2RoundTripUs + stage_fwd / kSkCostL2BytesPerNsPerSM / 1e3 +
+                       mma_fwd * kSkCostMmaClk * clk_us + 2 * kSkCostBarUs;
+    const double bwd = sync_us + kSkCostL2RoundTripUs + stage_bwd / kSkCostL2BytesPerNsPerSM / 1e3 +
+                       mma_bwd * kSkCostMmaClk * clk_us + 2 * kSkCostBarUs;
+    const double gemm_flop = 2.0 * 3 * (double)B * T * 4 * H * ((double)E + (L - 1.0) * H); // x W_ih^T, dx, dW_ih
+    const double gemm_ms = gemm_flop / 300e12 * 1e3, steps = (double)L * T;
+    printf("  plan (%d-byte operands, hand-off %.1f us): fwd %.2f us/step (%.0f mma, %.0f KiB staged), bwd %.2f "
+           "us/step (%.0f mma, %.0f KiB), %.0f steps each: %.2f ms + GEMMs %.2f ms = %.2f ms per training step\n",
+           s, sync_us, fwd, mma_fwd, stage_fwd / 1024, bwd, mma_bwd, stage_bwd / 1024, steps,
+           (fwd + bwd) * steps / 1e3, gemm_ms, (fwd + bwd) * steps / 1e3 + gemm_ms);
+}
+
 int main(int argc, char **argv) {
     printf("H100 assumptions: clock %.3f GHz, grid.sync %.1f us, dependent L2 round trip %.2f us, L2 %.0f B/ns "
            "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us\n",
@@ -62,5 +87,14 @@ int main(int argc, char **argv) {
     }
     config("A", 32, 128, 256, 2, 100);
     config("B", 64, 256, 512, 4, 128);
+    printf("the rebuild's plan, not built (grid.sync at %.1f us, or a 1.0 us flag hand-off):\n", kSkCostGridSyncUs);
+    printf(" config A, TF32\n");
+    planned(32, 128, 256, 2, 100, 4, 8, kSkCostGridSyncUs);
+    planned(32, 128, 256, 2, 100, 4, 8, 1.0);
+    printf(" config A, bf16\n");
+    planned(32, 128, 256, 2, 100, 2, 16, 1.0);
+    printf(" config B, bf16\n");
+    planned(64, 256, 512, 4, 128, 2, 16, kSkCostGridSyncUs);
+    planned(64, 256, 512, 4, 128, 2, 16, 1.0);
     return 0;
 }
