@@ -12,8 +12,10 @@
 #                         step's forward and backward launch each
 # Runs the programs of build-gpu/ (or $BUILD_DIR) under its env.sh when there is one; a
 # program that is not built, or ncu missing, is logged and skipped. PROBE_A and PROBE_B
-# ("B E H L T") replace the shapes, for a rehearsal on the emulated device:
-#   BUILD_DIR=build-emu PROBE_A="4 8 20 2 3" PROBE_B="4 8 20 2 3" bash scripts/probe_persistent.sh /tmp/probe
+# ("B E H L T") replace the shapes, PROBE_BUDGET (s) and PROBE_STEP_LIMIT (s per step_bench)
+# the limits, for a rehearsal on the emulated device (about 2 minutes):
+#   BUILD_DIR=build-emu PROBE_A="4 8 20 2 3" PROBE_B="4 8 20 2 3" PROBE_BUDGET=200 PROBE_STEP_LIMIT=30 \
+#     bash scripts/probe_persistent.sh /tmp/probe
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 1 ]; then
@@ -27,7 +29,8 @@ shape_a=${PROBE_A:-32 128 256 2 100}
 shape_b=${PROBE_B:-64 256 512 4 128}
 log=$out/probe-persistent.txt
 ncu_log=$out/ncu-persistent.txt
-budget=85 # seconds for everything; each step gets at most what is left
+budget=${PROBE_BUDGET:-85} # seconds for everything; each step gets at most what is left
+step_limit=${PROBE_STEP_LIMIT:-4} # seconds per step_bench run
 : >"$log"
 
 # run LIMIT CMD...: CMD under the build's env, at most LIMIT seconds (and what is left of
@@ -52,18 +55,9 @@ run() {
 
 { date -u; git rev-parse --short HEAD 2>/dev/null; nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm \
     --format=csv 2>/dev/null; } >>"$log"
-run 15 "$build/sync_bench" 128 64
+run 10 "$build/sync_bench" 128 64
 run 3 "$build/plstm_cost"
-run 12 "$build/lstm_bench" $shape_a 5 all
-run 12 "$build/lstm_bench" $shape_b 3 all
-for shape in "$shape_a" "$shape_b"; do
-  run 6 "$build/step_bench" $shape 10 persistent 0 fp32 off
-  for p in tf32 bf16; do
-    for tc in off on; do run 6 "$build/step_bench" $shape 10 persistent 0 $p $tc; done
-  done
-done
-
-# ncu last: it replays each kernel once per metric pass, so it gets what is left.
+# ncu replays each kernel once per metric pass: at most PROBE_NCU_LIMIT s (default 20) per shape.
 : >"$ncu_log"
 if ! command -v ncu >/dev/null; then
   echo "ncu: not found, no profile" >>"$ncu_log"
@@ -74,7 +68,7 @@ else
     label=${probe%%:*} shape=${probe#*:}
     read -r _ prec tc <<<"$label"
     left=$((budget - SECONDS))
-    [ "$probe" = "A fp32 off:$shape_a" ] && left=$((left / 2))
+    [ "$left" -gt "${PROBE_NCU_LIMIT:-20}" ] && left=${PROBE_NCU_LIMIT:-20}
     if [ "$left" -le 5 ]; then echo "== ncu $label: skipped, budget spent" >>"$ncu_log"; continue; fi
     echo "== ncu $label: step_bench $shape 2 persistent 0 $prec $tc (limit ${left} s)" >>"$ncu_log"
     (if [ -f "$build/env.sh" ]; then source "$build/env.sh"; fi
@@ -83,4 +77,14 @@ else
     echo "== rc $?" >>"$ncu_log"
   done
 fi
+
+run 8 "$build/lstm_bench" $shape_a 5 all
+run 8 "$build/lstm_bench" $shape_b 3 all
+for shape in "$shape_a" "$shape_b"; do
+  run "$step_limit" "$build/step_bench" $shape 10 persistent 0 fp32 off
+  for p in tf32 bf16; do
+    for tc in off on; do run "$step_limit" "$build/step_bench" $shape 10 persistent 0 $p $tc; done
+  done
+done
+
 echo "probe_persistent: ${SECONDS} s; $log, $ncu_log"
