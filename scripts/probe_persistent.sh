@@ -13,7 +13,7 @@
 # Runs the programs of build-gpu/ (or $BUILD_DIR) under its env.sh when there is one; a
 # program that is not built, or ncu missing, is logged and skipped. PROBE_A and PROBE_B
 # ("B E H L T") replace the shapes, PROBE_BUDGET (s) and PROBE_STEP_LIMIT (s per step_bench)
-# the limits, for a rehearsal on the emulated device (about 2 minutes):
+# the limits, for a rehearsal on the emulated device (200 s, the last run cut by the budget):
 #   BUILD_DIR=build-emu PROBE_A="4 8 20 2 3" PROBE_B="4 8 20 2 3" PROBE_BUDGET=200 PROBE_STEP_LIMIT=30 \
 #     bash scripts/probe_persistent.sh /tmp/probe
 set -uo pipefail
