@@ -57,7 +57,7 @@
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
 # --probe: the one call a session with 15 minutes of device time makes (8 minutes at most,
-# build included, 5 or 6 files, each step under its own time limit, which add up to 485 s; it
+# build included, 7 files, each step under its own time limit, which add up to 470 s; it
 # keeps going past failures). On the H100 of 2026-11-26 the build took 14 s and the GPU tests
 # 19 s (4 at a time); the benchmark's runs are seconds each:
 #   build.log       preflight and the build (45 s)
@@ -68,9 +68,10 @@
 #                   time to validation 1.50 over 3 seeds a side (medians); 20 warm-up and 100
 #                   timed steps a run (220 s)
 #   sample-gpu.txt  bench_sample.sh (40 s)
-#   probes.txt      the workbenches (lstm_bench, step_bench) at A and B with tensor cores on and
-#                   off (75 s), and scripts/probe_persistent.sh OUT when it exists (30 s; its own
-#                   files, at most 2)
+#   probes.txt, probe-persistent.txt, ncu-persistent.txt
+#                   scripts/probe_persistent.sh OUT (90 s): sync_bench, the cost model, ncu on the
+#                   persistent kernels at A and B, lstm_bench and step_bench with tensor cores on
+#                   and off (kernels/PERSISTENT_LSTM_FLOOR.md, "Probes"); probes.txt is its log
 #
 # The probe ends by checking OUT against the device tool's limits (8 files at most, none more
 # than two folders deep) and fails when they are broken.
@@ -164,15 +165,15 @@ workbenches() {
 filter='^(NVIDIA|OpenBLAS|error|torch|device_build: (ok|cuDNN|OpenBLAS|generator)|.*tests passed|.*tests failed|.*\*\*\*Failed|.*Timeout|config=|variant |best |ttq |build-gpu +(sample|score) |lstm_bench|step_bench|iter .* val_loss|done:|sanitize: )'
 if [ "$probe" = 1 ]; then
   build_all() { preflight && bash scripts/device_build.sh; }
+  # The persistent kernel's probes (sync_bench, the cost model, ncu, and lstm_bench and
+  # step_bench for every precision with tensor cores on and off: the workbenches' runs) into
+  # OUT/probe-persistent.txt and OUT/ncu-persistent.txt; without the script, the workbenches.
   probes() {
-    local rc=0
-    timeout 75 bash -c "$(declare -f workbenches); workbenches" || rc=1
     if [ -f scripts/probe_persistent.sh ]; then
-      timeout 30 bash scripts/probe_persistent.sh "$out" || rc=1
+      BUILD_DIR=$gb timeout 90 bash scripts/probe_persistent.sh "$out"
     else
-      echo "probes: no scripts/probe_persistent.sh in this tree (the persistent kernel's probes are not written yet)"
+      timeout 75 bash -c "$(declare -f workbenches); workbenches"
     fi
-    return "$rc"
   }
   if [ -n "$rehearse" ]; then
     [ -x "$gb/shakespeare-train" ] ||

@@ -18,7 +18,7 @@ rewrites keep the run short while running what the reader runs:
 
 A command is skipped, with its reason printed, only when a rule below names it: the test
 suite itself, placeholders the reader fills in, multi-process and GPU runs (their own tests
-cover them), and PyTorch without PyTorch. Any other command that exits non-zero fails the
+cover them), and Python blocks whose modules (PyTorch, safetensors) are missing. Any other command that exits non-zero fails the
 test, with its output. A block may also need a file a document only mentions (`my.txt`): the
 fixtures below create those first.
 """
@@ -41,7 +41,9 @@ SKIPS = [
     (r"--device cuda", "needs a GPU (the gpu_* tests run on the emulated device)"),
 ]
 SHELL_OPERATORS = {">", ">>", "<", "|", "&&", "||", "2>&1", "2>/dev/null", ">/dev/null"}
-TORCH_SKIP = "needs PyTorch, not importable here"
+# Python packages a block may need; a block importing one that is missing is skipped (the
+# tests that need them skip the same way, e.g. without network access for .venv's safetensors).
+OPTIONAL_MODULES = ("torch", "safetensors", "numpy")
 FRESH_STEPS = 3  # steps of a capped fresh run; a resume runs this many more
 SAMPLE_LENGTH_CAP = 200
 EVAL_TOKENS_CAP = 20000
@@ -105,6 +107,15 @@ def rewrite(words, work):
     return words
 
 
+def read_script(words, source_dir):
+    """The text of the .py file a python3 command line runs (a path in the source tree), or ""."""
+    for w in words[1:]:
+        if w.endswith(".py") and os.path.exists(os.path.join(source_dir, w)):
+            with open(os.path.join(source_dir, w), encoding="utf-8") as f:
+                return f.read()
+    return ""
+
+
 def make_fixtures(work, source_dir):
     corpus = os.path.join(source_dir, "data", "tinyshakespeare.txt")
     with open(corpus, "rb") as f:
@@ -113,8 +124,15 @@ def make_fixtures(work, source_dir):
         f.write(head[: head.rfind(b"\n") + 1])
 
 
-def torch_importable(python):
-    return subprocess.run([python, "-c", "import torch"], capture_output=True).returncode == 0
+def missing_module(python, code, cache):
+    """The first optional module CODE imports (import X, from X...) that PYTHON cannot, or None."""
+    for m in OPTIONAL_MODULES:
+        if re.search(r"^\s*(import|from)\s+" + m + r"\b", code, re.M):
+            if (python, m) not in cache:
+                cache[python, m] = subprocess.run([python, "-c", f"import {m}"], capture_output=True).returncode == 0
+            if not cache[python, m]:
+                return m
+    return None
 
 
 def run(argv_or_script, work, shell, env, timeout=600):
@@ -139,7 +157,7 @@ def main():
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", LC_ALL="C")
         venv = os.path.join(source_dir, ".venv", "bin", "python3")
         block_python = venv if os.path.exists(venv) else sys.executable
-        torch_ok = {}
+        importable = {}
         failures = ran = skipped = 0
         for doc, line, kind, body in blocks(source_dir):
             where = f"{doc}:{line}"
@@ -151,9 +169,11 @@ def main():
                 text = text.split("  #")[0].rstrip()  # the line as shown, less its trailing comment
                 reason = skip_reason(text) if words else None
                 python = block_python if words is None else words[0]
-                if reason is None and python.endswith("python3") and "torch" in body:
-                    if not torch_ok.setdefault(python, torch_importable(python)):
-                        reason = TORCH_SKIP
+                if reason is None and python.endswith("python3"):
+                    # the block's own imports, and those of the script a command runs
+                    m = missing_module(python, body if words is None else read_script(words, source_dir), importable)
+                    if m:
+                        reason = f"needs the Python module {m}, not importable by {python}"
                 if reason:
                     print(f"skip  {where}: {text}\n      ({reason})")
                     skipped += 1
