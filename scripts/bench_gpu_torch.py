@@ -113,7 +113,10 @@ def report(name, times, loss, a, dev, extra):
           f"E={E} H={H} L={L} B={B} T={T} dropout={p}", flush=True)
 
 
-def run_config(name, ids, V, a, dev):
+def setup(name, ids, V, a, dev, capturable):
+    """The configuration's streams on the device, (B, S) inputs and targets, its number of
+    windows, and a fresh seeded CharLSTM with fused Adam (capturable for a CUDA graph); the
+    device's peak-memory counters start over."""
     E, H, L, B, T, p = CONFIGS[name]
     S = (len(ids) - 1) // B  # positions per stream
     n_windows = S // T
@@ -121,14 +124,19 @@ def run_config(name, ids, V, a, dev):
         raise SystemExit(f"error: {a.data} is too short for B={B} T={T}")
     xs = ids[: B * S].reshape(B, S).to(dev)       # (B, S) inputs of each stream
     ys = ids[1: B * S + 1].reshape(B, S).to(dev)  # (B, S) targets
-
     torch.manual_seed(a.seed)
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats(dev)
     model = CharLSTM(V, E, H, L, p).to(dev)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                           fused=True)
+                           fused=True, capturable=capturable)
+    return xs, ys, n_windows, model, opt
+
+
+def run_config(name, ids, V, a, dev):
+    E, H, L, B, T, p = CONFIGS[name]
+    xs, ys, n_windows, model, opt = setup(name, ids, V, a, dev, capturable=False)
     state = None
     times = []
     loss = None
@@ -205,17 +213,7 @@ def run_config_graph(name, ids, V, a, dev):
     the carried state live in static buffers that each step copies into; Adam is fused and
     capturable. Prints the same line as run_config with graph=on, or graph=failed and why."""
     E, H, L, B, T, p = CONFIGS[name]
-    S = (len(ids) - 1) // B
-    n_windows = S // T
-    xs = ids[: B * S].reshape(B, S).to(dev)
-    ys = ids[1: B * S + 1].reshape(B, S).to(dev)
-    torch.manual_seed(a.seed)
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats(dev)
-    model = CharLSTM(V, E, H, L, p).to(dev)
-    model.train()
-    opt = torch.optim.Adam(model.parameters(), lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                           fused=True, capturable=True)
+    xs, ys, n_windows, model, opt = setup(name, ids, V, a, dev, capturable=True)
     static_x, static_y = xs[:, :T].clone(), ys[:, :T].clone()
     static_h = torch.zeros(L, B, H, device=dev)
     static_c = torch.zeros(L, B, H, device=dev)
