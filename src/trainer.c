@@ -265,6 +265,12 @@ double sk_progress_eta_s(const sk_progress *p) {
     return p->elapsed_s / (double)done * (double)(p->max_iters - p->step);
 }
 
+// The run's end: --max-iters steps or --max-epochs epochs done, whichever comes first.
+static int limit_reached(const sk_trainer *t) {
+    const sk_train_options *o = &t->o;
+    return (o->max_iters > 0 && t->st.step >= o->max_iters) || (o->max_epochs > 0 && t->st.epoch >= o->max_epochs);
+}
+
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     const sk_train_options *o = &t->o;
     sk_backend *be = t->be;
@@ -286,18 +292,17 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     sk_status st = SK_OK;
     memset(sum, 0, sizeof *sum);
     sum->backend_name = be->ops->name;
+    sum->precision_name = sk_precision_name(be->cfg.precision);
     const int64_t start_step = t->st.step;
-    if ((o->max_iters > 0 && t->st.step >= o->max_iters) || (o->max_epochs > 0 && t->st.epoch >= o->max_epochs)) {
+    if (limit_reached(t)) {
         sum->already_done = 1, sum->steps = t->st.step, sum->best_val_loss = t->st.best_val_loss;
-        sum->best_step = t->st.best_step, sum->precision_name = sk_precision_name(be->cfg.precision);
+        sum->best_step = t->st.best_step;
         return SK_OK; // a resume past its limit: no evaluation, no checkpoint, no log record
     }
     if (t->resumed[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, t->resumed);
-    sum->precision_name = sk_precision_name(be->cfg.precision);
 
     for (;;) {
-        if (o->max_iters > 0 && t->st.step >= o->max_iters) break;
-        if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) break;
+        if (limit_reached(t)) break;
         if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) { // streams restart at the epoch's start
             t->failed_alone = t->nranks > 1;
             return sk_backend_fail(err, st, be, "to reset its state");
