@@ -1,17 +1,14 @@
 // backend.c: device selection and the backend-independent entry points.
 // defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_parse, sk_cuda_graph_name,
 //          sk_tensor_cores_parse, sk_tensor_cores_name,
-//          sk_precision_parse, sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_step,
-//          sk_backend_train_step_eager, sk_backend_read_stats_eager, sk_backend_free
+//          sk_precision_parse, sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_free
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shakespeare/backend.h"
-#include "shakespeare/step_math.h"
 
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err) {
     *is_auto = 0, *is_cuda = 0, *index = 0;
@@ -151,46 +148,6 @@ sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, cons
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     return sk_fail(err, st, "the %s backend failed %s: %s", b->ops->name, what, sk_backend_error(b));
-}
-
-sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm) {
-    double norm = 0.0;
-    sk_status st = b->ops->grad_norm(b, &norm);
-    if (grad_norm) *grad_norm = norm;
-    if (st != SK_OK) return st;
-    // Named without printf's sign of a NaN, which depends on how the NaN arose.
-    if (!isfinite(norm))
-        return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %s", isnan(norm) ? "nan" : "inf");
-    return b->ops->update(b, h, lr, sk_clip_scale(norm, h->grad_clip), step);
-}
-
-sk_status sk_backend_train_step_eager(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
-                                      const sk_adam_hparams *h, float lr, int64_t opt_step) {
-    sk_step_stats *s = &b->stats;
-    if (s->bad_step) return SK_OK; // after a bad step: parameters and moments stay as they were
-    double loss_sum = 0.0, norm = 0.0;
-    sk_status st = b->ops->forward(b, x, y, len, SK_MODE_TRAIN, step, &loss_sum);
-    if (st == SK_OK) st = b->ops->backward(b);
-    if (st != SK_OK) return st;
-    s->loss_sum = loss_sum;
-    const int rows_b = b->cfg.global_batch > 0 ? b->cfg.global_batch : b->cfg.batch_size;
-    if (!isfinite(sk_mean_loss(loss_sum, (double)rows_b * len))) { // before the norm, as the trainer checks
-        s->bad_step = opt_step, s->bad_is_norm = 0, s->bad_loss_sum = loss_sum, s->bad_norm = 0.0;
-        return SK_OK;
-    }
-    st = sk_backend_step(b, h, lr, opt_step, &norm);
-    s->grad_norm = norm;
-    if (st == SK_ERR_NUMERIC) {
-        s->bad_step = opt_step, s->bad_is_norm = 1, s->bad_loss_sum = loss_sum, s->bad_norm = norm;
-        return SK_OK;
-    }
-    return st;
-}
-
-sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats) {
-    *stats = b->stats;
-    b->stats.bad_step = 0, b->stats.bad_is_norm = 0, b->stats.bad_loss_sum = 0.0, b->stats.bad_norm = 0.0;
-    return SK_OK;
 }
 
 void sk_backend_free(sk_backend *b) {

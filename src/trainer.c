@@ -5,8 +5,8 @@
 // on first use.
 // Data-parallel: the batchers stay global (B streams); this rank's backend runs streams
 // [b_off, b_off + b_local) of every window, and dist/shard.h does the rest.
-// One process steps through backend.h's deferred path (train_step) and reads the loss and
-// the norm back only when it needs them (read_stats); data-parallel ranks step eagerly.
+// The loop is the step (take_step: backend.h's one entry point, with the ranks' reduce hook
+// when data-parallel) and the schedule (run_schedule: what is due after it).
 // defines: sk_trainer_evaluate, sk_trainer_run, sk_progress_eta_s
 #include <math.h>
 #include <stdio.h>
@@ -209,18 +209,16 @@ static void spread_step_times(sk_trainer *t, double dt) {
     for (size_t i = from; i < to; i++) t->step_times[i % STEP_TIMES_MAX] = total / (double)(to - from);
 }
 
-// One process: the statistics of the steps enqueued since the last read (backend.h's
-// deferred path): the last step's loss and norm, or the failure of the first non-finite
-// step, named by its step as the eager path would have named it at once. The wait for the
+// The statistics of the steps since the last read (backend.h): the last step's loss and
+// norm, or the failure of the first non-finite step, named by its step. The wait for the
 // device's outstanding work counts as training time.
 static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *step_time, sk_error *err) {
-    sk_backend *be = t->be;
     sk_step_stats ss;
     const double t0 = now_s();
-    sk_status st = be->ops->read_stats(be, &ss);
-    if (st != SK_OK) return sk_backend_fail(err, st, be, "in the steps up to %lld", (long long)t->st.step);
+    sk_status st = sk_backend_read_stats(t->be, &ss, err);
+    if (st != SK_OK) return st;
     const double dt = now_s() - t0;
-    if (ss.notice[0] && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, ss.notice); // one process: rank 0
+    if (ss.notice[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, ss.notice);
     *step_time += dt;
     if (ss.asynchronous)
         spread_step_times(t, dt);
@@ -271,132 +269,132 @@ static int limit_reached(const sk_trainer *t) {
     return (o->max_iters > 0 && t->st.step >= o->max_iters) || (o->max_epochs > 0 && t->st.epoch >= o->max_epochs);
 }
 
-sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
+// What the loop carries from one step to the next.
+typedef struct {
+    size_t windows;     // windows per epoch
+    int64_t total;      // the run's length in steps, whichever limit comes first (progress, ETA)
+    sk_lr_schedule sched;
+    double t0;          // the run's start
+    double step_time;   // seconds in training steps since the last report (not evaluation)
+    int64_t start_step, report_step;
+    float loss, lr;
+    double gnorm;
+    int unread;         // steps whose statistics were not read back yet
+    int epoch_done;     // the last step ended an epoch
+} run_state;
+
+static run_state start_run(const sk_trainer *t) {
     const sk_train_options *o = &t->o;
-    sk_backend *be = t->be;
-    const int B = o->batch_size, T = o->seq_len;
-    const size_t windows = sk_batcher_windows(&t->train, 0);
-    // The run's length in steps, whichever limit comes first (for progress and ETA).
-    int64_t total = o->max_epochs > 0 ? (int64_t)windows * o->max_epochs : 0;
-    if (o->max_iters > 0 && (total == 0 || o->max_iters < total)) total = o->max_iters;
+    run_state r = {.windows = sk_batcher_windows(&t->train, 0), .sched = o->lr, .t0 = now_s(),
+                   .start_step = t->st.step, .report_step = t->st.step, .loss = NAN};
+    r.total = o->max_epochs > 0 ? (int64_t)r.windows * o->max_epochs : 0;
+    if (o->max_iters > 0 && (r.total == 0 || o->max_iters < r.total)) r.total = o->max_iters;
     // The cosine anneals over that same length: with --max-epochs 10 --max-iters 10^6 the run
     // ends after 10 epochs, and so does its schedule.
-    sk_lr_schedule sched = o->lr;
-    if (sched.max_iters <= 0) sched.max_iters = total;
-    const double t0 = now_s();
-    double step_time = 0.0; // seconds in training steps since the last report (not evaluation)
-    int64_t report_step = t->st.step;
-    float loss = NAN, lr = 0.0f;
-    double gnorm = 0.0;
-    int unread = 0; // one process: steps enqueued whose statistics were not read back yet
+    if (r.sched.max_iters <= 0) r.sched.max_iters = r.total;
+    return r;
+}
+
+static sk_status read_back(sk_trainer *t, run_state *r, sk_error *err) {
+    if (!r->unread) return SK_OK;
+    r->unread = 0;
+    return read_stats(t, &r->loss, &r->gnorm, &r->step_time, err);
+}
+
+// Data-parallel: the reduce hook (backend.h). The loss sum and any stop request are summed
+// over ranks with any rank's failure, then the gradients in place.
+static sk_status reduce_over_ranks(void *ctx, sk_status st, double *loss_sum, float *grads, size_t n, int on_device,
+                                   sk_error *err) {
+    sk_trainer *t = ctx;
+    double red[2] = {*loss_sum, t->o.stop_flag && *t->o.stop_flag ? 1.0 : 0.0}; // loss sum, stop requests
+    if ((st = sk_shard_reduce(t->comm, st, red, 2, err)) != SK_OK) return st;
+    *loss_sum = red[0];
+    t->stop = red[1] > 0.0;
+    if ((st = sk_comm_allreduce_sum_f32(t->comm, grads, n, on_device, err)) != SK_OK) t->failed_alone = t->nranks > 1;
+    return st;
+}
+
+// One training step on the current window. One process enqueues it and reads nothing back
+// (the statistics come back before the next log line, evaluation, checkpoint, sample or stop);
+// data-parallel ranks sum through the reduce hook and read the statistics every step.
+static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    sk_backend *be = t->be;
+    sk_status st;
+    if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) { // streams restart each epoch
+        t->failed_alone = t->nranks > 1;
+        return sk_backend_fail(err, st, be, "to reset its state");
+    }
+    sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
+    if (o->poison_step == t->st.step + 1 && (st = poison_params(t, err)) != SK_OK) return st;
+    r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
+    const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
+    const sk_grad_reduce reduce = {reduce_over_ranks, t};
+    const sk_train_step_args a = {t->x + first, t->y + first, o->seq_len, t->st.step, t->st.step + 1, &o->adam,
+                                  r->lr, t->data_parallel ? &reduce : NULL};
+    const double ts = now_s();
+    st = sk_backend_train_step(be, &a, err);
+    // Data-parallel: a rank that failed alone (its device) or differs stops every rank here,
+    // instead of leaving them waiting in the next step's collectives.
+    if (t->data_parallel && !t->failed_alone) st = sk_comm_agree(t->comm, st, err);
+    if (st != SK_OK) return st;
+    if (!t->data_parallel) t->stop = o->stop_flag && *o->stop_flag;
+    if (t->stop) go_quiet(t); // nothing printed from here to the final checkpoint
+    const double dt = now_s() - ts;
+    t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
+    r->step_time += dt;
+    r->unread = 1;
+    t->st.step++;
+    r->epoch_done = (size_t)++t->st.window >= r->windows;
+    if (r->epoch_done) t->st.window = 0, t->st.epoch++;
+    return t->data_parallel ? read_back(t, r, err) : SK_OK;
+}
+
+// A progress report: the log's record (rank 0 writes it; a failed write stops every rank)
+// and on_progress.
+static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
+    const int64_t s = t->st.step;
+    const double B = t->o.batch_size, T = t->o.seq_len;
+    sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)r->windows, r->start_step, r->total, r->loss, r->lr,
+                     r->gnorm, (double)(s - r->report_step) * B * T / r->step_time, now_s() - r->t0};
+    r->step_time = 0.0, r->report_step = s;
+    sk_status st = t->rank != 0 ? SK_OK
+                                : sk_outdir_log(&t->od, err,
+                                                "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
+                                                "\"tokens_per_s\":%.1f}\n",
+                                                (long long)s, (double)p.epoch + (double)p.window / (double)r->windows,
+                                                (double)r->loss, (double)r->lr, p.tokens_per_s);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
+    if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
+    return SK_OK;
+}
+
+// The schedule after a step: what is due at this step (log, evaluation, checkpoints, sample),
+// with the statistics read back first when anything is.
+static sk_status run_schedule(sk_trainer *t, run_state *r, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    const int64_t s = t->st.step;
+    const int log_now = o->log_every > 0 && (s % o->log_every == 0 || s == r->total);
+    const int eval_now = o->eval_every > 0 && s % o->eval_every == 0 && t->has_val;
+    const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0;
+    const int keep_now = r->epoch_done && o->keep_checkpoints != 0;
+    const int sample_now = o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0;
     sk_status st = SK_OK;
-    memset(sum, 0, sizeof *sum);
-    sum->backend_name = be->ops->name;
-    sum->precision_name = sk_precision_name(be->cfg.precision);
-    const int64_t start_step = t->st.step;
-    if (limit_reached(t)) {
-        sum->already_done = 1, sum->steps = t->st.step, sum->best_val_loss = t->st.best_val_loss;
-        sum->best_step = t->st.best_step;
-        return SK_OK; // a resume past its limit: no evaluation, no checkpoint, no log record
-    }
-    if (t->resumed[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, t->resumed);
+    if ((log_now || eval_now || ckpt_now || sample_now || t->stop) && (st = read_back(t, r, err)) != SK_OK) return st;
+    if (log_now && (st = report_progress(t, r, err)) != SK_OK) return st;
+    if (eval_now && (st = run_eval(t, err)) != SK_OK) return st;
+    if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
+    if (keep_now && (st = keep_epoch_checkpoint(t, err)) != SK_OK) return st;
+    if (sample_now && (st = print_sample(t, err)) != SK_OK) t->failed_alone = t->nranks > 1;
+    return st;
+}
 
-    for (;;) {
-        if (limit_reached(t)) break;
-        if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) { // streams restart at the epoch's start
-            t->failed_alone = t->nranks > 1;
-            return sk_backend_fail(err, st, be, "to reset its state");
-        }
-        sk_batcher_window(&t->train, (size_t)t->st.window, t->x, t->y);
-        if (o->poison_step == t->st.step + 1 && (st = poison_params(t, err)) != SK_OK) return st;
-        lr = sk_lr_at(&sched, t->st.step, t->st.epoch);
-        double ts = now_s();
-        if (!t->data_parallel) {
-            // One process: the whole step is enqueued and nothing is read back (backend.h);
-            // the statistics come back before the next log line, evaluation, checkpoint,
-            // sample or stop, and at the end.
-            if ((st = be->ops->train_step(be, t->x, t->y, T, t->st.step, &o->adam, lr, t->st.step + 1)) != SK_OK)
-                return sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
-            t->stop = o->stop_flag && *o->stop_flag;
-            unread = 1;
-        } else {
-            // Data-parallel: today's eager sequence, with the all-reduce between backward
-            // and the norm, and the loss, the norm and the stop requests agreed every step.
-            // This rank's streams: forward, backward; then the loss sum and any stop request
-            // summed over ranks (with any rank's failure), and the gradients summed in place.
-            const size_t first = (size_t)t->b_off * (size_t)T;
-            double red[2] = {0.0, o->stop_flag && *o->stop_flag ? 1.0 : 0.0}; // loss sum, stop requests
-            if ((st = be->ops->forward(be, t->x + first, t->y + first, T, SK_MODE_TRAIN, t->st.step, &red[0])) != SK_OK ||
-                (st = be->ops->backward(be)) != SK_OK)
-                sk_backend_fail(err, st, be, "at step %lld", (long long)t->st.step + 1);
-            if ((st = sk_shard_reduce(t->comm, st, red, 2, err)) != SK_OK) return st;
-            t->stop = red[1] > 0.0;
-            loss = (float)(red[0] / ((double)B * T));
-            if (!isfinite(loss)) return loss_failure(err, loss, t->st.step + 1);
-            float *grads;
-            int on_device;
-            if ((st = be->ops->grad_buffer(be, &grads, &on_device)) != SK_OK) {
-                t->failed_alone = t->nranks > 1;
-                return sk_backend_fail(err, st, be, "to hand over its gradients at step %lld", (long long)t->st.step + 1);
-            }
-            if ((st = sk_comm_allreduce_sum_f32(t->comm, grads, be->layout.total, on_device, err)) != SK_OK) {
-                t->failed_alone = t->nranks > 1;
-                return st;
-            }
-            // Identical summed gradients on every rank, so the norm, a non-finite norm and the
-            // update are the same everywhere; agreed all the same, so that a rank that fails
-            // alone (its device) or differs stops every rank here instead of leaving them
-            // waiting in the next step's collectives.
-            st = sk_backend_step(be, &o->adam, lr, t->st.step + 1, &gnorm);
-            if (st == SK_ERR_NUMERIC) norm_failure(err, gnorm, t->st.step + 1);
-            else if (st != SK_OK) sk_backend_fail(err, st, be, "in the optimizer step %lld", (long long)t->st.step + 1);
-            if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
-        }
-        if (t->stop) go_quiet(t); // nothing printed from here to the final checkpoint
-        const double dt = now_s() - ts;
-        t->step_times[t->n_step_times++ % STEP_TIMES_MAX] = dt;
-        step_time += dt;
-        t->st.step++;
-        const int epoch_done = (size_t)++t->st.window >= windows;
-        if (epoch_done) t->st.window = 0, t->st.epoch++;
-
-        const int64_t s = t->st.step;
-        const int log_now = o->log_every > 0 && (s % o->log_every == 0 || s == total);
-        const int eval_now = o->eval_every > 0 && s % o->eval_every == 0 && t->has_val;
-        const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0;
-        const int sample_now = o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0;
-        if (unread && (log_now || eval_now || ckpt_now || sample_now || t->stop)) {
-            if ((st = read_stats(t, &loss, &gnorm, &step_time, err)) != SK_OK) return st;
-            unread = 0;
-        }
-        if (log_now) {
-            double tn = now_s();
-            sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)windows, start_step, total, loss, lr, gnorm,
-                             (double)(s - report_step) * B * T / step_time, tn - t0};
-            step_time = 0.0, report_step = s;
-            // Rank 0 writes the log; a failed write stops every rank.
-            st = t->rank != 0 ? SK_OK
-                              : sk_outdir_log(&t->od, err,
-                                              "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
-                                              "\"tokens_per_s\":%.1f}\n",
-                                              (long long)s, (double)p.epoch + (double)p.window / (double)windows,
-                                              (double)loss, (double)lr, p.tokens_per_s);
-            if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
-            if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
-        }
-        if (eval_now && (st = run_eval(t, err)) != SK_OK) return st;
-        if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
-        if (epoch_done && o->keep_checkpoints != 0 && (st = keep_epoch_checkpoint(t, err)) != SK_OK) return st;
-        if (sample_now && (st = print_sample(t, err)) != SK_OK) {
-            t->failed_alone = t->nranks > 1;
-            return st;
-        }
-        if (t->stop) break;
-    }
-    if (unread && (st = read_stats(t, &loss, &gnorm, &step_time, err)) != SK_OK) return st;
-    int interrupted = t->stop;
-    // The final evaluation; after a stop only when the run has no best checkpoint yet, so that
-    // a run stopped before its first evaluation leaves best.* to sample from.
+// The run's end: the final evaluation (after a stop only when the run has no best checkpoint
+// yet, so that a run stopped before its first evaluation leaves best.* to sample from), the
+// last checkpoint and the summary.
+static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, sk_error *err) {
+    sk_status st;
+    const int interrupted = t->stop;
     const int eval_end = !interrupted || t->st.best_step < 0;
     if (eval_end && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
     if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;
@@ -404,11 +402,30 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     sum->best_val_loss = t->st.best_val_loss;
     sum->best_step = t->st.best_step;
     sum->median_tokens_per_s = median_tokens_per_s(t);
-    sum->final_train_loss = loss;
-    sum->wall_s = now_s() - t0;
+    sum->final_train_loss = r->loss;
+    sum->wall_s = now_s() - r->t0;
     sum->graph_steps = t->graph_steps;
     if (interrupted)
         return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
-                       (long long)t->st.step, o->out_dir);
+                       (long long)t->st.step, t->o.out_dir);
     return SK_OK;
+}
+
+sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
+    memset(sum, 0, sizeof *sum);
+    sum->backend_name = t->be->ops->name;
+    sum->precision_name = sk_precision_name(t->be->cfg.precision);
+    if (limit_reached(t)) { // a resume past its limit: no evaluation, no checkpoint, no log record
+        sum->already_done = 1, sum->steps = t->st.step;
+        sum->best_val_loss = t->st.best_val_loss, sum->best_step = t->st.best_step;
+        return SK_OK;
+    }
+    if (t->resumed[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, t->resumed);
+    run_state r = start_run(t);
+    sk_status st;
+    while (!limit_reached(t) && !t->stop) {
+        if ((st = take_step(t, &r, err)) != SK_OK || (st = run_schedule(t, &r, err)) != SK_OK) return st;
+    }
+    if ((st = read_back(t, &r, err)) != SK_OK) return st;
+    return finish_run(t, &r, sum, err);
 }

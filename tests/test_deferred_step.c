@@ -1,12 +1,17 @@
-// test_deferred_step.c: the CPU backend's deferred step (backend.h's train_step and
-// read_stats, sk_backend_train_step_eager) is today's eager sequence, bit for bit:
-//  1. 12 steps of train_step on one backend and of forward, backward, sk_backend_step on
-//     another, from the same parameters and windows, with dropout and clipping: identical
+// test_deferred_step.c: the training step's one entry point (backend.h's
+// sk_backend_train_step and sk_backend_read_stats) on the CPU backend is the eager sequence
+// of its ops, bit for bit, and its reduce hook sits where data-parallel ranks need it:
+//  1. 12 steps through the entry point on one backend and of forward, backward, sk_backend_step
+//     on another, from the same parameters and windows, with dropout and clipping: identical
 //     parameters, Adam moments, carried state, last loss sum and last norm;
-//  2. a step whose gradient norm is not finite (one parameter set to +inf after a few steps,
-//     so the loss is nan) is recorded with its step, and neither it nor the later steps
-//     touch parameters or moments; read_stats then forgets the record;
-//  3. the comparison can fail: parameters after 6 steps differ from those after 12.
+//  2. a step whose loss is not finite (one parameter set to +inf after a few steps) is
+//     recorded with its step, and neither it nor the later steps touch parameters or moments;
+//     read_stats then forgets the record;
+//  3. the comparison can fail: parameters after 6 steps differ from those after 12;
+//  4. a reduce hook that sums over one rank (leaves the values) is called once per step and
+//     changes nothing, bit for bit; it is called, with the failure, also when forward fails
+//     (so that ranks agree before a collective), and a failure it returns comes back with its
+//     own message.
 // Tolerance: none (the same code runs on both sides).
 #include <math.h>
 #include <stdint.h>
@@ -36,6 +41,30 @@ static void window(int s, int32_t *x, int32_t *y) {
     sk_rng r;
     sk_rng_seed(&r, 300 + (uint64_t)s);
     for (int i = 0; i < B * T; i++) x[i] = (int32_t)(sk_rng_u64(&r) % V), y[i] = (int32_t)(sk_rng_u64(&r) % V);
+}
+
+static sk_error g_err;
+
+static sk_status step(sk_backend *be, const int32_t *x, const int32_t *y, int s, const sk_grad_reduce *reduce) {
+    const sk_train_step_args a = {x, y, T, s, s + 1, &kHp, 1e-2f, reduce};
+    return sk_backend_train_step(be, &a, &g_err);
+}
+
+// A reduce hook over one rank: counts its calls and the failures it was handed; fails on
+// request.
+typedef struct {
+    int calls, failures_seen, fail_at;
+} hook_log;
+
+static sk_status one_rank(void *ctx, sk_status st, double *loss_sum, float *grads, size_t n, int on_device,
+                          sk_error *err) {
+    hook_log *h = ctx;
+    (void)loss_sum, (void)n, (void)on_device;
+    h->calls++;
+    if (st != SK_OK) h->failures_seen++;
+    if (st == SK_OK && grads == NULL) return sk_fail(err, SK_ERR_ARG, "no gradient buffer handed to the hook");
+    if (st == SK_OK && h->calls == h->fail_at) return sk_fail(err, SK_ERR_IO, "the hook's own failure");
+    return st;
 }
 
 static int same_floats(const float *a, const float *b, size_t n) { return memcmp(a, b, n * sizeof(float)) == 0; }
@@ -71,14 +100,14 @@ int main(void) {
     state half;
     for (int s = 0; s < 12; s++) {
         window(s, x, y);
-        CHECK(a->ops->train_step(a, x, y, T, s, &kHp, 1e-2f, s + 1) == SK_OK);
+        CHECK(step(a, x, y, s, NULL) == SK_OK);
         CHECK(e->ops->forward(e, x, y, T, SK_MODE_TRAIN, s, &loss) == SK_OK);
         CHECK(e->ops->backward(e) == SK_OK);
         CHECK(sk_backend_step(e, &kHp, 1e-2f, s + 1, &norm) == SK_OK);
         if (s == 5) take(a, &half);
     }
     sk_step_stats ss;
-    CHECK(a->ops->read_stats(a, &ss) == SK_OK);
+    CHECK(sk_backend_read_stats(a, &ss, &g_err) == SK_OK);
     state sa, se;
     take(a, &sa), take(e, &se);
     const int same = same_floats(sa.p, se.p, n) && same_floats(sa.m, se.m, n) && same_floats(sa.v, se.v, n) &&
@@ -94,18 +123,43 @@ int main(void) {
     CHECK(a->ops->set_params(a, sa.p) == SK_OK);
     for (int s = 12; s < 15; s++) {
         window(s, x, y);
-        CHECK(a->ops->train_step(a, x, y, T, s, &kHp, 1e-2f, s + 1) == SK_OK);
+        CHECK(step(a, x, y, s, NULL) == SK_OK);
     }
     state sb;
     take(a, &sb);
-    CHECK(a->ops->read_stats(a, &ss) == SK_OK);
+    CHECK(sk_backend_read_stats(a, &ss, &g_err) == SK_OK);
     printf("an infinite parameter: bad step %lld (%s), parameters and moments %s\n", (long long)ss.bad_step,
            ss.bad_is_norm ? "norm" : "loss",
            same_floats(sb.p, sa.p, n) && same_floats(sb.m, sa.m, n) && same_floats(sb.v, sa.v, n) ? "untouched"
                                                                                                    : "CHANGED");
     CHECK(ss.bad_step == 13 && ss.bad_is_norm == 0 && !isfinite(ss.bad_loss_sum));
     CHECK(same_floats(sb.p, sa.p, n) && same_floats(sb.m, sa.m, n) && same_floats(sb.v, sa.v, n));
-    CHECK(a->ops->read_stats(a, &ss) == SK_OK && ss.bad_step == 0); // forgotten once read
+    CHECK(sk_backend_read_stats(a, &ss, &g_err) == SK_OK && ss.bad_step == 0); // forgotten once read
+
+    // 4: the reduce hook.
+    sk_backend *hooked = fresh(p0), *plain = fresh(p0);
+    hook_log log = {0, 0, 0};
+    const sk_grad_reduce reduce = {one_rank, &log};
+    for (int s = 0; s < 5; s++) {
+        window(s, x, y);
+        CHECK(step(hooked, x, y, s, &reduce) == SK_OK);
+        CHECK(step(plain, x, y, s, NULL) == SK_OK);
+    }
+    state sh, sp;
+    take(hooked, &sh), take(plain, &sp);
+    CHECK(log.calls == 5 && log.failures_seen == 0);
+    CHECK(same_floats(sh.p, sp.p, n) && same_floats(sh.m, sp.m, n) && same_floats(sh.v, sp.v, n));
+    int32_t bad_ids[B * T];
+    for (int i = 0; i < B * T; i++) bad_ids[i] = V; // out of the vocabulary: forward fails
+    CHECK(step(hooked, bad_ids, y, 5, &reduce) == SK_ERR_ARG);
+    CHECK(log.calls == 6 && log.failures_seen == 1 && strstr(g_err.msg, "the cpu backend failed at step 6"));
+    log.fail_at = 7;
+    CHECK(step(hooked, x, y, 6, &reduce) == SK_ERR_IO && strcmp(g_err.msg, "the hook's own failure") == 0);
+    printf("reduce hook: %d calls, bit-identical to no hook; failures agreed and named (\"%s\")\n", log.calls,
+           g_err.msg);
+    drop(&sh), drop(&sp);
+    sk_backend_free(hooked);
+    sk_backend_free(plain);
 
     drop(&half), drop(&sa), drop(&se), drop(&sb);
     free(p0);

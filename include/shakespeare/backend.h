@@ -3,8 +3,9 @@
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
 //          sk_cuda_available, sk_cuda_device_count, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
-//          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_backend_train_step_eager,
-//          sk_backend_read_stats_eager, sk_precision, sk_precision_parse, sk_precision_name
+//          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_grad_reduce,
+//          sk_train_step_args, sk_backend_train_step, sk_backend_read_stats, sk_precision, sk_precision_parse,
+//          sk_precision_name
 //
 // A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
@@ -19,17 +20,18 @@
 // (B, len, V); h, c (L, B, H). All host pointers, except the gradient buffer, which is
 // the backend's own memory (host or device) so that it can be all-reduced in place.
 //
-// A training step, in the order llm.c keeps apart (so data-parallel training is one
-// call between backward and the norm): forward -> backward -> [all-reduce the gradient
-// buffer] -> grad_norm -> clip scale -> update; sk_backend_step does the last three.
-// That sequence reads the loss and the norm back to the host every step. One process has
-// no all-reduce to make between backward and the norm, so it takes the deferred path
-// instead: train_step enqueues the whole step (the clip scale and the non-finite test
-// formed where the gradients are) and read_stats reads the statistics back only when the
-// caller needs them; the CUDA backend can replay that step as one CUDA graph.
+// A training step has one entry point, sk_backend_train_step: forward -> backward ->
+// [the reduce hook: data-parallel ranks sum the loss and the gradient buffer] -> gradient norm
+// -> clip scale -> AdamW. Its statistics (loss, norm, the first non-finite step) come back
+// through sk_backend_read_stats, only when the caller asks: a backend with a deferred step
+// (ops->train_step: CUDA) enqueues the whole step, with the clip scale and the non-finite
+// test formed where the gradients are, and may replay it as one CUDA graph; every other
+// step (the CPU backend, and any step with a reduce hook, which needs the loss on the host)
+// runs the eager sequence of the ops below, which completes before the call returns.
 #ifndef SHAKESPEARE_BACKEND_H
 #define SHAKESPEARE_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shakespeare/model.h"
@@ -117,6 +119,28 @@ typedef struct {
 
 typedef struct sk_backend sk_backend;
 
+// Data-parallel training's hook between backward and the gradient norm. fn is called once per
+// step on every rank, also when this rank's forward or backward failed (st), so that the
+// ranks agree on a failure before anyone waits in a collective. It sums *loss_sum and the
+// gradient buffer (n floats, device memory when on_device) over ranks in place, and returns
+// st agreed over ranks (its own failure with its message in err).
+typedef struct {
+    sk_status (*fn)(void *ctx, sk_status st, double *loss_sum, float *grads, size_t n, int on_device, sk_error *err);
+    void *ctx;
+} sk_grad_reduce;
+
+// One training step: forward over (x, y) (B, len), keyed for dropout by `step`, backward,
+// [reduce], gradient norm, clip scale and AdamW at optimizer step opt_step (1-based).
+typedef struct {
+    const int32_t *x, *y; // (B, len) this backend's streams
+    int len;
+    int64_t step;
+    int64_t opt_step;
+    const sk_adam_hparams *adam;
+    float lr;
+    const sk_grad_reduce *reduce; // NULL: one process
+} sk_train_step_args;
+
 typedef struct {
     const char *name; // "cpu" or "cuda"
     sk_status (*set_params)(sk_backend *b, const float *params); // (total,)
@@ -146,15 +170,13 @@ typedef struct {
     // multiplied by clip_scale first.
     sk_status (*update)(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
     void (*destroy)(sk_backend *b);
-    // Deferred training step (one process): forward over (x, y) at `step` (as forward's
-    // step, keying the dropout masks), backward, gradient norm, clip scale and AdamW at
-    // optimizer step opt_step (1-based), enqueued without reading anything back. A step whose
-    // mean loss or norm is not finite is recorded (the first one) and skips its update, as
-    // does every later step until read_stats; parameters and moments stay as they were.
-    sk_status (*train_step)(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
-                            const sk_adam_hparams *h, float lr, int64_t opt_step);
+    // The deferred step (NULL: the backend has none, and sk_backend_train_step runs the eager
+    // sequence): the whole of a step without a reduce hook enqueued, nothing read back. A step
+    // whose mean loss or norm is not finite is recorded (the first one) and skips its update,
+    // as does every later step until read_stats; parameters and moments stay as they were.
+    sk_status (*train_step)(sk_backend *b, const sk_train_step_args *a);
     // Waits for every enqueued step and fills *stats; forgets the record of a bad step.
-    // Errors of enqueued work surface here.
+    // Errors of enqueued work surface here. NULL exactly when train_step is.
     sk_status (*read_stats)(sk_backend *b, sk_step_stats *stats);
 } sk_backend_ops;
 
@@ -168,7 +190,7 @@ struct sk_backend {
     char device[128];       // where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)"
     char device_uuid[48];   // a GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits),
                             // which tells whether two processes share a GPU; "" on the CPU
-    sk_step_stats stats;    // the eager train_step's statistics (sk_backend_train_step_eager)
+    sk_step_stats stats;    // the eager step's statistics since the last read (backend_step.c)
 };
 
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
@@ -193,12 +215,6 @@ const char *sk_cuda_graph_name(sk_cuda_graph g);
 // Parses "auto", "on", "off" (--tensor-cores: SK_TENSOR_CORES_DEFAULT, _ON, _OFF); SK_ERR_ARG otherwise.
 sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err);
 const char *sk_tensor_cores_name(sk_tensor_cores t);
-// train_step and read_stats from a backend's own ops, for a backend that runs every step
-// to its end anyway (the CPU): forward, backward, the mean-loss test, sk_backend_step,
-// statistics kept in b->stats. After a bad step, later steps do nothing.
-sk_status sk_backend_train_step_eager(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
-                                      const sk_adam_hparams *h, float lr, int64_t opt_step);
-sk_status sk_backend_read_stats_eager(sk_backend *b, sk_step_stats *stats);
 // Parses "auto", "cudnn", "persistent", "cudnn-persist" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
 const char *sk_rnn_impl_name(sk_rnn_impl r);
@@ -219,9 +235,18 @@ const char *sk_backend_error(const sk_backend *b);
 // formatted from fmt and MESSAGE being sk_backend_error(b), and returns st.
 sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+// The training step (sk_train_step_args; its order above). Returns SK_OK also for a step
+// whose mean loss or gradient norm was not finite: it is recorded for read_stats, and it and
+// every later step until then leave parameters and moments untouched. Otherwise err gets the
+// whole message ("the NAME backend failed at step N: ...", or the reduce hook's own).
+sk_status sk_backend_train_step(sk_backend *b, const sk_train_step_args *a, sk_error *err);
+// The statistics of the steps since the last read (waiting for enqueued ones); forgets the
+// record of a bad step. Errors of enqueued work surface here, with their message in err.
+sk_status sk_backend_read_stats(sk_backend *b, sk_step_stats *stats, sk_error *err);
 // grad_norm, the clip scale (optim.h's sk_clip_scale) and update at optimizer step `step`
-// (1-based). *grad_norm gets the norm before clipping. A non-finite norm returns
-// SK_ERR_NUMERIC (message in b->err) and leaves parameters and moments untouched.
+// (1-based): the end of the eager step. *grad_norm gets the norm before clipping. A
+// non-finite norm returns SK_ERR_NUMERIC (message in b->err) and leaves parameters and
+// moments untouched.
 sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm);
 // Safe on NULL.
 void sk_backend_free(sk_backend *b);

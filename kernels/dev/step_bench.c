@@ -63,7 +63,8 @@ static double run(sk_backend *be, int m, int from, int n, const int32_t *x, cons
             RUN(be, be->ops->backward(be), "backward");
             RUN(be, sk_backend_step(be, &hp, lr, s + 1, &norm), "optimizer step");
         } else {
-            RUN(be, be->ops->train_step(be, x, y, T, s, &hp, lr, s + 1), "train_step");
+            const sk_train_step_args a = {x, y, T, s, s + 1, &hp, lr, NULL};
+            RUN(be, be->ops->train_step(be, &a), "train_step");
         }
     }
     if (m != 0) {

@@ -395,9 +395,7 @@ static const sk_backend_ops cpu_ops = {
     .grad_norm = cpu_grad_norm,
     .update = cpu_update,
     .destroy = cpu_destroy,
-    // Every CPU step runs to its end anyway: the deferred path is the eager one (backend.c).
-    .train_step = sk_backend_train_step_eager,
-    .read_stats = sk_backend_read_stats_eager,
+    // No deferred step: every CPU step runs to its end anyway (backend_step.c's eager one).
 };
 
 static float *alloc_floats(size_t n, int *ok) {

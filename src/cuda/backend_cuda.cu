@@ -585,9 +585,11 @@ static sk_status enqueue_train_step(void *ctx, sk_error *err) {
     return SK_OK;
 }
 
-static sk_status cuda_train_step(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
-                                 const sk_adam_hparams *h, float lr, int64_t opt_step) {
+static sk_status cuda_train_step(sk_backend *b, const sk_train_step_args *a) {
     cuda_impl *ci = impl_of(b);
+    const int32_t *x = a->x, *y = a->y;
+    const int len = a->len;
+    const int64_t step = a->step, opt_step = a->opt_step;
     sk_error *err = &b->err;
     if (!ci->training || opt_step < 1 || !y)
         return sk_fail(err, SK_ERR_ARG, "train_step at optimizer step %lld %s", (long long)opt_step,
@@ -597,7 +599,7 @@ static sk_status cuda_train_step(sk_backend *b, const int32_t *x, const int32_t 
     SK_TRY(check_ids(ci, x, y, ci->B * len, err));
     ci->last_train = 0; // backward is part of the step
     CUDA_CHECK(cudaSetDevice(ci->device));
-    SK_TRY(stage(b, x, y, len, step, h, lr, opt_step, err));
+    SK_TRY(stage(b, x, y, len, step, a->adam, a->lr, opt_step, err));
     step_ctx sc = {b, len};
     if (ci->graphs) {
         if (ci->lstm->ops->prepare) SK_TRY(ci->lstm->ops->prepare(ci->lstm, len, err));

@@ -128,7 +128,8 @@ static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_
             if (st == SK_ERR_NUMERIC) bad = s + 1;
             else OP_OK(be, st);
         } else {
-            OP_OK(be, be->ops->train_step(be, x, y, len, s + 1, hp, lr, s + 1));
+            const sk_train_step_args a = {x, y, len, s + 1, s + 1, hp, lr, NULL};
+            OP_OK(be, be->ops->train_step(be, &a));
         }
         if (s % 10 == 9) {
             double ev = 0.0;
