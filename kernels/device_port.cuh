@@ -1,5 +1,7 @@
 // device_port.cuh: what a kernel body needs from CUDA, from the toolkit under nvcc or from
-// tests/emu/cuda_emu.h when a test compiles the body for the CPU (-DSK_CUDA_EMU).
+// the emulated device's cuda_emu.h when a build compiles the body for the CPU (-DSK_CUDA_EMU;
+// such a build puts tests/emu on the include path). The one header in kernels/ that knows of
+// the emulator.
 // defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
 //          sk_cp_async_wait_all, sk_capped_blocks, sk_launch, sk_launch_cooperative; brings in
 //          cooperative groups and bf16
@@ -10,9 +12,9 @@
 #define SK_DEVICE_PORT_CUH
 
 #ifdef SK_CUDA_EMU
-#include "emu/cuda_emu.h"
+#include "cuda_emu.h"
 #ifdef SK_CUDA_EMU_RUNTIME
-#include "emu/emu_runtime.h"
+#include "emu_runtime.h"
 #endif
 #else
 #include <cooperative_groups.h>

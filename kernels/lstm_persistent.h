@@ -23,7 +23,7 @@
 //
 // Buffers (device, floats). Per-layer sequences use a row stride of len+1 so that one
 // GEMM per weight gradient pairs every gate gradient with its input row (the backward
-// weight GEMMs run in cuBLAS, outside these kernels; see src/cuda/lstm_persistent.cu):
+// weight GEMMs run in cuBLAS, outside these kernels; see src/cuda/lstm_impl_persistent.cu):
 //   hh    (L, B, T+1, H): row (b, 0) = hx, row (b, t+1) = h_k(t)
 //   xin   (L, B, T+1, H): row (b, t) = input of layer k >= 1 at t (dropped h_{k-1}(t)); slab 0 unused
 //   cs    (L, B, T, H):   c_k(t)            (training forwards)

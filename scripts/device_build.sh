@@ -194,7 +194,7 @@ fi
 
 # ---- check that the programs' and the CUDA module's libraries resolve --------------------
 # The programs link no CUDA library: they dlopen the CUDA backend module, built beside them
-# (build-gpu/libshakespeare_cuda.so, src/cudaload/cuda_loader.c), which links cuBLAS and cuDNN.
+# (build-gpu/libshakespeare_cuda.so, src/cuda/cuda_loader.c), which links cuBLAS and cuDNN.
 exe="$build/shakespeare-train"
 module="$build/libshakespeare_cuda.so"
 [ -x "$exe" ] || die "$exe was not built"

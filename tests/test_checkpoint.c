@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "io/checkpoint_internal.h"
+#include "checkpoint/checkpoint_internal.h"
 #include "io/json.h"
 #include "shakespeare/checkpoint.h"
 #include "test_util.h"

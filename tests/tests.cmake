@@ -77,8 +77,8 @@ if(CMAKE_CXX_COMPILER AND NOT SHAKESPEARE_FUZZ)
     target_compile_options(${name} PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror>
                                            -fno-strict-aliasing -Wno-unknown-pragmas # #pragma unroll is nvcc's
                                            -O2)
-    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src
-                                               ${CMAKE_SOURCE_DIR}/kernels)
+    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/tests/emu
+                                               ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/kernels)
     target_link_libraries(${name} PRIVATE shakespeare_core)
     add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS unit TIMEOUT 900)

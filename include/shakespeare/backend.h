@@ -49,8 +49,8 @@ typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2, SK_RNN_
 //   on:   capture, and fail with the reason if a capture fails (for benchmarks and tests);
 //   try:  capture; if a capture fails, say why in one notice (read_stats' notice) and run
 //         that step and every later one eagerly;
-//   auto: try, once a GPU session has validated graphs (kGraphValidated in
-//         src/cuda/backend_cuda.cu); until then off;
+//   auto: try where graphs are known to work (kGraphValidated in src/cuda/backend_cuda.cu:
+//         true, after an H100 ran the graph tests), else off;
 //   off:  eager.
 // Graph and eager steps enqueue the same work. The CPU backend accepts all but on.
 typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TRY = 3 } sk_cuda_graph;
@@ -71,11 +71,10 @@ typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TR
 typedef enum { SK_PRECISION_FP32 = 0, SK_PRECISION_TF32 = 1, SK_PRECISION_BF16 = 2, SK_PRECISION_AUTO = 3 } sk_precision;
 
 // The persistent LSTM kernel's inner products in tf32 and bf16 (--rnn-impl persistent, or
-// auto where it takes that kernel): DEFAULT the validated choice (CUDA cores until a GPU
-// session has validated the tensor cores; src/cuda/lstm_persistent.cu), ON tensor cores
-// (mma.sync), OFF CUDA cores. Tests and workbenches set it to run both paths; it has no
-// command-line flag. fp32 never uses tensor cores (ON is refused there); other LSTM
-// implementations ignore it.
+// auto where it takes that kernel; --tensor-cores): DEFAULT the kernel's default (tensor cores,
+// src/cuda/lstm_impl_persistent.cu), ON tensor cores (mma.sync), OFF CUDA cores. Tests and
+// workbenches set it to run both paths. fp32 never uses tensor cores (ON is refused there);
+// other LSTM implementations ignore it.
 typedef enum { SK_TENSOR_CORES_DEFAULT = 0, SK_TENSOR_CORES_ON = 1, SK_TENSOR_CORES_OFF = 2 } sk_tensor_cores;
 
 typedef struct {
@@ -190,7 +189,7 @@ struct sk_backend {
     char device[128];       // where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)"
     char device_uuid[48];   // a GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits),
                             // which tells whether two processes share a GPU; "" on the CPU
-    sk_step_stats stats;    // the eager step's statistics since the last read (backend_step.c)
+    sk_step_stats stats;    // the eager step's statistics since the last read (src/backend/train_step.c)
 };
 
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
@@ -217,7 +216,14 @@ sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *e
 const char *sk_tensor_cores_name(sk_tensor_cores t);
 // Parses "auto", "cudnn", "persistent", "cudnn-persist" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
-const char *sk_rnn_impl_name(sk_rnn_impl r);
+// Inline, as sk_precision_name: the backends name it in messages without linking backend.c.
+static inline const char *sk_rnn_impl_name(sk_rnn_impl r) {
+    return r == SK_RNN_AUTO             ? "auto"
+           : r == SK_RNN_CUDNN          ? "cudnn"
+           : r == SK_RNN_PERSISTENT     ? "persistent"
+           : r == SK_RNN_CUDNN_PERSIST  ? "cudnn-persist"
+                                        : "unknown";
+}
 // Parses "fp32", "tf32", "bf16", "auto" (--precision); SK_ERR_ARG otherwise, *out untouched.
 sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err);
 // Inline: the CUDA module names precisions in its messages without linking backend.c.

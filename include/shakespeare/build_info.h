@@ -14,7 +14,7 @@
 void sk_build_info(char *buf, size_t n);
 
 // The CUDA part of the backends line ("cuda (CUDA runtime 13.0, cuDNN 9.10.2, NCCL 2.28.3)"), or
-// "cuda not built in"; implemented by src/cuda/cuda_version.cu or src/nocuda/cuda_stub.c.
+// "cuda not built in"; implemented by src/cuda/cuda_version.cu or src/cuda/cuda_stub.c.
 void sk_cuda_describe(char *buf, size_t n);
 
 #endif

@@ -120,7 +120,7 @@ typedef struct sk_trainer sk_trainer;
 // Unless eval_only, locks out_dir for the trainer's life (SK_ERR_BUSY when another run holds
 // it or the metrics log) and refuses (SK_ERR_ARG) a fresh run, or one --init-from a checkpoint
 // of another directory, into an out_dir that holds a checkpoint, unless overwrite
-// (src/io/outdir.h has the rules).
+// (src/train/outdir.h has the rules).
 sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_train_callbacks *cb, sk_error *err);
 
 typedef struct {

@@ -395,7 +395,7 @@ static const sk_backend_ops cpu_ops = {
     .grad_norm = cpu_grad_norm,
     .update = cpu_update,
     .destroy = cpu_destroy,
-    // No deferred step: every CPU step runs to its end anyway (backend_step.c's eager one).
+    // No deferred step: every CPU step runs to its end anyway (src/backend/train_step.c's eager one).
 };
 
 static float *alloc_floats(size_t n, int *ok) {

@@ -4,7 +4,7 @@
 //          sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial, sk_cuda_probe_kernels
 //
 // Configuration: CUDNN_LSTM, two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
-// a learned input matrix, no dropout (the stack in lstm_cudnn.cu applies the project's
+// a learned input matrix, no dropout (the stack in lstm_impl_cudnn.cu applies the project's
 // keyed dropout between separate networks), the caller's algorithm (standard or persistent),
 // fp32 data and fp32 math with the caller's math type: CUDNN_FMA_MATH for --precision fp32
 // (CUDNN_DEFAULT_MATH would let cuDNN use TF32 tensor cores on Ampere and later GPUs, about

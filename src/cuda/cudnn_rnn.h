@@ -1,6 +1,6 @@
 // cudnn_rnn.h: consecutive layers [first_layer, first_layer + layers) of the model's LSTM
 // stack as one cuDNN RNN v8 network, fed from the canonical parameter layout of model.h
-// (private to src/cuda/; lstm_cudnn.cu builds the LSTM implementation from one or more).
+// (private to src/cuda/; lstm_impl_cudnn.cu builds the LSTM implementation from one or more).
 // defines: sk_cudnn_lstm, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
 //          sk_cudnn_lstm_pack, sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward,
 //          sk_cudnn_lstm_backward_data, sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial,

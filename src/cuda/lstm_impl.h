@@ -1,5 +1,5 @@
 // lstm_impl.h: the seam between the CUDA backend and its LSTM stack. An implementation
-// (cuDNN in lstm_cudnn.cu, the persistent wavefront kernel in lstm_persistent.cu) fills one
+// (cuDNN in lstm_impl_cudnn.cu, the persistent wavefront kernel in lstm_impl_persistent.cu) fills one
 // small table of operations; the backend drives the L-layer LSTM only through it (private
 // to src/cuda/).
 // defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,

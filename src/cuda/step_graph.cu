@@ -8,7 +8,7 @@
 //     nodes. Every step-dependent value is read from device memory (kernels.h), and the
 //     host-to-device copies of the inputs run before cudaGraphLaunch, outside the graph.
 //   - cuBLAS with a user workspace (cublasSetWorkspace) on both handles, the backend's
-//     (backend_cuda.cu) and the persistent LSTM's (lstm_persistent.cu): the documented way
+//     (backend_cuda.cu) and the persistent LSTM's (lstm_impl_persistent.cu): the documented way
 //     to keep cuBLAS from allocating during capture (pytorch/pytorch#83461).
 //   - cuDNN's cudnnRNNForward / cudnnRNNBackwardData_v8 / cudnnRNNBackwardWeights_v8 are
 //     enqueued on the handle's stream with caller-owned workspace and reserve space; PyTorch

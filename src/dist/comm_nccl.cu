@@ -11,7 +11,7 @@
 extern "C" {
 #include "comm_internal.h"
 }
-#include "cuda_module.h"
+#include "cuda/cuda_module.h"
 
 namespace {
 

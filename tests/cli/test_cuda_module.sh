@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_cuda_module.sh: in a CUDA build the CUDA backend is a module, libshakespeare_cuda.so
 # beside the programs, that they load only when a GPU backend is asked for
-# (src/cudaload/cuda_loader.c). Skipped in a CPU-only build (no module in SK_BUILD_DIR).
+# (src/cuda/cuda_loader.c). Skipped in a CPU-only build (no module in SK_BUILD_DIR).
 #  1. --help, and sampling and scoring with --device cpu, open no CUDA library: LD_DEBUG=files
 #     lists every object the dynamic loader opens, dlopen included. --version does load the
 #     module and cuDNN: the control that shows the listing sees a dlopen.

@@ -78,7 +78,8 @@ target_compile_definitions(lstm_bench PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
 target_compile_options(lstm_bench PRIVATE -Wall -Wextra $<$<BOOL:${SHAKESPEARE_WERROR}>:-Werror> -fno-strict-aliasing
                                           -Wno-unknown-pragmas)
 target_include_directories(lstm_bench PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}/src
-                                              ${CMAKE_SOURCE_DIR}/src/cuda ${CMAKE_SOURCE_DIR}/kernels)
+                                              ${CMAKE_SOURCE_DIR}/src/cuda ${CMAKE_SOURCE_DIR}/kernels
+                                              ${CMAKE_SOURCE_DIR}/tests/emu)
 target_include_directories(lstm_bench SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
 target_link_libraries(lstm_bench PRIVATE shakespeare_core ${CMAKE_DL_LIBS} pthread)
 if(SK_EMU_NCCL_INCLUDE AND SK_HAVE_MPI)
@@ -86,7 +87,8 @@ if(SK_EMU_NCCL_INCLUDE AND SK_HAVE_MPI)
 endif()
 # The core loads it as the real module, and its loader takes the emulated device as present
 # (no NVIDIA driver to ask): --device auto picks it.
-target_sources(shakespeare_core PRIVATE ${CMAKE_SOURCE_DIR}/src/cudaload/cuda_loader.c)
+target_sources(shakespeare_core PRIVATE ${CMAKE_SOURCE_DIR}/src/cuda/cuda_loader.c
+                                        ${CMAKE_SOURCE_DIR}/src/dist/comm_nccl_forward.c)
 target_compile_definitions(shakespeare_core PRIVATE SK_CUDA_EMULATED)
 target_link_libraries(shakespeare_core PUBLIC ${CMAKE_DL_LIBS})
 message(STATUS "CUDA backend: EMULATED on the CPU (tests/emu/backend.cmake): ${CMAKE_SHARED_MODULE_PREFIX}"

@@ -1,4 +1,4 @@
-// cudnn_emu.cpp: the cuDNN functions the backend calls (src/cuda: cudnn_rnn.cu, lstm_cudnn.cu,
+// cudnn_emu.cpp: the cuDNN functions the backend calls (src/cuda: cudnn_rnn.cu, lstm_impl_cudnn.cu,
 // cuda_version.cu, math_mode.h, cuda_check.h), defined for the emulated device
 // (emu_runtime.h), so that the emulated CUDA module links without libcudnn. The arguments are
 // checked against cuDNN 9's documented contract; the LSTM arithmetic is cudnn_emu_lstm.cpp's.

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/checkpoint_internal.h"
+#include "checkpoint/checkpoint_internal.h"
 #include "io/json.h"
 
 static volatile float sink; // reads that the optimizer cannot drop

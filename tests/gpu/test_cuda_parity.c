@@ -10,7 +10,7 @@
 // backends is hash.h's, keyed by (seed, step, site), so the masks are identical and the
 // tolerances below hold unchanged with dropout on: a mask that differed anywhere would
 // zero an element on one side only and miss them by O(scale). The GPU's inter-layer
-// dropout runs the layers as separate cuDNN networks (lstm_cudnn.cu), a path the
+// dropout runs the layers as separate cuDNN networks (lstm_impl_cudnn.cu), a path the
 // dropout-free cases do not take. Further shapes: L = 4, T = 1, B = 1, E > H, H not a
 // multiple of 32, and six random shapes (H 1..70, L 1..4, B 1..5, T 1..9; seed fixed).
 // Data-parallel: both backends as one rank's share of a larger global batch (stream_offset

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_mpi_outdir.sh: the out-dir rules (src/io/outdir.h) under several ranks. Rank 0, the only
+# test_mpi_outdir.sh: the out-dir rules (src/train/outdir.h) under several ranks. Rank 0, the only
 # rank that writes, takes the out-dir's lock and the --log lock and decides whether a fresh
 # run may start; its refusal reaches every rank, so the job ends with one error line and
 # exit 2, never a hang:

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "binio.h"
+#include "io/binio.h"
 #include "shakespeare/checkpoint.h"
 
 // The format this build writes (checksum over the content, see checkpoint.h) and the one

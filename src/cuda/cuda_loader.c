@@ -1,4 +1,4 @@
-// cuda_loader.c: the CUDA entry points of a CUDA build (compiled instead of src/nocuda/):
+// cuda_loader.c: the CUDA entry points of a CUDA build (compiled instead of src/cuda/):
 // they load the CUDA backend module, libshakespeare_cuda.so (cuda_module.h), with dlopen
 // on first use and call through its table. A program that never asks for a GPU never maps
 // the module, nor cuBLAS and cuDNN, which it links: about 200 MB resident at load.
@@ -9,14 +9,13 @@
 // CPU without loading the module; the module's own probe decides about a device it finds.
 // Not thread-safe: programs create backends from one thread.
 // defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe,
-//          sk_nccl_allreduce_sum_f32, sk_nccl_free
+//          sk_cuda_module_loaded
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cuda_module.h"
-#include "dist/comm_internal.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/build_info.h"
 
@@ -158,17 +157,8 @@ void sk_cuda_describe(char *buf, size_t n) {
         snprintf(buf, n, "cuda (CUDA support not found: %s)", load_error);
 }
 
-// The core's NCCL entry points (comm_internal.h), in the module: an MPI job's device
-// all-reduce runs only where a CUDA backend, hence the module, is already loaded.
-sk_status sk_nccl_allreduce_sum_f32(sk_comm *c, float *dev_buf, size_t n, sk_error *err) {
+const sk_cuda_module *sk_cuda_module_loaded(const char **why) {
     const sk_cuda_module *m = cuda_module();
-    if (!m) return sk_fail(err, SK_ERR_DEVICE, "CUDA support not found: %s", load_error);
-    if (!m->nccl_allreduce_sum_f32)
-        return sk_fail(err, SK_ERR_DEVICE, "this build has no NCCL support for an all-reduce of GPU memory");
-    return m->nccl_allreduce_sum_f32(c, dev_buf, n, err);
-}
-
-void sk_nccl_free(void *nccl) {
-    const sk_cuda_module *m = nccl ? cuda_module() : NULL;
-    if (m && m->nccl_free) m->nccl_free(nccl);
+    if (why) *why = m ? "" : load_error;
+    return m;
 }

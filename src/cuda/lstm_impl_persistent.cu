@@ -1,4 +1,4 @@
-// lstm_persistent.cu: the persistent-kernel implementation of the LSTM seam (lstm_impl.h):
+// lstm_impl_persistent.cu: the persistent-kernel implementation of the LSTM seam (lstm_impl.h):
 // the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
 // and backward to the gate gradients of every layer), cuBLAS for what has no time
 // dependency (dx of layer 0 and every weight gradient: one GEMM each over the window).
@@ -14,7 +14,7 @@
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
 // them back. Not chosen by --rnn-impl auto until a GPU session has validated it
-// (lstm_select.cu).
+// (lstm_impl_select.cu).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-// lstm_cudnn.cu: the cuDNN implementation of the LSTM seam (lstm_impl.h).
+// lstm_impl_cudnn.cu: the cuDNN implementation of the LSTM seam (lstm_impl.h).
 // defines: sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name
 //
 // Without inter-layer dropout (p = 0, L = 1, or an inference-only backend) the stack is one

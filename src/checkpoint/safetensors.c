@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "checkpoint_internal.h"
-#include "json.h"
+#include "io/json.h"
 
 #define SK_MAX_HEADER (100u << 20) // the safetensors library's own limit
 #define SK_MAX_META 64             // metadata entries

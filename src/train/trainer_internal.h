@@ -7,7 +7,7 @@
 
 #include "shakespeare/trainer.h"
 
-#include "io/outdir.h"
+#include "outdir.h"
 
 #define STEP_TIMES_MAX 4096 // tokens/s median over the most recent steps
 

@@ -1,11 +1,11 @@
 // cuda_module.h: the seam between the core and the CUDA backend module. A CUDA build puts
 // the backend (src/cuda/, kernels/) into a shared module, libshakespeare_cuda.so, that the
-// core loads with dlopen only when a GPU backend is asked for (src/cudaload/cuda_loader.c),
+// core loads with dlopen only when a GPU backend is asked for (src/cuda/cuda_loader.c),
 // so that programs running on the CPU never map cuBLAS and cuDNN. The module exports one
 // symbol, SK_CUDA_MODULE_SYMBOL: a table of the functions below.
 // defines: sk_cuda_module, SK_CUDA_MODULE_FILE, SK_CUDA_MODULE_SYMBOL, SK_CUDA_MODULE_ABI,
 //          sk_cuda_device_usable, sk_cuda_visible_devices, sk_cuda_backend_create, sk_cuda_versions,
-//          sk_cuda_nccl_allreduce_sum_f32, sk_cuda_nccl_free
+//          sk_cuda_nccl_allreduce_sum_f32, sk_cuda_nccl_free, sk_cuda_module_loaded
 #ifndef SHAKESPEARE_CUDA_MODULE_H
 #define SHAKESPEARE_CUDA_MODULE_H
 
@@ -44,6 +44,9 @@ int sk_cuda_device_usable(int index, char *reason, size_t reason_size);
 int sk_cuda_visible_devices(void); // behind sk_cuda_device_count
 sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 void sk_cuda_versions(char *buf, size_t n);
+// The core's side (cuda_loader.c): the module's table, loaded on first use; NULL with *why
+// (may be NULL) saying why it could not be loaded.
+const sk_cuda_module *sk_cuda_module_loaded(const char **why);
 // comm_nccl.cu's, behind the core's sk_nccl_allreduce_sum_f32 and sk_nccl_free (comm_internal.h).
 sk_status sk_cuda_nccl_allreduce_sum_f32(struct sk_comm *c, float *dev_buf, size_t n, sk_error *err);
 void sk_cuda_nccl_free(void *nccl);

@@ -22,7 +22,7 @@
 #ifndef SHAKESPEARE_OUTDIR_H
 #define SHAKESPEARE_OUTDIR_H
 
-#include "fsutil.h"
+#include "io/fsutil.h"
 #include "shakespeare/status.h"
 
 typedef struct {

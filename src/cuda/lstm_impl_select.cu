@@ -1,4 +1,4 @@
-// lstm_select.cu: which LSTM implementation the CUDA backend gets (lstm_impl.h).
+// lstm_impl_select.cu: which LSTM implementation the CUDA backend gets (lstm_impl.h).
 // defines: sk_lstm_create, sk_lstm_destroy
 //
 // cudnn and persistent are taken as named (a persistent kernel that does not fit the shape

@@ -1,4 +1,4 @@
-// backend_step.c: the training step's one entry point (backend.h): a backend's deferred step
+// train_step.c: the training step's one entry point (backend.h): a backend's deferred step
 // where it has one and no reduce hook is set, else the eager sequence of its ops, which keeps
 // its statistics in b->stats until they are read.
 // defines: sk_backend_train_step, sk_backend_read_stats, sk_backend_step

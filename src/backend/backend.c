@@ -1,5 +1,5 @@
 // backend.c: device selection and the backend-independent entry points.
-// defines: sk_device_parse, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_parse, sk_cuda_graph_name,
+// defines: sk_device_parse, sk_rnn_impl_parse, sk_cuda_graph_parse, sk_cuda_graph_name,
 //          sk_tensor_cores_parse, sk_tensor_cores_name,
 //          sk_precision_parse, sk_backend_create, sk_backend_error, sk_backend_fail, sk_backend_free
 #include <errno.h>
@@ -51,17 +51,13 @@ static sk_status parse_choice(const char *s, const char *const *names, int n, co
     return sk_fail(err, SK_ERR_ARG, "%s expects %s, got \"%s\"", flag, list, s);
 }
 
-static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent", "cudnn-persist"};
+static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent", "cudnn-persist"}; // sk_rnn_impl's order
 
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
     int i = 0;
     sk_status st = parse_choice(s, rnn_impl_names, 4, "--rnn-impl", &i, err);
     if (st == SK_OK) *out = (sk_rnn_impl)i;
     return st;
-}
-
-const char *sk_rnn_impl_name(sk_rnn_impl r) {
-    return (unsigned)r < 4 ? rnn_impl_names[r] : "unknown";
 }
 
 static const char *const cuda_graph_names[] = {"auto", "on", "off", "try"};
