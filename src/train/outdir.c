@@ -264,6 +264,35 @@ sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) {
 
 // ---- the first checkpoint of an overwriting run -----------------------------------------------------
 
+// The old run's epoch-NNNN checkpoints (--keep-checkpoints), all but `keep`: names read first,
+// removed after, so that the directory is not changed while it is read.
+static sk_status remove_epoch_checkpoints(const char *dir, const char *keep, sk_error *err) {
+    DIR *d = opendir(dir);
+    if (!d) return sk_fail(err, SK_ERR_IO, "cannot read the output directory %s: %s", dir, strerror(errno));
+    char (*names)[32] = NULL;
+    size_t n = 0, cap = 0;
+    sk_status st = SK_OK;
+    for (struct dirent *e; (e = readdir(d)) != NULL && st == SK_OK;) {
+        char name[32];
+        size_t digits = strspn(e->d_name + 6, "0123456789");
+        if (strncmp(e->d_name, "epoch-", 6) != 0 || digits == 0 || digits > 20 ||
+            strcmp(e->d_name + 6 + digits, ".safetensors") != 0)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(6 + digits), e->d_name);
+        if (strcmp(name, keep) == 0) continue;
+        if (n == cap) {
+            void *grown = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
+            if (!grown) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
+            else names = grown;
+        }
+        if (st == SK_OK) memcpy(names[n++], name, sizeof name);
+    }
+    closedir(d);
+    for (size_t i = 0; i < n && st == SK_OK; i++) st = sk_checkpoint_remove(dir, names[i], err);
+    free(names);
+    return st;
+}
+
 sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err) {
     if (!od->replace_pending) return SK_OK;
     od->replace_pending = 0;
@@ -277,7 +306,7 @@ sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error
     }
     for (size_t i = 0; i < 2 && st == SK_OK; i++)
         if (strcmp(CHECKPOINT_NAMES[i], name) != 0) st = sk_checkpoint_remove(od->dir, CHECKPOINT_NAMES[i], err);
-    return st;
+    return st == SK_OK ? remove_epoch_checkpoints(od->dir, name, err) : st;
 }
 
 void sk_outdir_close(sk_outdir *od) {

@@ -5,8 +5,8 @@
 #    directory, the step and validation loss of what is there and the two ways on, and every
 #    file byte-identical afterwards (the issue's first scenario: 300 steps, then a fresh 3-step run).
 #  - --overwrite replaces nothing before the new run's first checkpoint (killed before it, the
-#    old run is intact); after it only the new run's files remain, with a metrics log of its
-#    own; a resumed run appends to it. --overwrite with --init-from the out-dir's own run is refused
+#    old run is intact); after it only the new run's files remain (its epoch-NNNN checkpoints
+#    gone too), with a metrics log of its own; a resumed run appends to it. --overwrite with --init-from the out-dir's own run is refused
 #    (test_outdir_init_from.sh: --init-from another directory's checkpoint).
 #  - A run killed with SIGKILL leaves no lock behind: the next run starts at once.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +57,10 @@ diff o.visible <(visible_digest o) > /dev/null && note "killed before its first 
 
 echo "== --overwrite: the first checkpoint replaces the old run"
 # Without a validation split the new run writes no best.*: the old one must go all the same.
+# The old run's --keep-checkpoints files go too (two planted as a run with them leaves them).
+for e in 0003 0004; do
+  cp o/last.safetensors "o/epoch-$e.safetensors" && cp o/last.*.state "o/epoch-$e.000000300.state"
+done
 expect_ok "${RUN[@]}" --out-dir o --overwrite --max-iters 30 --val-frac 0 --checkpoint-every 10 --log-every 5 || finish
 files=$(cd o && ls -A | tr '\n' ' ')
 [ "$files" = "last.000000030.1.state last.safetensors metrics.jsonl " ] && note "o/ holds the new run only: $files" ||
