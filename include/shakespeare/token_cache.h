@@ -70,7 +70,7 @@ typedef struct {
 } sk_token_cache;
 
 // The cache of source in cache_dir (created when missing), validated or (re)built.
-// Source errors are today's corpus errors: missing, a directory, empty, invalid UTF-8 in
+// Source errors are corpus.h's: missing, a directory, empty, invalid UTF-8 in
 // utf8 mode (with the byte offset, suggesting --vocab bytes). hooks may be NULL.
 sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mode mode, const char *cache_dir,
                               double train_frac, double val_frac, const sk_cache_hooks *hooks, sk_error *err);

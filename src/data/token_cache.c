@@ -87,7 +87,7 @@ static sk_source_id id_of(const struct stat *st) {
     return (sk_source_id){(uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
 }
 
-// Opens the source for reading with today's corpus messages; *fd owned by the caller.
+// Opens the source for reading with corpus.h's messages; *fd owned by the caller.
 static sk_status open_source(const char *path, int *fd, sk_source_id *id, sk_error *err) {
     if (!*path) return sk_fail(err, SK_ERR_IO, "cannot open a file with an empty path");
     // O_NONBLOCK so that opening a FIFO does not wait for a writer; it is rejected below.

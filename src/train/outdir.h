@@ -17,7 +17,8 @@
 //    checkpoint of another directory (continuing the run in the directory itself, from its own
 //    last.* or best.*, is what --init-from is for, and overwriting it is refused). Overwriting touches nothing at start-up: the
 //    new run logs to a temporary file beside the log, and only its first checkpoint removes
-//    the old run's other checkpoint and renames the new log over the old one. A run that dies
+//    the old run's other checkpoints (last, best, epoch-NNNN) and renames the new log over the
+//    old one. A run that dies
 //    before its first checkpoint leaves the old run as it was.
 #ifndef SHAKESPEARE_OUTDIR_H
 #define SHAKESPEARE_OUTDIR_H
