@@ -53,6 +53,11 @@ typedef struct {
     // out as it did without the table. Stale (in_proj_ok = 0) after set_params and update.
     float *in_proj;
     int in_proj_ok;
+    // Inference forwards keep w_hh_t from one call to the next (a batch of samples steps one
+    // character per call, and laying W_hh out again each time cost more than the product):
+    // 1 when w_hh_t holds the parameters' W_hh, laid out by an inference forward. Stale after
+    // set_params, update, and a training forward (which lays out its weight-dropped W_hh).
+    int w_hh_t_ok;
 } cpu_impl;
 
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
@@ -79,7 +84,7 @@ static void cpu_destroy(sk_backend *b) {
 
 static sk_status cpu_set_params(sk_backend *b, const float *params) {
     memcpy(impl_of(b)->params, params, sizeof(float) * b->layout.total);
-    impl_of(b)->in_proj_ok = 0;
+    impl_of(b)->in_proj_ok = 0, impl_of(b)->w_hh_t_ok = 0;
     return SK_OK;
 }
 static sk_status cpu_get_params(sk_backend *b, float *params) {
@@ -219,7 +224,7 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
         if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, P + o.w_hh, c->w_hh_dropped[k]);
         sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, train, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k], !train && k == 0};
+                                   P + o.b_hh, c->w_hh_t[k], !train && k == 0, !train && c->w_hh_t_ok};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
         sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
@@ -234,6 +239,7 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
         memcpy(c->h_state + (size_t)k * B * H, c->hbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
         memcpy(c->c_state + (size_t)k * B * H, c->cbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
     }
+    c->w_hh_t_ok = !train; // every layer's w_hh_t now holds what this forward laid out
     // logits = top W_fc^T + b_fc
     const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
     const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
@@ -294,7 +300,7 @@ static sk_status cpu_backward(sk_backend *b) {
         }
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
         sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, 1, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k], 0};
+                                   P + o.b_hh, c->w_hh_t[k], 0, 0};
         sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
@@ -375,7 +381,7 @@ static sk_status cpu_update(sk_backend *b, const sk_adam_hparams *h, float lr, f
                        c->training ? "a training" : "an inference-only");
     adam_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .clip_scale = clip_scale, .step = step};
     sk_parallel_for(step_spans(b, c), adam_span, &j);
-    c->in_proj_ok = 0;
+    c->in_proj_ok = 0, c->w_hh_t_ok = 0;
     return SK_OK;
 }
 

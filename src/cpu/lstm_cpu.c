@@ -128,7 +128,7 @@ void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, fl
                       gates, G4);
     // W_hh laid out once for the window's len steps, when a span holds more than one stream;
     // one stream per span (sampling) multiplies W_hh as stored, a matrix-vector product.
-    if (B > span_count(l)) sk_recur_prepare(l->H, l->w_hh, l->w_hh_t);
+    if (B > span_count(l) && !l->w_hh_t_ready) sk_recur_prepare(l->H, l->w_hh, l->w_hh_t);
     span_job job = {.l = l, .len = len, .gates = gates, .tanh_c = tanh_c, .hbuf = hbuf, .cbuf = cbuf};
     run_spans(l, job, forward_span);
 }
