@@ -1,5 +1,5 @@
 // sampler.h: text generation and scoring with a batch-1 backend.
-// defines: sk_sample_opts, sk_candidate, sk_sample_token, sk_generate, sk_score, sk_score_tokens
+// defines: sk_sample_opts, sk_candidate, sk_sample_token, sk_generate, sk_generate_batch, sk_score, sk_score_tokens
 #ifndef SHAKESPEARE_SAMPLER_H
 #define SHAKESPEARE_SAMPLER_H
 
@@ -41,6 +41,17 @@ typedef int (*sk_emit_fn)(int32_t id, void *ctx);
 // `length` tokens, feeding each back. b must have batch size 1.
 sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
                       sk_rng *rng, sk_emit_fn emit, void *ctx, sk_error *err);
+
+// Called with each generated token id of stream `stream`, the streams of a step in order;
+// return nonzero to stop every stream early.
+typedef int (*sk_emit_batch_fn)(int stream, int32_t id, void *ctx);
+
+// sk_generate for B = b's batch size independent samples at once, one per stream: every
+// stream continues the same prime, and stream i draws from rngs[i] (so that stream i's text
+// is what sk_generate draws from rngs[i] wherever the backend computes a row of a batch as it
+// computes a batch of one). One forward per step for all streams.
+sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length,
+                            const sk_sample_opts *o, sk_rng *rngs, sk_emit_batch_fn emit, void *ctx, sk_error *err);
 
 // Mean negative log-likelihood of ids[1..n) given everything before it, from a zero state,
 // batch 1, in windows of the backend's T (the state carried across windows).

@@ -18,9 +18,12 @@
 #include "shakespeare/utf8.h"
 
 #define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
+#define BATCH_WINDOW 32  // the same for the prime of a batch of samples (activations scale with B * T)
+#define MAX_SAMPLES 4096 // a batch's activations grow with it (4096 x 32 steps x 4H gates: 0.5 GB at H=256)
 
 enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_TOPP, OPT_ARGMAX, OPT_SEED,
-       OPT_DEVICE, OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_RNN_IMPL, OPT_HELP, OPT_VERSION };
+       OPT_DEVICE, OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_RNN_IMPL, OPT_NUM_SAMPLES, OPT_OUTPUT_DIR,
+       OPT_HELP, OPT_VERSION };
 
 static const struct option long_options[] = {
     {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
@@ -30,7 +33,8 @@ static const struct option long_options[] = {
     {"seed", required_argument, 0, OPT_SEED}, {"device", required_argument, 0, OPT_DEVICE},
     {"score", required_argument, 0, OPT_SCORE}, {"threads", required_argument, 0, OPT_THREADS},
     {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"precision", required_argument, 0, OPT_PRECISION},
-    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"help", no_argument, 0, OPT_HELP},
+    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"num-samples", required_argument, 0, OPT_NUM_SAMPLES},
+    {"output-dir", required_argument, 0, OPT_OUTPUT_DIR}, {"help", no_argument, 0, OPT_HELP},
     {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
 };
 
@@ -52,6 +56,12 @@ static void usage(void) {
            "  --argmax              always take the most likely character (deterministic, ignores the above)\n"
            "                        (default: off)\n"
            "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
+           "  --num-samples N       N independent samples in one batched pass, sample i drawn with seed\n"
+           "                        --seed + i - 1 (the text a single run with that seed would draw),\n"
+           "                        printed one after another under a \"==> sample i of N (seed S) <==\"\n"
+           "                        line once all are drawn (default: 1)\n"
+           "  --output-dir DIR      write sample i to DIR/sample-NNNN.txt instead of stdout (DIR is created;\n"
+           "                        its parent must exist; no file is replaced) (default: stdout)\n"
            "  --device D            auto | cpu | cuda | cuda:N (default: auto)\n"
            "  --rnn-impl I          the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
            "                        the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
@@ -78,6 +88,87 @@ static int emit_char(int32_t id, void *ctx) {
     int n = e->vocab->bytes ? (u[0] = (char)e->vocab->chars[id], 1) : sk_utf8_encode(e->vocab->chars[id], u);
     fwrite(u, 1, (size_t)n, stdout); // buffered as main set it up: no system call per character
     return 0;
+}
+
+static char *path_in(const char *dir, size_t dir_len, const char *name);
+
+// --num-samples: every sample's text (prime, continuation, newline), kept until all are drawn
+// so that a failure prints none of them.
+typedef struct {
+    const sk_vocab *vocab;
+    char **text; // (n) each cap bytes
+    size_t *len;
+    size_t cap;
+    int n;
+} sample_texts;
+
+static void put_char(sample_texts *t, int i, int32_t id) {
+    char u[4];
+    int k = t->vocab->bytes ? (u[0] = (char)t->vocab->chars[id], 1) : sk_utf8_encode(t->vocab->chars[id], u);
+    if (t->len[i] + (size_t)k + 1 < t->cap) // one byte kept for the final newline
+        memcpy(t->text[i] + t->len[i], u, (size_t)k), t->len[i] += (size_t)k;
+}
+
+static int collect_char(int stream, int32_t id, void *ctx) {
+    put_char(ctx, stream, id);
+    return 0;
+}
+
+// Room for n samples of up to `chars` characters (4 bytes each at most, and a newline); an
+// error before anything runs when that is more than the machine's memory.
+static void sample_texts_init(sample_texts *t, const sk_vocab *v, int n, size_t chars) {
+    *t = (sample_texts){.vocab = v, .n = n, .cap = chars * 4 + 2};
+    const double need = (double)n * (double)t->cap, have = (double)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE);
+    if (need > have)
+        cli_die(CLI_EXIT_USAGE, "%d samples of %zu characters need %.0f MiB, more than this machine's %.0f MiB; ask "
+                "for fewer --num-samples or a shorter --length", n, chars, need / 1048576.0, have / 1048576.0);
+    t->text = calloc((size_t)n, sizeof *t->text);
+    t->len = calloc((size_t)n, sizeof *t->len);
+    for (int i = 0; t->text && t->len && i < n; i++)
+        if (!(t->text[i] = malloc(t->cap))) break;
+    if (!t->text || !t->len || (n > 0 && !t->text[n - 1]))
+        cli_die(CLI_EXIT_USAGE, "%d samples of %zu characters do not fit in memory (%.0f MiB); ask for fewer "
+                "--num-samples or a shorter --length", n, chars, (double)n * (double)t->cap / 1048576.0);
+}
+
+// --output-dir DIR: created when missing (not its parent); no sample file already in it.
+static void prepare_output_dir(const char *dir, int n) {
+    struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        if (mkdir(dir, 0777) != 0) cli_die(CLI_EXIT_USAGE, "--output-dir %s: cannot create it: %s", dir, strerror(errno));
+    } else if (!S_ISDIR(sb.st_mode)) {
+        cli_die(CLI_EXIT_USAGE, "--output-dir %s exists and is not a directory", dir);
+    }
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "sample-%04d.txt", i + 1);
+        char *p = path_in(dir, strlen(dir), name);
+        if (stat(p, &sb) == 0)
+            cli_die(CLI_EXIT_USAGE, "--output-dir %s already holds %s; choose another directory (no sample is "
+                    "replaced)", dir, name);
+        free(p);
+    }
+}
+
+// The samples, to DIR/sample-NNNN.txt or stdout (under a header line when there are several).
+static void write_samples(const sample_texts *t, const char *dir, uint64_t seed) {
+    for (int i = 0; i < t->n; i++) {
+        if (!dir) {
+            if (t->n > 1)
+                printf("%s==> sample %d of %d (seed %llu) <==\n", i ? "\n" : "", i + 1, t->n,
+                       (unsigned long long)(seed + (uint64_t)i));
+            fwrite(t->text[i], 1, t->len[i], stdout);
+            continue;
+        }
+        char name[32];
+        snprintf(name, sizeof name, "sample-%04d.txt", i + 1);
+        char *p = path_in(dir, strlen(dir), name);
+        FILE *f = fopen(p, "wx");
+        if (!f || fwrite(t->text[i], 1, t->len[i], f) != t->len[i] || fclose(f) != 0)
+            cli_die(CLI_EXIT_FAILURE, "writing %s failed: %s", p, strerror(errno));
+        free(p);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) cli_die(CLI_EXIT_FAILURE, "writing the samples to stdout failed");
 }
 
 // Maps a text (file or literal) onto the vocabulary: UTF-8 code points, or bytes for a byte
@@ -184,7 +275,8 @@ int main(int argc, char **argv) {
     const char *ckpt_path = NULL, *prime = NULL, *prime_file = NULL, *score_path = NULL, *device = "auto";
     const char *cache_dir = NULL;
     sk_sample_opts so = {.temperature = 1.0f, .top_p = 1.0f};
-    int length = 500, threads = 0;
+    int length = 500, threads = 0, n_samples = 1;
+    const char *output_dir = NULL;
     sk_precision precision = SK_PRECISION_FP32;
     sk_rnn_impl rnn_impl = SK_RNN_AUTO;
     uint64_t seed = 1;
@@ -215,6 +307,8 @@ int main(int argc, char **argv) {
         case OPT_CACHE_DIR: cache_dir = optarg; break;
         case OPT_PRECISION: st = sk_precision_parse(optarg, &precision, &err); break;
         case OPT_RNN_IMPL: st = sk_rnn_impl_parse(optarg, &rnn_impl, &err); break;
+        case OPT_NUM_SAMPLES: st = cli_parse_int("--num-samples", optarg, 1, MAX_SAMPLES, &n_samples, &err); break;
+        case OPT_OUTPUT_DIR: output_dir = optarg; break;
         case OPT_HELP: usage(); return 0;
         case OPT_VERSION: cli_print_version("shakespeare-sample"); return 0;
         default: cli_bad_option(c, argv);
@@ -227,6 +321,8 @@ int main(int argc, char **argv) {
     ckpt_path = ckpt_owned;
     if (prime && prime_file) cli_die(CLI_EXIT_USAGE, "--prime and --prime-file cannot be used together");
     if (score_path && (prime || prime_file)) cli_die(CLI_EXIT_USAGE, "--score cannot be combined with a prime text");
+    if (score_path && (n_samples > 1 || output_dir))
+        cli_die(CLI_EXIT_USAGE, "--score cannot be combined with --num-samples or --output-dir");
 
     sk_model_file model = {0};
     if ((st = sk_model_load(ckpt_path, &model, &err)) != SK_OK ||
@@ -269,7 +365,14 @@ int main(int argc, char **argv) {
         n = 1;
     }
 
-    sk_backend_config bc = {.model = model.cfg, .batch_size = 1, .seq_len = SCORE_WINDOW, .training = 0,
+    const int batched = n_samples > 1 || output_dir;
+    sample_texts texts = {0};
+    if (batched) {
+        sample_texts_init(&texts, &model.vocab, n_samples, n + (size_t)length);
+        if (output_dir) prepare_output_dir(output_dir, n_samples);
+    }
+    sk_backend_config bc = {.model = model.cfg, .batch_size = n_samples,
+                            .seq_len = n_samples > 1 ? BATCH_WINDOW : SCORE_WINDOW, .training = 0,
                             .threads = threads, .seed = seed, .precision = precision, .rnn_impl = rnn_impl};
     sk_backend *be;
     char note[512];
@@ -294,6 +397,18 @@ int main(int argc, char **argv) {
         double mean = nll / (double)count;
         printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,
                mean / log(2.0), count);
+    } else if (batched) {
+        sk_rng *rngs = malloc(sizeof *rngs * (size_t)n_samples);
+        if (!rngs) cli_die(CLI_EXIT_USAGE, "%d random generators do not fit in memory", n_samples);
+        for (int i = 0; i < n_samples; i++) {
+            sk_rng_seed(&rngs[i], seed + (uint64_t)i);
+            for (size_t j = 0; j < n; j++) put_char(&texts, i, ids[j]); // the prime, then its continuation
+        }
+        if ((st = sk_generate_batch(be, ids, n, (size_t)length, &so, rngs, collect_char, &texts, &err)) != SK_OK)
+            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        for (int i = 0; i < n_samples; i++) texts.text[i][texts.len[i]++] = '\n'; // cap keeps room for it
+        write_samples(&texts, output_dir, seed);
+        free(rngs);
     } else {
         // Streaming: a terminal sees each line as it is generated; a pipe or file gets full
         // buffering (a write per character cost as much as the arithmetic of one).
@@ -307,6 +422,9 @@ int main(int argc, char **argv) {
         fputc('\n', stdout);
         if (fflush(stdout) != 0 || ferror(stdout)) cli_die(CLI_EXIT_FAILURE, "writing the sample to stdout failed");
     }
+    for (int i = 0; i < texts.n && texts.text; i++) free(texts.text[i]);
+    free(texts.text);
+    free(texts.len);
     free(ids);
     free(remap);
     sk_token_cache_close(&cache);

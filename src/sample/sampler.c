@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 // qsort order of sk_candidate: logit descending, NaN below every number, then id ascending.
 // A total order (qsort's contract, even for NaN logits: a library caller's non-finite weights,
@@ -50,34 +51,38 @@ int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_
     return c[n - 1].id; // u rounds up to total
 }
 
-sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
-                      sk_rng *rng, sk_emit_fn emit, void *ctx, sk_error *err) {
-    if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "generation needs a batch-1 backend");
+sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length,
+                            const sk_sample_opts *o, sk_rng *rngs, sk_emit_batch_fn emit, void *ctx, sk_error *err) {
     if (n_prime < 1) return sk_fail(err, SK_ERR_ARG, "the prime text is empty");
-    const int V = b->layout.cfg.vocab_size, T = b->cfg.seq_len;
-    float *logits = malloc(sizeof(float) * (size_t)V * T), *p = malloc(sizeof(float) * V);
+    const int V = b->layout.cfg.vocab_size, T = b->cfg.seq_len, B = b->cfg.batch_size;
+    // logits (B, T, V) as get_logits writes them; x (B, T) a window of every stream's inputs.
+    float *logits = malloc(sizeof(float) * (size_t)B * T * V), *p = malloc(sizeof(float) * V);
     sk_candidate *cand = malloc(sizeof(sk_candidate) * V);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T);
     sk_status st = SK_OK;
-    if (!logits || !p || !cand) {
-        st = sk_fail(err, SK_ERR_NOMEM, "out of memory while sampling");
+    if (!logits || !p || !cand || !x) {
+        st = sk_fail(err, SK_ERR_NOMEM, "out of memory while sampling %d streams", B);
         goto done;
     }
     if ((st = b->ops->set_state(b, NULL, NULL)) != SK_OK) goto failed;
-    // Prime in windows of up to T; the logits after the last prime character seed sampling.
-    int last_len = 0;
-    for (size_t at = 0; at < n_prime; at += (size_t)last_len) {
-        last_len = n_prime - at < (size_t)T ? (int)(n_prime - at) : T;
-        if ((st = b->ops->forward(b, prime + at, NULL, last_len, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
+    // Prime in windows of up to T, the same window in every stream; the logits after the last
+    // prime character seed sampling.
+    int len = 0;
+    for (size_t at = 0; at < n_prime; at += (size_t)len) {
+        len = n_prime - at < (size_t)T ? (int)(n_prime - at) : T;
+        for (int s = 0; s < B; s++) memcpy(x + (size_t)s * len, prime + at, sizeof(int32_t) * (size_t)len);
+        if ((st = b->ops->forward(b, x, NULL, len, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }
-    if ((st = b->ops->get_logits(b, logits)) != SK_OK) goto failed;
-    const float *next = logits + (size_t)(last_len - 1) * V;
     for (size_t i = 0; i < length; i++) {
-        int32_t id = sk_sample_token(next, V, o, rng, p, cand);
-        if (emit && emit(id, ctx)) break;
-        if (i + 1 == length) break;
-        if ((st = b->ops->forward(b, &id, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
         if ((st = b->ops->get_logits(b, logits)) != SK_OK) goto failed;
-        next = logits;
+        int stop = 0;
+        for (int s = 0; s < B; s++) { // stream s's logits after its last input: row (s, len - 1)
+            x[s] = sk_sample_token(logits + ((size_t)s * len + (size_t)(len - 1)) * V, V, o, &rngs[s], p, cand);
+            if (emit && emit(s, x[s], ctx)) stop = 1;
+        }
+        if (stop || i + 1 == length) break;
+        len = 1;
+        if ((st = b->ops->forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }
     goto done;
 failed:
@@ -86,7 +91,26 @@ done:
     free(logits);
     free(p);
     free(cand);
+    free(x);
     return st;
+}
+
+typedef struct {
+    sk_emit_fn emit;
+    void *ctx;
+} one_stream;
+
+static int emit_one(int stream, int32_t id, void *ctx) {
+    const one_stream *o = ctx;
+    (void)stream;
+    return o->emit ? o->emit(id, o->ctx) : 0;
+}
+
+sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
+                      sk_rng *rng, sk_emit_fn emit, void *ctx, sk_error *err) {
+    if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "generation needs a batch-1 backend");
+    one_stream one = {emit, ctx};
+    return sk_generate_batch(b, prime, n_prime, length, o, rng, emit_one, &one, err);
 }
 
 sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *remap, double *nll_sum, size_t *count,
