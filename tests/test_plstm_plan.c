@@ -1,5 +1,5 @@
 // test_plstm_plan.c: the persistent LSTM kernel's plan (kernels/lstm_persistent_plan.h), the
-// shared-memory arithmetic the kernels carve their buffers by, on any machine:
+// shared-memory arithmetic the kernels carve their buffers by, and the rebuild's plan, on any machine:
 //  1. configs A (E128 H256 L2 B32) and B (E256 H512 L4 B64) on a 132-SM H100/H200 (227 KiB
 //     per block, compute capability 9): the numbers of kernels/PERSISTENT_LSTM_FLOOR.md's
 //     plan table, for fp32, bf16 and both tensor-core variants; B refused in fp32 (with
@@ -14,10 +14,13 @@
 //     every staged row 16-byte aligned (cp.async) and the partial-sum scratch carved;
 //     every refusal says why and really needs more than the block has;
 //  3. tensor cores below compute capability 8.0 are refused.
+//  4. the rebuild's plan (kernels/lstm_persistent_rebuild_cost.h): its chain within issue 33's
+//     targets under the stated H100 numbers, W_hh read once per window, one exchange per
+//     chain step, one batch pass, B planned in TF32 (check_rebuild).
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/lstm_persistent_plan.h"
+#include "../kernels/lstm_persistent_rebuild_cost.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
 
@@ -92,6 +95,43 @@ static void check_invariants(const sk_plstm_plan *p, int sms, int optin, int B, 
     }
 }
 
+// 4. The rebuild's plan (lstm_persistent_rebuild_cost.h) under its stated H100 numbers: the
+// persistent kernels' chain (both directions, per training step) within issue 33's targets,
+// A <= 1.0 ms (TF32) and B <= 2.0 ms (bf16); B planned in TF32 too; every tile holds its W_hh
+// slice for the window (read from global memory once per window, nothing per step) and
+// exchanges exactly once per chain step; the wavefront does not fit B.
+static void check_rebuild(void) {
+    const int shapes[2][5] = {{32, 128, 256, 2, 100}, {64, 256, 512, 4, 128}};
+    const double target_ms[2] = {1.0, 2.0};
+    for (int c = 0; c < 2; c++) {
+        const int B = shapes[c][0], E = shapes[c][1], H = shapes[c][2], L = shapes[c][3], T = shapes[c][4];
+        double best = 1e30;
+        for (int o = 0; o < 2; o++)
+            for (int lw = 0; lw < 2; lw++)
+                for (int x = 0; x < 3; x++) {
+                    const sk_plstm_operands op = o ? SK_PLSTM_BF16_MMA : SK_PLSTM_TF32_MMA;
+                    const sk_plstm_rebuild r =
+                        sk_plstm_rebuild_best(B, E, H, L, T, op, (sk_plstm_exchange)x, lw, SMS, OPTIN);
+                    if (!r.ok) continue;
+                    const double s = op == SK_PLSTM_BF16_MMA ? 2 : 4, in = lw ? 0 : (E > H ? E : H);
+                    CHECK(r.w_step_bytes == 0 && r.w_window_bytes == 4.0 * r.U * (in + H) * 4);
+                    CHECK(r.fwd.gsync == 1 && r.bwd.gsync == 1);
+                    CHECK(r.blocks <= SMS && r.smem_fwd <= OPTIN && r.smem_bwd <= OPTIN);
+                    CHECK(r.fwd.l2_rd >= r.Bb * H * s && r.bwd.l2_rd >= r.Bb * 4.0 * H * s); // one batch pass
+                    CHECK(r.steps == (lw ? (double)L * T : (double)T + L - 1));
+                    if ((c == 0 && op == SK_PLSTM_TF32_MMA) || (c == 1 && op == SK_PLSTM_BF16_MMA))
+                        best = r.chain_ms < best ? r.chain_ms : best;
+                }
+        printf("rebuild, config %c: best chain %.2f ms per training step (target %.1f)\n", 'A' + c, best,
+               target_ms[c]);
+        CHECK(best <= target_ms[c]);
+    }
+    const sk_plstm_rebuild t = sk_plstm_rebuild_best(64, 256, 512, 4, 128, SK_PLSTM_TF32_MMA, SK_PLSTM_XCHG_FLAGS, 1,
+                                                      SMS, OPTIN);
+    CHECK(t.ok); // B in TF32: the recurrence holds only W_hh
+    CHECK(!sk_plstm_rebuild_best(64, 256, 512, 4, 128, SK_PLSTM_BF16_MMA, SK_PLSTM_XCHG_FLAGS, 0, SMS, OPTIN).ok);
+}
+
 int main(void) {
     // 1. The plan table.
     expect_plan("A fp32", 32, 128, 256, 2, SK_PLSTM_FP32, 4, 128, 32, 24, 100864, 230656);
@@ -139,5 +179,7 @@ int main(void) {
     CHECK(!sk_plstm_plan_shape(&p, SMS, OPTIN, 7, 32, 128, 256, 2, SK_PLSTM_BF16_MMA));
     CHECK(strstr(p.why_not, "compute capability 8.0") != NULL);
     CHECK(sk_plstm_plan_shape(&p, SMS, OPTIN, 7, 32, 128, 256, 2, SK_PLSTM_BF16));
+
+    check_rebuild();
     return sk_test_done("test_plstm_plan");
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lstm_persistent_cost.h"
+#include "lstm_persistent_rebuild_cost.h"
 
 static const char *name(sk_plstm_operands o) {
     static const char *n[] = {"fp32", "bf16", "bf16-mma", "tf32-mma"};
@@ -36,29 +36,28 @@ static void config(const char *label, int B, int E, int H, int L, int T) {
     }
 }
 
-// The rebuild's plan (not built; floor notes, "The rebuild's prediction"): the input
-// projections and their gradients as batched GEMMs off the chain, so that the chain runs layer
-// after layer (L*T steps per direction) over W_hh alone, on all 128 blocks (U = H/128, rows
-// rounded up to 16 for the tensor cores); W_hh fragments held in registers for the window
-// (B fragments by ldmatrix, one per 2 mma); h staged once per step in the operand precision
-// (bytes B*H*s per block, the L2 term); one hand-off (flags, `sync_us`) and one dependent
-// round trip per step; the GEMMs off the chain at ~300 TFLOP/s.
-static void planned(int B, int E, int H, int L, int T, int s, int kstep, double sync_us) {
-    const int blocks = 128, U = (H + blocks - 1) / blocks, rows = (4 * U + 15) / 16 * 16;
-    const double mma_fwd = (double)(rows / 16) * ((B + 7) / 8) * ((H + kstep - 1) / kstep);
-    const double mma_bwd = (double)((U + 15) / 16) * ((B + 7) / 8) * ((4 * H + kstep - 1) / kstep);
-    const double stage_fwd = (double)B * H * s, stage_bwd = (double)B * 4 * H * s;
-    const double clk_us = 1e-3 / kSkCostClockGHz;
-    const double fwd = sync_us + kSkCostL2RoundTripUs + stage_fwd / kSkCostL2BytesPerNsPerSM / 1e3 +
-                       mma_fwd * kSkCostMmaClk * clk_us + 2 * kSkCostBarUs;
-    const double bwd = sync_us + kSkCostL2RoundTripUs + stage_bwd / kSkCostL2BytesPerNsPerSM / 1e3 +
-                       mma_bwd * kSkCostMmaClk * clk_us + 2 * kSkCostBarUs;
-    const double gemm_flop = 2.0 * 3 * (double)B * T * 4 * H * ((double)E + (L - 1.0) * H); // x W_ih^T, dx, dW_ih
-    const double gemm_ms = gemm_flop / 300e12 * 1e3, steps = (double)L * T;
-    printf("  plan (%d-byte operands, hand-off %.1f us): fwd %.2f us/step (%.0f mma, %.0f KiB staged), bwd %.2f "
-           "us/step (%.0f mma, %.0f KiB), %.0f steps each: %.2f ms + GEMMs %.2f ms = %.2f ms per training step\n",
-           s, sync_us, fwd, mma_fwd, stage_fwd / 1024, bwd, mma_bwd, stage_bwd / 1024, steps,
-           (fwd + bwd) * steps / 1e3, gemm_ms, (fwd + bwd) * steps / 1e3 + gemm_ms);
+// The rebuild's plan (kernels/lstm_persistent_rebuild_cost.h): the best tile for every exchange
+// and layer order with tensor-core operands.
+static void rebuild(const char *label, int B, int E, int H, int L, int T) {
+    static const sk_plstm_operands ops[2] = {SK_PLSTM_TF32_MMA, SK_PLSTM_BF16_MMA};
+    printf("rebuild, config %s (B=%d E=%d H=%d L=%d T=%d):\n", label, B, E, H, L, T);
+    for (int o = 0; o < 2; o++)
+        for (int lw = 1; lw >= 0; lw--)
+            for (int x = 0; x < 3; x++) {
+                const sk_plstm_rebuild r =
+                    sk_plstm_rebuild_best(B, E, H, L, T, ops[o], (sk_plstm_exchange)x, lw, kSkCostSMs, kSkCostOptin);
+                printf(" %-8s %-9s %-9s", name(ops[o]), lw ? "layerwise" : "wavefront",
+                       sk_plstm_exchange_name((sk_plstm_exchange)x));
+                if (!r.ok) {
+                    printf(" does not fit: %s\n", r.why_not);
+                    continue;
+                }
+                printf(" Bb=%d U=%d blocks=%d smem %zu/%zu KiB; fwd %.2f us (%.0f mma, %.0f KiB staged), bwd %.2f us "
+                       "(%.0f mma, %.0f KiB) x %.0f steps: chain %.2f + GEMMs %.2f = %.2f ms\n",
+                       r.Bb, r.U, r.blocks, r.smem_fwd >> 10, r.smem_bwd >> 10, r.fwd.us, r.fwd.mma,
+                       r.fwd.l2_rd / 1024, r.bwd.us, r.bwd.mma, r.bwd.l2_rd / 1024, r.steps, r.chain_ms, r.gemm_ms,
+                       r.total_ms);
+            }
 }
 
 int main(int argc, char **argv) {
@@ -87,14 +86,7 @@ int main(int argc, char **argv) {
     }
     config("A", 32, 128, 256, 2, 100);
     config("B", 64, 256, 512, 4, 128);
-    printf("the rebuild's plan, not built (grid.sync at %.1f us, or a 1.0 us flag hand-off):\n", kSkCostGridSyncUs);
-    printf(" config A, TF32\n");
-    planned(32, 128, 256, 2, 100, 4, 8, kSkCostGridSyncUs);
-    planned(32, 128, 256, 2, 100, 4, 8, 1.0);
-    printf(" config A, bf16\n");
-    planned(32, 128, 256, 2, 100, 2, 16, 1.0);
-    printf(" config B, bf16\n");
-    planned(64, 256, 512, 4, 128, 2, 16, kSkCostGridSyncUs);
-    planned(64, 256, 512, 4, 128, 2, 16, 1.0);
+    rebuild("A", 32, 128, 256, 2, 100);
+    rebuild("B", 64, 256, 512, 4, 128);
     return 0;
 }
