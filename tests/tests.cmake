@@ -8,7 +8,8 @@ set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
                 "SK_BUILD_DIR=${CMAKE_BINARY_DIR}"
                 "SK_HAVE_MAN_PAGES=${SK_HAVE_MAN_PAGES}"
                 "SK_CKPT_DIFF=$<TARGET_FILE:ckpt_diff>"
-                "SK_RANK_CHECKS=$<TARGET_FILE:rank_checks>")
+                "SK_RANK_CHECKS=$<TARGET_FILE:rank_checks>"
+                "SK_OPTIONS_TABLE=$<TARGET_FILE:options_table>")
 # tests/mpi/ launch the trainer under mpirun; without MPI in the build they skip (exit 77).
 if(SK_HAVE_MPI)
   list(APPEND SK_TEST_ENV "SK_MPIEXEC=${MPIEXEC_EXECUTABLE}")
@@ -102,6 +103,9 @@ if(SHAKESPEARE_FUZZ)
 endif()
 
 # The multi-rank tests compare checkpoints with this tool (SK_CKPT_DIFF).
+# The programs' option tables as text, for tests/cli/test_help.sh.
+add_executable(options_table ${CMAKE_SOURCE_DIR}/tests/cli/options_table.c)
+target_link_libraries(options_table PRIVATE shakespeare_cli)
 add_executable(ckpt_diff ${CMAKE_SOURCE_DIR}/tests/mpi/ckpt_diff.c)
 target_link_libraries(ckpt_diff PRIVATE shakespeare_core)
 # ... and run the ranks' consistency checks (src/dist/shard.c) on made-up devices and models.

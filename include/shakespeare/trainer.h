@@ -22,7 +22,7 @@
 enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16,
        SK_SET_WEIGHT_DROP = 32 };
 
-typedef struct {
+typedef struct sk_train_options_s {
     const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)
     sk_vocab_mode vocab_mode;// code points or byte values; a resumed run takes the checkpoint's
     const char *cache_dir;   // token caches (NULL: "shakespeare-cache" beside out_dir)
@@ -61,7 +61,10 @@ typedef struct {
                              // backend.h), fp32, tf32 or bf16 (CUDA only). A resumed run may change it:
                              // the checkpoint holds fp32 master weights
     sk_tensor_cores tensor_cores; // the persistent LSTM kernel's inner products (backend.h)
-    const char *train_config_json; // the options as JSON, stored in checkpoints (borrowed)
+    // The options record stored in checkpoints (train_config): JSON of the options it is given,
+    // returned malloc'd (NULL: out of memory). The trainer calls it once the backend has
+    // resolved the settings left to it (precision auto), so the record names what ran. NULL: none.
+    char *(*options_json)(const struct sk_train_options_s *o);
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
                              // every rank runs the same options.

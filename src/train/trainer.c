@@ -79,7 +79,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
         (st = sk_shard_gather_state(t->comm, t->c_local, t->gathered, t->st.c, L, B, t->b_local, H, 0, err)) != SK_OK)
         return st;
     if (t->rank == 0) {
-        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params, t->o.train_config_json,
+        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params, t->train_config,
                                 &t->st, err);
         if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
     }

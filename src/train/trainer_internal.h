@@ -33,7 +33,7 @@ struct sk_trainer {
     sk_backend *sampler; // batch-1 inference backend, created on first use
     sk_train_state st;   // step, epoch, window, best, rng, and host copies of m, v, h, c
     float *params;       // (total,) host copy for checkpoints and the sampler
-    char *train_config;  // o.train_config_json with --precision auto resolved, or NULL (o's own)
+    char *train_config;  // o.options_json of the options as run (precision resolved), or NULL
     int64_t graph_steps; // CUDA: steps replayed as captured graphs (read_stats)
     char resumed[SK_ERROR_MSG_MAX]; // "resumed from FILE at step N (epoch E)", told when the run starts; or ""
     int32_t *x, *y;      // (B, T) current window

@@ -65,21 +65,13 @@ static void options_identity(const sk_train_options *o, char *buf, size_t n) {
              sk_rnn_impl_name(o->rnn_impl), sk_precision_name(o->precision));
 }
 
-// The precision the backend computes in becomes the run's: --precision auto resolves per
-// device (backend.h), and the checkpoint's options record the result, so that a resume
-// compares like with like. The options' JSON is the caller's; an "auto" in it is replaced in
-// a copy the trainer owns.
-static sk_status record_precision(sk_trainer *t, sk_error *err) {
-    const sk_precision asked = t->o.precision;
+// The precision the backend computes in becomes the run's: precision auto resolves per device
+// (backend.h), and the options record names the result, so that a resume compares like with like.
+static sk_status record_options(sk_trainer *t, sk_error *err) {
     t->o.precision = t->be->cfg.precision;
-    const char *json = t->o.train_config_json, *key = "\"precision\":\"auto\"";
-    const char *at = asked == SK_PRECISION_AUTO && json ? strstr(json, key) : NULL;
-    if (!at) return SK_OK;
-    const char *name = sk_precision_name(t->o.precision);
-    size_t n = strlen(json) + strlen(name) + 1;
-    if (!(t->train_config = malloc(n))) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the training options");
-    snprintf(t->train_config, n, "%.*s\"precision\":\"%s\"%s", (int)(at - json), json, name, at + strlen(key));
-    t->o.train_config_json = t->train_config;
+    if (!t->o.options_json) return SK_OK;
+    if (!(t->train_config = t->o.options_json(&t->o)))
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for the training options");
     return SK_OK;
 }
 
@@ -188,15 +180,20 @@ static int64_t eval_tokens_of(const char *train_config) {
     return (int64_t)v;
 }
 
-// The --precision a checkpoint's training options name: fp32 when absent (every run before
-// the flag was fp32) or unreadable.
+// The precision a checkpoint's training options record: fp32 when absent (every run before the
+// setting was fp32) or unreadable.
 static sk_precision precision_of(const char *train_config) {
     sk_json doc = {0};
     sk_precision p = SK_PRECISION_FP32;
     if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
-        size_t k = sk_json_get(&doc, 0, "precision");
-        for (int i = 0; k != SK_JSON_NONE && i < 3; i++)
-            if (sk_json_string_eq(&doc, k, sk_precision_name((sk_precision)i))) p = (sk_precision)i;
+        size_t k = sk_json_get(&doc, 0, "precision"), len = 0;
+        char *name = k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_STRING ? sk_json_string(&doc, k, &len) : NULL;
+        sk_precision parsed;
+        sk_error ignored;
+        if (name && strlen(name) == len && sk_precision_parse(name, &parsed, &ignored) == SK_OK &&
+            parsed != SK_PRECISION_AUTO)
+            p = parsed;
+        free(name);
     }
     sk_json_free(&doc);
     return p;
@@ -366,7 +363,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
         goto fail;
     notice(t, note);
-    if ((st = record_precision(t, err)) != SK_OK) goto fail;
+    if ((st = record_options(t, err)) != SK_OK) goto fail;
 
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# test_help.sh: --help of both programs lists every long option their source declares (the
-# getopt_long tables in src/cli/*_main.c), each with its default ("(default: ...)", or
-# "(required)"), on stdout with exit code 0 and nothing on stderr; --version prints
-# "<program> X.Y.Z", then the backends built in and the BLAS library. A few defaults are
-# checked against behaviour.
+# test_help.sh: --help of both programs lists every long option the program declares, each
+# with its default ("(default: ...)", or "(required)"), on stdout with exit code 0 and nothing
+# on stderr; --version prints "<program> X.Y.Z", then the backends built in and the BLAS
+# library. shakespeare-train's options come from one table (src/cli/cli_train_options.c, printed
+# by tests/cli/options_table.c): --help, the man page's option list and a checkpoint's options
+# record (train_config) each hold exactly the table's entries (its JSON keys for the record).
+# A few defaults are checked against behaviour.
 . "$(dirname "$0")/lib.sh"
 
-# The option names of a getopt_long table: {"name", required_argument|no_argument, ...}.
-declared() {
-    grep -o '{"[a-z0-9-]*", *\(required\|no\)_argument' "$1" | sed 's/{"\([^"]*\)".*/\1/'
+# The options a program declares: its table, or (a program without one) the names of the
+# getopt_long table in its source, {"name", required_argument|no_argument, ...}.
+declared() { # PROGRAM SOURCE
+    if [ "$1" = train ]; then "$SK_OPTIONS_TABLE" train | cut -d' ' -f1; return; fi
+    grep -o '{"[a-z0-9-]*", *\(required\|no\)_argument' "$2" | sed 's/{"\([^"]*\)".*/\1/'
 }
 # The help text of one option: its line and the indented continuation lines that follow.
 help_block() { # HELP_FILE NAME
@@ -31,7 +35,7 @@ for prog in train sample; do
     "$bin" --help > help.txt 2> help.err; rc=$?
     [ "$rc" = 0 ] && [ ! -s help.err ] && head -n 1 help.txt | grep -q "^Usage: $name" ||
         fail "$name --help: exit $rc, stderr '$(cat help.err)'"
-    opts=$(declared "$src")
+    opts=$(declared $prog "$src")
     [ "$(printf '%s\n' "$opts" | wc -l)" -ge 10 ] || { fail "could not read the options of $src"; continue; }
     missing=0
     for o in $opts; do
@@ -54,6 +58,22 @@ for prog in train sample; do
         note "$(tr '\n' ' ' < v.txt)" || fail "$name --version: exit $rc, '$(cat v.txt)'"
 done
 
+# The man page's option list: the flags that begin an item (the line after .TP, or the line
+# of flags alone, "--help, --version"), up to EXAMPLES.
+man_options() {
+    awk '/^\.SH EXAMPLES/ { exit } prev ~ /^\.TP/ || /^(\\fB\\-\\-[a-z0-9\\-]*\\fR(, )?)+$/ { print } { prev = $0 }' "$1" |
+        grep -o '\\fB\\-\\-[a-z0-9\\-]*' | sed 's/\\fB\\-\\-//; s/\\-/-/g; s/\\f$//'
+}
+table=$("$SK_OPTIONS_TABLE" train | cut -d' ' -f1 | sort)
+page=$SK_BUILD_DIR/man/shakespeare-train.1
+if [ "${SK_HAVE_MAN_PAGES:-0}" = 1 ]; then
+    got=$(man_options "$page" | sort)
+    [ -n "$got" ] && [ "$got" = "$table" ] && note "the man page lists the table's $(echo $table | wc -w) options" ||
+        fail "the man page's options differ from the table: $(diff <(echo "$table") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+else
+    note "this build has no man pages (no help2man at configure time)"
+fi
+
 # Defaults in the help agree with behaviour: the metrics log and checkpoints land in out/
 # (--out-dir default), one record per 10 steps (--log-every default).
 "$SK_TRAIN" --help > help.txt
@@ -63,4 +83,12 @@ gen_text text.txt 40 4
 expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --max-iters 20 --eval-every 0 &&
     [ -s out/last.safetensors ] && [ "$(grep -c train_loss out/metrics.jsonl)" = 2 ] &&
     note "defaults: out/last.safetensors and a record every 10 steps" || fail "the documented defaults do not hold"
+
+# The checkpoint's options record holds the table's JSON keys, no other. It is JSON inside the
+# header's JSON, so its quotes are escaped (\"key\":) where the header's own are not.
+header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
+keys=$("$SK_OPTIONS_TABLE" train | awk '$2 != "-" { print $2 }' | sort)
+got=$(header out/last.safetensors | grep -ao '\\"[a-z0-9_]*\\":' | sed 's/\\"//g; s/:$//' | sort)
+[ -n "$keys" ] && [ "$got" = "$keys" ] && note "the checkpoint's options record has the table's $(echo $keys | wc -w) keys" ||
+    fail "the options record's keys differ from the table: $(diff <(echo "$keys") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
 finish

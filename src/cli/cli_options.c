@@ -1,0 +1,168 @@
+// cli_options.c: the parser, --help and the options record made from a program's table (see cli_options.h).
+#include "cli_options.h"
+
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+
+#define FIELD(opts, o, T) ((T *)(void *)((char *)(opts) + (o)->offset))
+#define CFIELD(opts, o, T) ((const T *)(const void *)((const char *)(opts) + (o)->offset))
+
+static sk_status parse_value(const cli_option *o, const char *v, void *opts, sk_error *err) {
+    char flag[80];
+    snprintf(flag, sizeof flag, "--%s", o->name);
+    switch (o->type) {
+    case CLI_ACTION: return SK_OK;
+    case CLI_FLAG: *FIELD(opts, o, int) = 1; return SK_OK;
+    case CLI_STR: *FIELD(opts, o, const char *) = v; return SK_OK;
+    case CLI_INT: return cli_parse_int(flag, v, (long)o->lo, (long)o->hi, FIELD(opts, o, int), err);
+    case CLI_I64: return cli_parse_i64(flag, v, (int64_t)o->lo, (int64_t)o->hi, FIELD(opts, o, int64_t), err);
+    case CLI_U64: return cli_parse_u64(flag, v, FIELD(opts, o, uint64_t), err);
+    case CLI_FLOAT:
+        return cli_parse_float(flag, v, o->lo, o->lo_open, o->hi, o->hi_open, FIELD(opts, o, float), err);
+    case CLI_DOUBLE:
+        return cli_parse_double(flag, v, o->lo, o->lo_open, o->hi, o->hi_open, FIELD(opts, o, double), err);
+    case CLI_KIND: return o->kind->parse(flag, v, FIELD(opts, o, void), err);
+    }
+    return sk_fail(err, SK_ERR_ARG, "%s: unknown option type", flag);
+}
+
+int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts) {
+    struct option *lo = calloc(p->n_opts + 1, sizeof *lo);
+    if (!lo) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    for (size_t i = 0; i < p->n_opts; i++) {
+        const cli_option *o = &p->opts[i];
+        int takes = o->type != CLI_ACTION && o->type != CLI_FLAG;
+        lo[i] = (struct option){o->name, takes ? required_argument : no_argument, 0, 256 + (int)i};
+    }
+    opterr = 0;
+    int action = -1;
+    for (;;) {
+        int c = getopt_long(argc, argv, ":", lo, NULL);
+        if (c == -1) break;
+        if (c < 256 || c >= 256 + (int)p->n_opts) cli_bad_option(c, argv);
+        const cli_option *o = &p->opts[c - 256];
+        if (o->type == CLI_ACTION) {
+            action = c - 256;
+            break;
+        }
+        sk_error err = {{0}};
+        if (parse_value(o, optarg, opts, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        if (o->set_bit && p->set_offset != (size_t)-1) *(int *)(void *)((char *)opts + p->set_offset) |= o->set_bit;
+    }
+    free(lo);
+    if (action < 0 && optind < argc) cli_die(CLI_EXIT_USAGE, "unexpected argument \"%s\" (see --help)", argv[optind]);
+    return action;
+}
+
+// The value of o's field as --help and the options record write it.
+static const char *value_text(const cli_option *o, const void *opts, char *buf, size_t n) {
+    switch (o->type) {
+    case CLI_ACTION: return "";
+    case CLI_FLAG: return *CFIELD(opts, o, int) ? "on" : "off";
+    case CLI_STR: {
+        const char *s = *CFIELD(opts, o, const char *);
+        return s ? s : "none";
+    }
+    case CLI_INT: snprintf(buf, n, "%d", *CFIELD(opts, o, int)); return buf;
+    case CLI_I64: snprintf(buf, n, "%lld", (long long)*CFIELD(opts, o, int64_t)); return buf;
+    case CLI_U64: snprintf(buf, n, "%llu", (unsigned long long)*CFIELD(opts, o, uint64_t)); return buf;
+    case CLI_FLOAT: snprintf(buf, n, "%g", (double)*CFIELD(opts, o, float)); return buf;
+    case CLI_DOUBLE: snprintf(buf, n, "%g", *CFIELD(opts, o, double)); return buf;
+    case CLI_KIND: return o->kind->name(CFIELD(opts, o, void), buf, n);
+    }
+    return "";
+}
+
+#define HELP_INDENT 27 // "  --flag ARG" in a column of 25, then the text
+
+void cli_print_help(const cli_program *p, const void *defaults) {
+    fputs(p->usage, stdout);
+    char actions[128] = "";
+    for (size_t i = 0; i < p->n_opts; i++) {
+        const cli_option *o = &p->opts[i];
+        if (o->section) printf("%s\n", o->section);
+        if (o->type == CLI_ACTION) { // listed together on the last line: "--help, --version"
+            size_t k = strlen(actions);
+            snprintf(actions + k, sizeof actions - k, "%s--%s", k ? ", " : "", o->name);
+            continue;
+        }
+        char flag[80], value[256];
+        snprintf(flag, sizeof flag, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        printf("  %-24s ", flag);
+        for (const char *s = o->help; *s; s++) {
+            putchar(*s);
+            if (*s == '\n' && s[1]) printf("%*s", HELP_INDENT, "");
+        }
+        if (strstr(o->help, "(default:")) {
+            putchar('\n');
+            continue;
+        }
+        const char *d = o->default_text ? o->default_text : value_text(o, defaults, value, sizeof value);
+        const size_t len = strlen(o->help);
+        if (len && o->help[len - 1] == '\n') printf("%*s(default: %s)\n", HELP_INDENT, "", d);
+        else printf("%s(default: %s)\n", len ? " " : "", d);
+    }
+    if (actions[0]) printf("  %s\n", actions);
+}
+
+// s as a JSON string body: quotes, backslashes and control characters escaped.
+static void json_escape(const char *s, char *out, size_t n) {
+    size_t k = 0;
+    for (; *s && k + 7 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') out[k++] = '\\', out[k++] = (char)c;
+        else if (c < 0x20) k += (size_t)snprintf(out + k, n - k, "\\u%04x", c);
+        else out[k++] = (char)c;
+    }
+    out[k] = '\0';
+}
+
+char *cli_options_json(const cli_program *p, const void *opts) {
+    size_t cap = 256, len = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[len++] = '{';
+    for (size_t i = 0; i < p->n_opts; i++) {
+        const cli_option *o = &p->opts[i];
+        if (!o->json) continue;
+        char value[1024], escaped[6 * 1024 + 8], item[6 * 1024 + 128];
+        const char *v = value_text(o, opts, value, sizeof value);
+        int quoted = o->type == CLI_STR || o->type == CLI_FLAG || (o->type == CLI_KIND && o->kind->quoted);
+        if (quoted) json_escape(v, escaped, sizeof escaped);
+        int k = snprintf(item, sizeof item, "%s\"%s\":%s%s%s", len > 1 ? "," : "", o->json, quoted ? "\"" : "",
+                         quoted ? escaped : v, quoted ? "\"" : "");
+        if (len + (size_t)k + 2 > cap) {
+            cap = 2 * (len + (size_t)k + 2);
+            char *grown = realloc(out, cap);
+            if (!grown) return free(out), NULL;
+            out = grown;
+        }
+        memcpy(out + len, item, (size_t)k);
+        len += (size_t)k;
+    }
+    out[len++] = '}';
+    out[len] = '\0';
+    return out;
+}
+
+const char *cli_flag_of(const cli_program *p, const char *setting, char *buf, size_t n) {
+    for (size_t i = 0; i < p->n_opts; i++)
+        if (strcmp(p->opts[i].name, setting) == 0) return snprintf(buf, n, "--%s", setting), buf;
+    return NULL;
+}
+
+const char *cli_message(const cli_program *p, const char *msg, char *buf, size_t n) {
+    size_t w = strcspn(msg, " ");
+    char setting[64], flag[80];
+    if (w == 0 || w >= sizeof setting || msg[w] != ' ') return msg;
+    memcpy(setting, msg, w);
+    setting[w] = '\0';
+    if (!cli_flag_of(p, setting, flag, sizeof flag)) return msg;
+    snprintf(buf, n, "%s%s", flag, msg + w);
+    return buf;
+}

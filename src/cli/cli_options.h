@@ -1,0 +1,77 @@
+// cli_options.h: a program's options declared once, in one table, from which the parser,
+// --help (and so the man page, help2man's reading of it) and the options record (the JSON
+// stored in checkpoints) are made.
+// defines: cli_type, cli_kind, cli_option, cli_program, cli_parse_options, cli_print_help, cli_options_json,
+//          cli_flag_of, cli_message
+// A table entry names the long flag, the value's metavariable, the field it sets (an offset
+// into the program's options struct), the range or the choices, the help text and the JSON
+// key. Adding an option is one entry plus the code that uses the field.
+#ifndef SK_CLI_OPTIONS_H
+#define SK_CLI_OPTIONS_H
+
+#include <stddef.h>
+
+#include "shakespeare/status.h"
+
+typedef enum {
+    CLI_ACTION, // no value, no field: handled by the caller (--help, --version)
+    CLI_FLAG,   // no value: the int field becomes 1
+    CLI_STR,    // const char * field, borrowed from argv
+    CLI_INT,    // int in [lo, hi]
+    CLI_I64,    // int64_t in [lo, hi]
+    CLI_U64,    // uint64_t, any
+    CLI_FLOAT,  // float in lo..hi (lo_open, hi_open: bound excluded), checked in single precision
+    CLI_DOUBLE, // double in lo..hi
+    CLI_KIND,   // parsed and named by a cli_kind (enumerations, values with special words)
+} cli_type;
+
+// A value the generic types do not cover: parse s into the field, name the field's value (for
+// the default in --help and the options record). flag: "--name", for messages.
+typedef struct {
+    sk_status (*parse)(const char *flag, const char *s, void *field, sk_error *err);
+    const char *(*name)(const void *field, char *buf, size_t n);
+    int quoted; // 1: a JSON string in the options record; 0: a bare number
+} cli_kind;
+
+typedef struct {
+    const char *section;      // heading printed before this option in --help ("Data:"), or NULL
+    const char *name;         // the long flag without "--"; also the setting's name in messages
+    const char *arg;          // the value's name in --help; NULL for CLI_ACTION and CLI_FLAG
+    cli_type type;
+    size_t offset;            // offsetof(the options struct, the field) (not CLI_ACTION)
+    double lo, hi;            // numeric range
+    int lo_open, hi_open;     // CLI_FLOAT, CLI_DOUBLE: the bound itself is excluded
+    const cli_kind *kind;     // CLI_KIND
+    const char *help;         // "\n" starts a continuation line; "(default: ...)" is appended unless present
+    const char *default_text; // the default as --help says it; NULL: the default value, named
+    const char *json;         // key in the options record; NULL: not recorded
+    int set_bit;              // OR-ed into the program's set mask when given (0: none)
+} cli_option;
+
+typedef struct {
+    const char *name;         // "shakespeare-train"
+    const char *usage;        // printed before the options: "Usage: ...\n<what it does>\n\n"
+    const cli_option *opts;
+    size_t n_opts;
+    size_t set_offset;        // offsetof the int set mask in the options struct, or (size_t)-1
+} cli_program;
+
+// Parses argv into opts (defaults already set). Returns the index of a CLI_ACTION entry met
+// (the caller acts on it), or -1 when all of argv was options. Bad input: cli_die, exit 2.
+int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts);
+
+// --help: p->usage, then each entry with its default taken from defaults.
+void cli_print_help(const cli_program *p, const void *defaults);
+
+// The options record: {"key":value,...} of the entries with a JSON key, in table order, from
+// opts. Returns a malloc'd string, or NULL when out of memory.
+char *cli_options_json(const cli_program *p, const void *opts);
+
+// "--name" of the entry whose name is setting, or NULL.
+const char *cli_flag_of(const cli_program *p, const char *setting, char *buf, size_t n);
+
+// A library message as the user sees it: a leading setting name ("precision bf16 runs ...")
+// becomes its flag ("--precision bf16 runs ..."); other messages are copied as they are.
+const char *cli_message(const cli_program *p, const char *msg, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,14 @@
+// cli_train_options.h: shakespeare-train's options, declared once (cli_options.h).
+// defines: cli_train_program, cli_train_options_json
+#ifndef SK_CLI_TRAIN_OPTIONS_H
+#define SK_CLI_TRAIN_OPTIONS_H
+
+#include "cli_options.h"
+#include "shakespeare/trainer.h"
+
+extern const cli_program cli_train_program;
+
+// The options record of o (the trainer's sk_train_options.options_json): malloc'd, or NULL.
+char *cli_train_options_json(const sk_train_options *o);
+
+#endif
