@@ -304,70 +304,88 @@ fail:
     return st;
 }
 
-// Everything after the data: checkpoint, splits, backend, state, logs (this rank's part).
-static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err) {
-    sk_model_file ckpt = {0};
-    sk_train_state saved = {0};
-    int has_state = 0;
+// The model file a run starts from: a checkpoint to resume (with its training state), or
+// --init-weights' file (its weights only: a new run). Owns ckpt and saved.
+typedef struct {
+    const char *from;        // o->init_from, o->init_weights or NULL (a fresh model)
+    sk_model_file ckpt;
+    sk_train_state saved;
+    int has_state;
+    sk_vocab_mode mode;      // the vocabulary the run uses: the file's, else the options'
+} start_point;
+
+// Loads the model file (if any) and checks it against the options' shape and vocabulary.
+static sk_status load_start(const sk_train_options *o, start_point *sp, sk_error *err) {
+    sp->from = o->init_from ? o->init_from : o->init_weights;
+    sp->mode = o->vocab_mode;
+    if (!sp->from) return SK_OK;
+    sk_status st = o->init_from ? sk_checkpoint_load(sp->from, &sp->ckpt, &sp->saved, &sp->has_state, err)
+                                : sk_model_load(sp->from, &sp->ckpt, err);
+    if (st == SK_OK) st = sk_model_file_check_finite(&sp->ckpt, sp->from, err);
+    sk_vocab_mode ck_mode = sp->ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
+    if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && sp->mode != ck_mode)
+        st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
+                     sk_vocab_mode_name(sp->mode), sp->from, sk_vocab_mode_name(ck_mode));
+    sp->mode = ck_mode;
+    if (st == SK_OK) st = check_shape(o, &sp->ckpt.cfg, err);
+    return st;
+}
+
+// Collective: the token cache, rank 0 first (building or checking it); the other ranks then
+// find it ready (or, with a cache directory of their own on another node, build theirs: builds
+// are atomic). Then every rank's data and options are checked to agree.
+static sk_status open_data(sk_trainer *t, const sk_train_options *o, sk_vocab_mode mode, sk_error *err) {
     sk_status st = SK_OK;
-    sk_vocab_mode mode = o->vocab_mode;
-    // Until the ranks have agreed on the data, every rank reaches every agreement below, so one
-    // rank's failure stops all of them together (and none waits on a collective another left).
-    // The model file the weights come from: a checkpoint to resume (with its training state),
-    // or --init-weights' file (its weights only: a new run).
-    const char *from = o->init_from ? o->init_from : o->init_weights;
-    if (from) {
-        st = o->init_from ? sk_checkpoint_load(from, &ckpt, &saved, &has_state, err)
-                          : sk_model_load(from, &ckpt, err);
-        if (st == SK_OK) st = sk_model_file_check_finite(&ckpt, from, err);
-        sk_vocab_mode ck_mode = ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
-        if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && mode != ck_mode)
-            st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
-                         sk_vocab_mode_name(mode), from, sk_vocab_mode_name(ck_mode));
-        mode = ck_mode;
-        if (st == SK_OK) st = check_shape(o, &ckpt.cfg, err);
-    }
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
-    // The token cache: rank 0 builds or checks it first; the other ranks then find it ready
-    // (or, with a cache directory of their own on another node, build theirs: builds are atomic).
     if (t->rank == 0) st = open_cache(t, o, mode, err);
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank != 0) st = open_cache(t, o, mode, err);
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks(t, err)) != SK_OK) goto fail;
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks(t, err)) != SK_OK) return st;
     if (t->cache.map_len >= ((size_t)16 << 20)) { // a large corpus: say what start-up cost
         char line[SK_ERROR_MSG_MAX];
         snprintf(line, sizeof line, "token cache %s: %zu ids of %d bits, %d symbols, checked and mapped in %.2f s",
                  t->cache.path, t->cache.ids.n, 8 * t->cache.ids.width, t->cache.vocab.size, t->cache.open_s);
         notice(t, line);
     }
-    if (from) {
-        if ((st = check_vocab(&t->cache.vocab, &ckpt.vocab, o->data_path, from, err)) != SK_OK) goto fail;
-        t->o.model = ckpt.cfg;
+    return SK_OK;
+}
+
+// The model's configuration (the file's, or the options' with the data's vocabulary) and the splits.
+static sk_status configure_model(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
+    sk_status st;
+    if (sp->from) {
+        if ((st = check_vocab(&t->cache.vocab, &sp->ckpt.vocab, o->data_path, sp->from, err)) != SK_OK) return st;
+        t->o.model = sp->ckpt.cfg;
         if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
         if (o->model_set & SK_SET_WEIGHT_DROP) t->o.model.weight_drop = o->model.weight_drop;
     } else {
         t->o.model.vocab_size = t->cache.vocab.size;
     }
-    if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) goto fail;
-    if ((st = setup_splits(t, err)) != SK_OK) goto fail;
+    if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) return st;
+    return setup_splits(t, err);
+}
 
-    // A resumed run keeps its seed: dropout masks are keyed by (seed, step).
-    const int resume = has_state && !o->eval_only;
-    const uint64_t seed = resume ? saved.seed : o->seed;
+// This rank's backend for its share of the batch; the options then record what it resolved.
+static sk_status create_backend(sk_trainer *t, const sk_train_options *o, uint64_t seed, sk_error *err) {
     sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = seed,
                             .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
                             .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
                             .plstm_tensor_cores = o->tensor_cores};
     char note[512], dev[32];
-    if ((st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err)) != SK_OK)
-        goto fail;
+    sk_status st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err);
+    if (st != SK_OK) return st;
     notice(t, note);
-    if ((st = record_options(t, err)) != SK_OK) goto fail;
+    return record_options(t, err);
+}
 
+// The training state and the host buffers: parameters (L layers, the layout's total), a batch
+// of ids (B x T, x and y), this rank's LSTM state (L x b_local x H, h and c), and on rank 0
+// room to gather every rank's state (L x B x H).
+static sk_status allocate(sk_trainer *t, const sk_train_options *o, uint64_t seed, sk_error *err) {
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
-    if ((st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err)) != SK_OK) goto fail;
+    sk_status st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err);
+    if (st != SK_OK) return st;
     t->st.best_step = -1;
     t->st.seed = seed;
     t->st.T = o->seq_len;
@@ -379,84 +397,114 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     t->h_local = malloc(sizeof(float) * local_state);
     t->c_local = malloc(sizeof(float) * local_state);
     t->gathered = t->rank == 0 ? malloc(sizeof(float) * local_state * (size_t)t->nranks) : NULL;
-    if (!t->params || !t->x || !t->y || !t->h_local || !t->c_local || (t->rank == 0 && !t->gathered)) {
-        st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    if (from) {
-        memcpy(t->params, ckpt.params, sizeof(float) * lay->total);
-    } else {
-        sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
-    }
+    if (!t->params || !t->x || !t->y || !t->h_local || !t->c_local || (t->rank == 0 && !t->gathered))
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    return SK_OK;
+}
+
+// The first parameters, the model file's or freshly initialized, into the backend.
+static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
+    const sk_param_layout *lay = &t->be->layout;
+    if (sp->from) memcpy(t->params, sp->ckpt.params, sizeof(float) * lay->total);
+    else sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
+    sk_status st;
     if ((st = t->be->ops->set_params(t->be, t->params)) != SK_OK ||
-        (st = t->be->ops->set_state(t->be, NULL, NULL)) != SK_OK) {
-        sk_backend_fail(err, st, t->be, "to take the parameters");
-        goto fail;
+        (st = t->be->ops->set_state(t->be, NULL, NULL)) != SK_OK)
+        return sk_backend_fail(err, st, t->be, "to take the parameters");
+    return SK_OK;
+}
+
+// Resume: optimizer moments, counters, generator; the carried LSTM state and the position in
+// the epoch only when the batching (B and T) is unchanged.
+static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
+    const sk_train_state *saved = &sp->saved;
+    const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
+    t->st.step = saved->step, t->st.epoch = saved->epoch;
+    t->st.best_val_loss = saved->best_val_loss, t->st.best_step = saved->best_step;
+    if (eval_tokens_of(sp->ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
+        t->st.best_val_loss = INFINITY, t->st.best_step = -1;
+        notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
     }
-    if (resume) {
-        // Resume: optimizer moments, counters, generator; the carried LSTM state and the
-        // position in the epoch only when the batching (B and T) is unchanged.
-        t->st.step = saved.step, t->st.epoch = saved.epoch;
-        t->st.best_val_loss = saved.best_val_loss, t->st.best_step = saved.best_step;
-        if (eval_tokens_of(ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
-            t->st.best_val_loss = INFINITY, t->st.best_step = -1;
-            notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
-        }
-        const sk_precision was = precision_of(ckpt.train_config), now = t->o.precision;
-        if (was != now) { // the checkpoint's fp32 master weights and moments carry over as they are
-            char line[200];
-            snprintf(line, sizeof line,
-                     "--precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
-                     "optimizer state in %s", sk_precision_name(now),
-                     o->precision == SK_PRECISION_AUTO ? " (auto on this device)" : "", sk_precision_name(was),
-                     sk_precision_name(now));
-            notice(t, line);
-        }
-        t->st.rng = saved.rng;
-        if ((st = t->be->ops->set_optimizer_state(t->be, saved.m, saved.v)) != SK_OK) {
-            sk_backend_fail(err, st, t->be, "to take the optimizer state");
-            goto fail;
-        }
-        if (saved.B == B && saved.T == o->seq_len && saved.L == L && saved.H == H &&
-            (size_t)saved.window < sk_batcher_windows(&t->train, 0)) {
-            t->st.window = saved.window;
-            sk_shard_slice_state(saved.h, t->h_local, L, B, t->b_off, t->b_local, H);
-            sk_shard_slice_state(saved.c, t->c_local, L, B, t->b_off, t->b_local, H);
-            if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK) {
-                sk_backend_fail(err, st, t->be, "to take the LSTM state");
-                goto fail;
-            }
-        } else {
-            t->st.window = 0;
-            t->st.epoch += saved.window > 0;
-            notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
-        }
-        snprintf(t->resumed, sizeof t->resumed, "resumed from %s at step %lld (epoch %.3f)", o->init_from,
-                 (long long)t->st.step,
-                 (double)t->st.epoch + (double)t->st.window / (double)sk_batcher_windows(&t->train, 0));
-    } else if (o->init_from && !o->eval_only && ckpt.has_checksum) {
+    const sk_precision was = precision_of(sp->ckpt.train_config), now = t->o.precision;
+    if (was != now) { // the checkpoint's fp32 master weights and moments carry over as they are
+        char line[200];
+        snprintf(line, sizeof line,
+                 "--precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
+                 "optimizer state in %s", sk_precision_name(now),
+                 o->precision == SK_PRECISION_AUTO ? " (auto on this device)" : "", sk_precision_name(was),
+                 sk_precision_name(now));
+        notice(t, line);
+    }
+    t->st.rng = saved->rng;
+    sk_status st = t->be->ops->set_optimizer_state(t->be, saved->m, saved->v);
+    if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
+    if (saved->B == B && saved->T == o->seq_len && saved->L == L && saved->H == H &&
+        (size_t)saved->window < sk_batcher_windows(&t->train, 0)) {
+        t->st.window = saved->window;
+        sk_shard_slice_state(saved->h, t->h_local, L, B, t->b_off, t->b_local, H);
+        sk_shard_slice_state(saved->c, t->c_local, L, B, t->b_off, t->b_local, H);
+        if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK)
+            return sk_backend_fail(err, st, t->be, "to take the LSTM state");
+    } else {
+        t->st.window = 0;
+        t->st.epoch += saved->window > 0;
+        notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
+    }
+    snprintf(t->resumed, sizeof t->resumed, "resumed from %s at step %lld (epoch %.3f)", o->init_from,
+             (long long)t->st.step,
+             (double)t->st.epoch + (double)t->st.window / (double)sk_batcher_windows(&t->train, 0));
+    return SK_OK;
+}
+
+// What a run that does not resume starts from, said once.
+static void note_start(sk_trainer *t, const sk_train_options *o, const start_point *sp) {
+    if (o->init_from && !o->eval_only && sp->ckpt.has_checksum) {
         notice(t, "the checkpoint has no training state: fine-tuning from its weights with a fresh optimizer");
     } else if (o->init_weights) {
         char line[SK_ERROR_MSG_MAX];
         snprintf(line, sizeof line, "a new run from the weights of %s, with a fresh optimizer", o->init_weights);
         notice(t, line);
     }
-    if (from && !ckpt.has_checksum) {
+}
+
+// Rank 0's metrics log: appended to by a resumed run, started afresh otherwise.
+static sk_status open_log(sk_trainer *t, const sk_train_options *o, int resumed, sk_error *err) {
+    if (o->eval_only || t->rank != 0) return SK_OK;
+    char *log = o->log_path ? strdup(o->log_path) : sk_path_join(o->out_dir, "metrics.jsonl");
+    sk_status st = log ? sk_outdir_open_log(&t->od, log, resumed, err) : sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    free(log);
+    return st;
+}
+
+// Everything after the out-dir: the model file, the data, the backend, the state, the log (this
+// rank's part). Until the ranks have agreed on the data, every rank reaches every agreement, so
+// one rank's failure stops all of them together (and none waits on a collective another left).
+static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err) {
+    start_point sp = {0};
+    sk_status st = load_start(o, &sp, err);
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto done;
+    if ((st = open_data(t, o, sp.mode, err)) != SK_OK) goto done;
+    if ((st = configure_model(t, o, &sp, err)) != SK_OK) goto done;
+    const int resuming = sp.has_state && !o->eval_only;
+    const uint64_t seed = resuming ? sp.saved.seed : o->seed; // dropout masks are keyed by (seed, step)
+    if ((st = create_backend(t, o, seed, err)) != SK_OK || (st = allocate(t, o, seed, err)) != SK_OK ||
+        (st = set_weights(t, o, &sp, err)) != SK_OK)
+        goto done;
+    if (resuming) {
+        if ((st = resume(t, o, &sp, err)) != SK_OK) goto done;
+    } else {
+        note_start(t, o, &sp);
+    }
+    if (sp.from && !sp.ckpt.has_checksum) {
         char line[SK_ERROR_MSG_MAX + 160];
-        snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", from,
+        snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", sp.from,
                  o->eval_only ? "" : "; a new run starts from its weights with a fresh optimizer");
         notice(t, line);
     }
-    if (!o->eval_only && t->rank == 0) {
-        char *log = o->log_path ? strdup(o->log_path) : sk_path_join(o->out_dir, "metrics.jsonl");
-        st = log ? sk_outdir_open_log(&t->od, log, has_state, err) : sk_fail(err, SK_ERR_NOMEM, "out of memory");
-        free(log);
-        if (st != SK_OK) goto fail;
-    }
-    st = SK_OK;
-fail:
-    sk_model_file_free(&ckpt);
-    sk_train_state_free(&saved);
+    st = open_log(t, o, sp.has_state, err);
+done:
+    sk_model_file_free(&sp.ckpt);
+    sk_train_state_free(&sp.saved);
     return st;
 }
 
