@@ -93,7 +93,7 @@ static void test_corpus_from_text(void) {
     CHECK(c.ids == NULL && c.n == 0 && c.vocab.chars == NULL);
 
     // Invalid UTF-8 names the source and the byte.
-    CHECK(sk_corpus_from_text(&c, (const uint8_t *)"abc\xFF", 4, "mem", &err) == SK_ERR_FORMAT);
+    CHECK(sk_corpus_from_text(&c, (const uint8_t *)"abc\xFF", 4, "mem", &err) == SK_ERR_ENCODING);
     CHECK(strcmp(err.msg, "mem: invalid UTF-8 at byte 3 (invalid lead byte)") == 0);
     CHECK(c.ids == NULL && c.n == 0 && c.vocab.chars == NULL);
     CHECK(sk_corpus_from_text(&c, (const uint8_t *)"", 0, "mem", &err) != SK_OK);
@@ -107,7 +107,7 @@ static void test_corpus_load(void) {
     char path[600];
     path_in_tmp(path, sizeof path, "bad.txt");
     sk_test_write_file(path, "To be\xED\xA0\x80", 8);
-    CHECK(sk_corpus_load(&c, path, &err) == SK_ERR_FORMAT);
+    CHECK(sk_corpus_load(&c, path, &err) == SK_ERR_ENCODING);
     CHECK(strstr(err.msg, path) != NULL && strstr(err.msg, "invalid UTF-8 at byte 5 (surrogate code point)") != NULL);
     sk_corpus_free(&c);
     unlink(path);

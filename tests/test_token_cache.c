@@ -290,7 +290,7 @@ static void test_bytes(void) {
     sk_test_write_file(path, data, sizeof data);
     sk_token_cache c;
     hook_log h = {0};
-    CHECK(open_cache(&c, path, SK_VOCAB_UTF8, &h, &err) == SK_ERR_FORMAT);
+    CHECK(open_cache(&c, path, SK_VOCAB_UTF8, &h, &err) == SK_ERR_ENCODING);
     CHECK(strstr(err.msg, "invalid UTF-8 at byte 2") && !strstr(err.msg, "--")); // flags are the CLI's to suggest
     CHECK_OK(open_cache(&c, path, SK_VOCAB_BYTES, &h, &err));
     const uint32_t want_vocab[] = {0, '\n', 'a', 'b', 0x28, 0x80, 0xC3, 0xFF};

@@ -6,7 +6,7 @@
 #include "shakespeare/utf8.h"
 #include "test_util.h"
 
-// Decodes bytes and expects SK_ERR_FORMAT with a message containing
+// Decodes bytes and expects SK_ERR_ENCODING with a message containing
 // "invalid UTF-8 at byte <offset> (<reason>)" and naming the source.
 static void expect_reject(const char *bytes, size_t n, size_t offset, const char *reason) {
     sk_error err = {{0}};
@@ -15,7 +15,7 @@ static void expect_reject(const char *bytes, size_t n, size_t offset, const char
     sk_status st = sk_utf8_decode((const uint8_t *)bytes, n, "input.txt", &cps, &count, &err);
     char want[128];
     snprintf(want, sizeof want, "input.txt: invalid UTF-8 at byte %zu (%s)", offset, reason);
-    if (st != SK_ERR_FORMAT || strcmp(err.msg, want) != 0) {
+    if (st != SK_ERR_ENCODING || strcmp(err.msg, want) != 0) {
         fprintf(stderr, "  expected \"%s\", got status %d: \"%s\"\n", want, (int)st, err.msg);
         sk_test_failures++;
     }

@@ -11,13 +11,14 @@ typedef enum {
     SK_OK = 0,
     SK_ERR_ARG,         // an invalid argument or configuration value
     SK_ERR_IO,          // a file cannot be opened, read or written
-    SK_ERR_FORMAT,      // malformed input: invalid UTF-8, corrupt or foreign checkpoint
+    SK_ERR_FORMAT,      // malformed input: a corrupt or foreign checkpoint or cache
     SK_ERR_MISMATCH,    // valid inputs that do not belong together (vocabulary, shapes)
     SK_ERR_NOMEM,       // an allocation failed
     SK_ERR_NUMERIC,     // NaN or Inf in a loss or gradient
     SK_ERR_DEVICE,      // no usable GPU, or a backend that is not built in
     SK_ERR_INTERRUPTED, // stopped by a signal (SIGINT/SIGTERM)
     SK_ERR_BUSY,        // held by another run (an output directory's or a log's lock)
+    SK_ERR_ENCODING,    // text that is not valid UTF-8 (the message names the byte)
 } sk_status;
 
 #define SK_ERROR_MSG_MAX 512

@@ -71,7 +71,7 @@ typedef struct {
 
 // The cache of source in cache_dir (created when missing), validated or (re)built.
 // Source errors are corpus.h's: missing, a directory, empty, invalid UTF-8 in
-// utf8 mode (with the byte offset, suggesting --vocab bytes). hooks may be NULL.
+// utf8 mode (SK_ERR_ENCODING, with the byte offset). hooks may be NULL.
 sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mode mode, const char *cache_dir,
                               double train_frac, double val_frac, const sk_cache_hooks *hooks, sk_error *err);
 // Safe to call twice.

@@ -10,7 +10,7 @@
 
 // Decodes n bytes into a newly malloc'ed array of code points (*out, owned by the caller).
 // Strict: rejects overlong forms, surrogates (U+D800..U+DFFF), code points above U+10FFFF,
-// stray continuation bytes and truncated sequences, with SK_ERR_FORMAT and a message
+// stray continuation bytes and truncated sequences, with SK_ERR_ENCODING and a message
 // naming the byte offset ("invalid UTF-8 at byte 1234"). what names the source in the message.
 sk_status sk_utf8_decode(const uint8_t *bytes, size_t n, const char *what,
                          uint32_t **out, size_t *out_n, sk_error *err);

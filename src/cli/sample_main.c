@@ -343,7 +343,7 @@ int main(int argc, char **argv) {
         st = sk_token_cache_open(&cache, score_path, model.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8, dir, 1.0, 0.0,
                                  &hooks, &err);
         free(dir);
-        if (st == SK_ERR_FORMAT && strstr(err.msg, "invalid UTF-8"))
+        if (st == SK_ERR_ENCODING)
             cli_die(CLI_EXIT_USAGE, "%s: this model reads UTF-8 text (a model trained with --vocab bytes scores any file)",
                     err.msg);
         if (st != SK_OK) cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);

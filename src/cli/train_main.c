@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
         // An explicitly requested device that is not usable is bad input; a GPU that
         // fails after --device auto picked it, or memory running out, is not.
         int usage = st == SK_ERR_DEVICE ? strcmp(o.device, "auto") != 0 : st != SK_ERR_NOMEM;
-        if (st == SK_ERR_FORMAT && strstr(err.msg, "invalid UTF-8")) // the data file: say what trains on it
+        if (st == SK_ERR_ENCODING) // the data file: say what trains on it
             cli_die(CLI_EXIT_USAGE, "%s; --vocab bytes trains on any file", err.msg);
         cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
     }

@@ -15,6 +15,7 @@ const char *sk_status_str(sk_status s) {
     case SK_ERR_DEVICE: return "device unavailable";
     case SK_ERR_INTERRUPTED: return "interrupted";
     case SK_ERR_BUSY: return "in use";
+    case SK_ERR_ENCODING: return "invalid UTF-8";
     }
     return "unknown status";
 }

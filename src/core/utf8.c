@@ -82,7 +82,7 @@ sk_status sk_utf8_decode(const uint8_t *bytes, size_t n, const char *what, uint3
     }
     if (i < n) {
         free(cps);
-        return sk_fail(err, SK_ERR_FORMAT, "%s: invalid UTF-8 at byte %zu (%s)", what, i, reason);
+        return sk_fail(err, SK_ERR_ENCODING, "%s: invalid UTF-8 at byte %zu (%s)", what, i, reason);
     }
     if (count < n) { // give back the unused tail; keep the larger block if realloc fails
         uint32_t *shrunk = realloc(cps, (count ? count : 1) * sizeof *cps);

@@ -222,7 +222,7 @@ static sk_status pass(builder *b, uint64_t *seen, const int32_t *map, id_sink *s
             if (k == 0 && !final) break; // a sequence split by the chunk: carried over
             if (k <= 0) {
                 if (second) goto changed;
-                return sk_fail(err, SK_ERR_FORMAT, "%s: invalid UTF-8 at byte %llu (%s)",
+                return sk_fail(err, SK_ERR_ENCODING, "%s: invalid UTF-8 at byte %llu (%s)",
                                b->path, (unsigned long long)(offset + i), why);
             }
             i += (size_t)k;
