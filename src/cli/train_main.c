@@ -211,7 +211,9 @@ int main(int argc, char **argv) {
         int usage = st == SK_ERR_DEVICE ? strcmp(o.device, "auto") != 0 : st != SK_ERR_NOMEM;
         if (st == SK_ERR_ENCODING) // the data file: say what trains on it
             cli_die(CLI_EXIT_USAGE, "%s; --vocab bytes trains on any file", err.msg);
-        cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", err.msg);
+        char line[SK_ERROR_MSG_MAX + 8]; // a message naming a setting names its flag
+        cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s",
+                cli_message(&cli_train_program, err.msg, line, sizeof line));
     }
     if (o.eval_only) {
         double val;

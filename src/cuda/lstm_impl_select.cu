@@ -67,7 +67,7 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
             if (st == SK_ERR_ARG) {
                 char why[SK_ERROR_MSG_MAX];
                 snprintf(why, sizeof why, "%s", err->msg);
-                return sk_fail(err, SK_ERR_ARG, "--precision %s runs only on the persistent LSTM kernel, and %.400s",
+                return sk_fail(err, SK_ERR_ARG, "precision %s runs only on the persistent LSTM kernel, and %.400s",
                                sk_precision_name(cfg->precision), why);
             }
             return st;

@@ -231,7 +231,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
             sk_batcher_limit(ev[i].b, (size_t)((o->eval_tokens + o->batch_size - 1) / o->batch_size));
         *ev[i].has = 1;
     }
-    if (o->eval_only && !t->has_val) return sk_fail(err, SK_ERR_ARG, "--eval-only needs a validation split (--val-frac > 0)");
+    if (o->eval_only && !t->has_val) return sk_fail(err, SK_ERR_ARG, "eval-only needs a validation split (a val-frac above 0)");
     return SK_OK;
 }
 
@@ -324,7 +324,8 @@ static sk_status load_start(const sk_train_options *o, start_point *sp, sk_error
     if (st == SK_OK) st = sk_model_file_check_finite(&sp->ckpt, sp->from, err);
     sk_vocab_mode ck_mode = sp->ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
     if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && sp->mode != ck_mode)
-        st = sk_fail(err, SK_ERR_ARG, "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
+        st = sk_fail(err, SK_ERR_ARG,
+                     "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
                      sk_vocab_mode_name(sp->mode), sp->from, sk_vocab_mode_name(ck_mode));
     sp->mode = ck_mode;
     if (st == SK_OK) st = check_shape(o, &sp->ckpt.cfg, err);

@@ -61,7 +61,9 @@ done
 # The man page's option list: the flags that begin an item (the line after .TP, or the line
 # of flags alone, "--help, --version"), up to EXAMPLES.
 man_options() {
-    awk '/^\.SH EXAMPLES/ { exit } prev ~ /^\.TP/ || /^(\\fB\\-\\-[a-z0-9\\-]*\\fR(, )?)+$/ { print } { prev = $0 }' "$1" |
+    awk '/^\.SH EXAMPLES/ { exit }
+         prev ~ /^\.TP/ || /^(\\fB\\-\\-[a-z0-9\\-]*\\fR(, )?)+$/ { print }
+         { prev = $0 }' "$1" |
         grep -o '\\fB\\-\\-[a-z0-9\\-]*' | sed 's/\\fB\\-\\-//; s/\\-/-/g; s/\\f$//'
 }
 table=$("$SK_OPTIONS_TABLE" train | cut -d' ' -f1 | sort)
@@ -69,7 +71,8 @@ page=$SK_BUILD_DIR/man/shakespeare-train.1
 if [ "${SK_HAVE_MAN_PAGES:-0}" = 1 ]; then
     got=$(man_options "$page" | sort)
     [ -n "$got" ] && [ "$got" = "$table" ] && note "the man page lists the table's $(echo $table | wc -w) options" ||
-        fail "the man page's options differ from the table: $(diff <(echo "$table") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+        fail "the man page's options differ from the table:" \
+            "$(diff <(echo "$table") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
 else
     note "this build has no man pages (no help2man at configure time)"
 fi
@@ -89,6 +92,13 @@ expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --max-iters 20 --eval-every 0
 header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
 keys=$("$SK_OPTIONS_TABLE" train | awk '$2 != "-" { print $2 }' | sort)
 got=$(header out/last.safetensors | grep -ao '\\"[a-z0-9_]*\\":' | sed 's/\\"//g; s/:$//' | sort)
-[ -n "$keys" ] && [ "$got" = "$keys" ] && note "the checkpoint's options record has the table's $(echo $keys | wc -w) keys" ||
-    fail "the options record's keys differ from the table: $(diff <(echo "$keys") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+[ -n "$keys" ] && [ "$got" = "$keys" ] &&
+    note "the checkpoint's options record has the table's $(echo $keys | wc -w) keys" ||
+    fail "the options record's keys differ from the table:" \
+        "$(diff <(echo "$keys") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+
+# A library message names the setting ("eval-only needs a validation split"); the program says
+# the flag.
+expect_error '^error: --eval-only needs a validation split' "$SK_TRAIN" "${TINY[@]}" --data text.txt --eval-only \
+    --init-from out/last.safetensors --val-frac 0 --train-frac 1
 finish
