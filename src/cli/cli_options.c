@@ -65,7 +65,7 @@ static const char *value_text(const cli_option *o, const void *opts, char *buf, 
     case CLI_ACTION: return "";
     case CLI_FLAG: return *CFIELD(opts, o, int) ? "on" : "off";
     case CLI_STR: {
-        const char *s = *CFIELD(opts, o, const char *);
+        const char *s = *CFIELD(opts, o, char *); // const char ** (the macro adds the const)
         return s ? s : "none";
     }
     case CLI_INT: snprintf(buf, n, "%d", *CFIELD(opts, o, int)); return buf;
