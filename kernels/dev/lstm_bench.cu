@@ -87,7 +87,7 @@ void cpu_reference(const sk_param_layout *lay, int B, int T, const float *p, con
         for (int t = 0; t < T; t++) memcpy(in[0] + ((size_t)t * B + b) * E, x + ((size_t)b * T + t) * E, E * 4);
     for (int k = 0; k < L; k++) {
         sk_lstm_layer_offsets o = sk_lstm_layer(lay, k);
-        sk_lstm_cpu_layer l = {B, H, o.in, 1, p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh, NULL, 0, 0}; // CBLAS
+        sk_lstm_cpu_layer l = {B, H, o.in, 1, p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh, NULL, 0, 0, 0}; // CBLAS
         gates[k] = host_f(rows * 4 * H), tc[k] = host_f(rows * H);
         hb[k] = host_f(rows * H + (size_t)B * H), cb[k] = host_f(rows * H + (size_t)B * H);
         memcpy(hb[k], h0 + (size_t)k * B * H, sizeof(float) * B * H);
@@ -106,7 +106,7 @@ void cpu_reference(const sk_param_layout *lay, int B, int T, const float *p, con
         }
     for (int k = L - 1; k >= 0; k--) {
         sk_lstm_layer_offsets o = sk_lstm_layer(lay, k);
-        sk_lstm_cpu_layer l = {B, H, o.in, 1, p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh, NULL, 0, 0}; // CBLAS
+        sk_lstm_cpu_layer l = {B, H, o.in, 1, p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh, NULL, 0, 0, 0}; // CBLAS
         sk_lstm_cpu_grads g = {ref->grads + o.w_ih, ref->grads + o.w_hh, ref->grads + o.b_ih, ref->grads + o.b_hh};
         sk_lstm_cpu_backward(&l, T, in[k], gates[k], tc[k], hb[k], cb[k], d, dg, dh, dc, &g, dn);
         float *s = d;

@@ -11,6 +11,7 @@
 
 #include "embedding_cpu.h"
 #include "lstm_cpu.h"
+#include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
 #include "shakespeare/backend.h"
@@ -169,8 +170,8 @@ static void row_losses(cpu_impl *c, int rows) {
     for (int r = 0; r < rows; r++) c->row_loss[r] = sk_xent_row_loss(c->logits + (size_t)r * V, V, c->y[r]);
 }
 
-// c->in_proj from the parameters: row v by the products of lstm_cpu.c's batch-1 step (the
-// biases, then a matrix-vector product over emb[v]).
+// c->in_proj from the parameters: row v by the product of an inference step (the biases,
+// then sk_matvec_rows over emb[v]), so a table row is what the step would compute itself.
 static void fill_in_proj(const sk_backend *b, cpu_impl *c) {
     const int G4 = 4 * c->H, E = c->E;
     const float *P = c->params, *emb = P + b->layout.tensors[0].offset;
@@ -178,9 +179,8 @@ static void fill_in_proj(const sk_backend *b, cpu_impl *c) {
     for (int v = 0; v < c->V; v++) {
         float *row = c->in_proj + (size_t)v * G4;
         for (int j = 0; j < G4; j++) row[j] = P[o.b_ih + j] + P[o.b_hh + j];
-        sk_sgemm_rows(1, CblasNoTrans, CblasTrans, 1, G4, E, 1.0f, emb + (size_t)v * E, E, P + o.w_ih, E, 1.0f, row,
-                      G4);
     }
+    sk_matvec_rows(G4, E, P + o.w_ih, c->V, emb, E, c->in_proj, G4);
     c->in_proj_ok = 1;
 }
 
@@ -194,6 +194,9 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
         return sk_fail(&b->err, SK_ERR_ARG, "a training forward on an inference-only backend");
     const int rows = len * B;
     const int train = mode == SK_MODE_TRAIN, drop = train && c->p > 0.0f;
+    // An inference step (sampling): batch-invariant products (matvec_cpu.h), so that a stream's
+    // text does not depend on the streams beside it.
+    const int infer_step = !train && len == 1;
     const float *P = c->params;
 
     // Stream-major (b, t) -> time-major rows; out-of-range ids are a caller bug, refused.
@@ -224,7 +227,8 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
         if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, P + o.w_hh, c->w_hh_dropped[k]);
         sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, train, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k], !train && k == 0, !train && c->w_hh_t_ok};
+                                   P + o.b_hh, c->w_hh_t[k], !train && k == 0, !train && c->w_hh_t_ok,
+                                   infer_step};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
         sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
@@ -244,8 +248,11 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
     const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
     for (int r = 0; r < rows; r++) memcpy(c->logits + (size_t)r * V, P + fcb->offset, sizeof(float) * V);
-    sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f, c->logits,
-                  V);
+    if (infer_step)
+        sk_matvec_rows(V, H, P + fcw->offset, rows, in, H, c->logits, V);
+    else
+        sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f,
+                      c->logits, V);
     c->len = len;
     c->step = step;
     c->last_train = train && y != NULL;

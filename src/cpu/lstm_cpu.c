@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "activations.h"
+#include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
 
@@ -60,7 +61,8 @@ static void forward_span(const span_job *j) {
         float *g = j->gates + r * G4;
         const float *h_prev = j->hbuf + r * H, *c_prev = j->cbuf + r * H;
         float *h = j->hbuf + (r + B) * H, *c = j->cbuf + (r + B) * H, *tc = j->tanh_c + r * H;
-        sk_recur_forward(nb, H, j->l->w_hh, j->l->w_hh_t, h_prev, g);
+        if (j->l->step) sk_matvec_rows(G4, H, j->l->w_hh, nb, h_prev, H, g, G4);
+        else sk_recur_forward(nb, H, j->l->w_hh, j->l->w_hh_t, h_prev, g);
         for (int b = 0; b < nb; b++)
             cell_forward(H, g + (size_t)b * G4, c_prev + (size_t)b * H, c + (size_t)b * H, tc + (size_t)b * H,
                          h + (size_t)b * H);
@@ -123,12 +125,14 @@ void sk_lstm_cpu_forward(const sk_lstm_cpu_layer *l, int len, const float *x, fl
         float *gr = gates + (size_t)r * G4;
         for (int j = 0; j < G4; j++) gr[j] = l->b_ih[j] + l->b_hh[j];
     }
-    if (!l->gates_in)
+    if (!l->gates_in && l->step)
+        sk_matvec_rows(G4, l->in, l->w_ih, rows, x, l->in, gates, G4);
+    else if (!l->gates_in)
         sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, G4, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f,
                       gates, G4);
     // W_hh laid out once for the window's len steps, when a span holds more than one stream;
     // one stream per span (sampling) multiplies W_hh as stored, a matrix-vector product.
-    if (B > span_count(l) && !l->w_hh_t_ready) sk_recur_prepare(l->H, l->w_hh, l->w_hh_t);
+    if (!l->step && B > span_count(l) && !l->w_hh_t_ready) sk_recur_prepare(l->H, l->w_hh, l->w_hh_t);
     span_job job = {.l = l, .len = len, .gates = gates, .tanh_c = tanh_c, .hbuf = hbuf, .cbuf = cbuf};
     run_spans(l, job, forward_span);
 }

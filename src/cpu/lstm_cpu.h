@@ -21,6 +21,7 @@ typedef struct {
                         // window by forward (recurrent_gemm.h); NULL to run them through CBLAS
     int gates_in;       // 1: the caller filled gates with b_ih + b_hh + x W_ih^T already (x not read)
     int w_hh_t_ready;   // 1: w_hh_t already holds this w_hh laid out (forward does not lay it out again)
+    int step;           // 1: an inference step (len 1): every product through sk_matvec_rows
 } sk_lstm_cpu_layer;
 
 // x: (len*B, in). Writes gates, tanh_c, and hbuf/cbuf rows [B, (len+1)*B), and w_hh_t.

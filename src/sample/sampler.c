@@ -65,11 +65,12 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
         goto done;
     }
     if ((st = b->ops->set_state(b, NULL, NULL)) != SK_OK) goto failed;
-    // Prime in windows of up to T, the same window in every stream; the logits after the last
-    // prime character seed sampling.
+    // The prime one character per step, as the sampled ones: every product of a stream then
+    // goes through the CPU backend's step arithmetic, the same for any B (matvec_cpu.h), so
+    // stream s's text is that of a batch of one. The logits after the last one seed sampling.
     int len = 0;
     for (size_t at = 0; at < n_prime; at += (size_t)len) {
-        len = n_prime - at < (size_t)T ? (int)(n_prime - at) : T;
+        len = 1;
         for (int s = 0; s < B; s++) memcpy(x + (size_t)s * len, prime + at, sizeof(int32_t) * (size_t)len);
         if ((st = b->ops->forward(b, x, NULL, len, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }

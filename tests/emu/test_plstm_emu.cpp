@@ -188,7 +188,7 @@ Reference reference(const Problem &P) {
     for (int k = 0; k < L; k++) {
         const int inw = k == 0 ? c.E : H;
         const sk_plstm_layer &ly = P.layers[k];
-        sk_lstm_cpu_layer cl = {B, H, inw, 1, &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh], NULL, 0, 0};
+        sk_lstm_cpu_layer cl = {B, H, inw, 1, &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh], NULL, 0, 0, 0};
         gates[k].resize((size_t)len * B * H4), tanh_c[k].resize((size_t)len * B * H);
         hbuf[k].resize((size_t)(len + 1) * B * H), cbuf[k].resize((size_t)(len + 1) * B * H);
         memcpy(hbuf[k].data(), &P.hx[(size_t)k * B * H], (size_t)B * H * sizeof(float));
@@ -226,7 +226,7 @@ Reference reference(const Problem &P) {
     for (int k = L - 1; k >= 0; k--) {
         const int inw = k == 0 ? c.E : H;
         const sk_plstm_layer &ly = P.layers[k];
-        sk_lstm_cpu_layer cl = {B, H, inw, 1, &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh], NULL, 0, 0};
+        sk_lstm_cpu_layer cl = {B, H, inw, 1, &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh], NULL, 0, 0, 0};
         vector<float> gw_ih((size_t)H4 * inw), gw_hh((size_t)H4 * H), gb_ih(H4), gb_hh(H4), dx((size_t)len * B * inw);
         sk_lstm_cpu_grads g = {gw_ih.data(), gw_hh.data(), gb_ih.data(), gb_hh.data()};
         sk_lstm_cpu_backward(&cl, len, in[k].data(), gates[k].data(), tanh_c[k].data(), hbuf[k].data(),
