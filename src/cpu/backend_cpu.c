@@ -307,7 +307,7 @@ static sk_status cpu_backward(sk_backend *b) {
         }
         sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
         sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, 1, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k], 0, 0};
+                                   P + o.b_hh, c->w_hh_t[k], 0, 0, 0};
         sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
