@@ -2,7 +2,8 @@
 # bench_sample.sh: memory, CPU time and wall-clock speed of shakespeare-sample at config A
 # (E=128, H=256, L=2; a checkpoint trained 5 steps: speed and memory do not depend on the
 # weights), one thread, for each build directory given (default: build), side by side in
-# one run: sampling 20,000 characters (batch 1, one character per forward step) and scoring
+# one run: sampling with --num-samples N = 1, 16 and 256 (WHAT sample/N; N streams, one character
+# each per forward step; 20,000, 64,000 and 128,000 characters in all) and scoring
 # the first 100,000 characters of the corpus, with --device cpu and --device auto (the GPU
 # where there is one), and --help (what loading the program alone costs).
 # Each line: BUILD  WHAT  DEVICE  max resident (KB) and user s (/usr/bin/time %M %U; "-"
@@ -25,7 +26,7 @@ echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ); cpu: $(lscpu | sed -n 's/^Model name
 echo "commit: ${BENCH_COMMIT:-$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/gpu: /'
 timer=(); [ -x /usr/bin/time ] && timer=(/usr/bin/time -o "$tmp/t" -f "%M %U")
-row='%-28s %-8s %-6s %12s %8s %12s %8s %12s\n'
+row='%-28s %-10s %-6s %12s %8s %12s %8s %12s\n'
 printf "$row" build what device resident_KB user_s chars_per_s wall_s chars_per_wall_s
 # wall ARGS...: runs build $b's shakespeare-sample with ARGS (under /usr/bin/time where there is
 # one) and prints its wall seconds.
@@ -55,7 +56,11 @@ for b in "$@"; do
     measure help - 0 -- --help
     for dev in cpu auto; do
         common=(--checkpoint "$tmp/ck/last.safetensors" --threads 1 --device "$dev")
-        measure sample "$dev" 20000 "${common[@]}" --length 1 -- "${common[@]}" --length 20000
+        for nl in 1:20000 16:4000 256:500; do # --num-samples N : --length (N x length characters)
+            ns=${nl%%:*} len=${nl##*:}
+            measure "sample/$ns" "$dev" $((ns * len)) "${common[@]}" --num-samples "$ns" --length 1 -- \
+                "${common[@]}" --num-samples "$ns" --length "$len"
+        done
         measure score "$dev" 99999 "${common[@]}" --score "$tmp/score1.txt" -- "${common[@]}" --score "$tmp/score.txt"
     done
 done
