@@ -13,8 +13,8 @@
 // paths); create_persistent_variant picks the inner product explicitly (lstm_bench).
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
-// them back. Not chosen by --rnn-impl auto until a GPU session has validated it
-// (lstm_impl_select.cu).
+// them back. --rnn-impl auto takes it only where it is both validated and faster than cuDNN
+// (kPersistentValidated in lstm_impl_select.cu: it passes the GPU tests, and loses to cuDNN).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,9 +2,9 @@
 // defines: sk_lstm_create, sk_lstm_destroy
 //
 // cudnn and persistent are taken as named (a persistent kernel that does not fit the shape
-// is an error saying why). auto takes the persistent kernel only once it has been
-// validated on a GPU (kPersistentValidated; kernels/PERSISTENT_LSTM_FLOOR.md says what
-// that takes) and only where it fits, with a one-line notice when it falls back to cuDNN.
+// is an error saying why). auto takes the persistent kernel only when kPersistentValidated
+// says it is worth taking (correct and faster than cuDNN with a graph; kernels/
+// PERSISTENT_LSTM_FLOOR.md) and only where it fits, with a one-line notice when it falls back.
 // Precision: cuDNN computes in fp32 and tf32 only (math_mode.h); --rnn-impl cudnn with bf16
 // is refused with the reason, and auto with bf16 takes the persistent kernel.
 #include <stdio.h>
