@@ -22,6 +22,7 @@ enum { V = 7, T = 4, STREAMS = 5, LENGTH = 40, PRIME = 9 };
 typedef struct {
     int32_t last[STREAMS];
     int seen[STREAMS];
+    int len; // of the last forward
     float logits[STREAMS * T * V];
 } fake;
 
@@ -38,6 +39,7 @@ static sk_status fake_forward(sk_backend *b, const int32_t *x, const int32_t *y,
                               double *loss) {
     (void)y, (void)mode, (void)step, (void)loss;
     fake *f = fake_of(b);
+    f->len = len;
     for (int s = 0; s < b->cfg.batch_size; s++)
         for (int t = 0; t < len; t++) {
             f->last[s] = x[s * len + t], f->seen[s]++;
@@ -48,8 +50,8 @@ static sk_status fake_forward(sk_backend *b, const int32_t *x, const int32_t *y,
 }
 
 static sk_status fake_get_logits(sk_backend *b, float *out) {
-    // (B, len, V) of the last forward; the sampler's buffer holds (B, T, V).
-    memcpy(out, fake_of(b)->logits, sizeof(float) * (size_t)b->cfg.batch_size * T * V);
+    // (B, len, V) of the last forward, as backend.h's get_logits.
+    memcpy(out, fake_of(b)->logits, sizeof(float) * (size_t)b->cfg.batch_size * fake_of(b)->len * V);
     return SK_OK;
 }
 

@@ -54,11 +54,11 @@ int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_
 sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length,
                             const sk_sample_opts *o, sk_rng *rngs, sk_emit_batch_fn emit, void *ctx, sk_error *err) {
     if (n_prime < 1) return sk_fail(err, SK_ERR_ARG, "the prime text is empty");
-    const int V = b->layout.cfg.vocab_size, T = b->cfg.seq_len, B = b->cfg.batch_size;
-    // logits (B, T, V) as get_logits writes them; x (B, T) a window of every stream's inputs.
-    float *logits = malloc(sizeof(float) * (size_t)B * T * V), *p = malloc(sizeof(float) * V);
+    const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
+    // Every forward is one step of every stream: x (B,) the inputs, logits (B, V) the outputs.
+    float *logits = malloc(sizeof(float) * (size_t)B * V), *p = malloc(sizeof(float) * V);
     sk_candidate *cand = malloc(sizeof(sk_candidate) * V);
-    int32_t *x = malloc(sizeof(int32_t) * (size_t)B * T);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)B);
     sk_status st = SK_OK;
     if (!logits || !p || !cand || !x) {
         st = sk_fail(err, SK_ERR_NOMEM, "out of memory while sampling %d streams", B);
@@ -68,21 +68,18 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
     // The prime one character per step, as the sampled ones: every product of a stream then
     // goes through the CPU backend's step arithmetic, the same for any B (matvec_cpu.h), so
     // stream s's text is that of a batch of one. The logits after the last one seed sampling.
-    int len = 0;
-    for (size_t at = 0; at < n_prime; at += (size_t)len) {
-        len = 1;
-        for (int s = 0; s < B; s++) memcpy(x + (size_t)s * len, prime + at, sizeof(int32_t) * (size_t)len);
-        if ((st = b->ops->forward(b, x, NULL, len, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
+    for (size_t at = 0; at < n_prime; at++) {
+        for (int s = 0; s < B; s++) x[s] = prime[at];
+        if ((st = b->ops->forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }
     for (size_t i = 0; i < length; i++) {
         if ((st = b->ops->get_logits(b, logits)) != SK_OK) goto failed;
         int stop = 0;
-        for (int s = 0; s < B; s++) { // stream s's logits after its last input: row (s, len - 1)
-            x[s] = sk_sample_token(logits + ((size_t)s * len + (size_t)(len - 1)) * V, V, o, &rngs[s], p, cand);
+        for (int s = 0; s < B; s++) {
+            x[s] = sk_sample_token(logits + (size_t)s * V, V, o, &rngs[s], p, cand);
             if (emit && emit(s, x[s], ctx)) stop = 1;
         }
         if (stop || i + 1 == length) break;
-        len = 1;
         if ((st = b->ops->forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }
     goto done;
