@@ -1,6 +1,6 @@
 // vocab.h: the character vocabulary, the sorted set of code points (or of byte values) of a text.
 // defines: sk_vocab_build, sk_vocab_from_codepoints, sk_vocab_index, sk_vocab_encode,
-//          sk_vocab_equal, sk_vocab_describe_char, sk_vocab_free
+//          sk_vocab_char_bytes, sk_vocab_equal, sk_vocab_describe_char, sk_vocab_free
 #ifndef SHAKESPEARE_VOCAB_H
 #define SHAKESPEARE_VOCAB_H
 
@@ -32,6 +32,10 @@ int sk_vocab_index(const sk_vocab *v, uint32_t cp);
 // (a byte vocabulary: "<what> has byte 0xFF at position 17 that is not in the vocabulary")
 sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int32_t *ids,
                           const char *what, sk_error *err);
+
+// The bytes token id stands for, in out (4 at most): its byte (a byte vocabulary) or its
+// code point in UTF-8. Returns how many.
+int sk_vocab_char_bytes(const sk_vocab *v, int32_t id, char out[4]);
 
 bool sk_vocab_equal(const sk_vocab *a, const sk_vocab *b);
 

@@ -85,7 +85,7 @@ typedef struct {
 static int emit_char(int32_t id, void *ctx) {
     const emitter *e = ctx;
     char u[4];
-    int n = e->vocab->bytes ? (u[0] = (char)e->vocab->chars[id], 1) : sk_utf8_encode(e->vocab->chars[id], u);
+    int n = sk_vocab_char_bytes(e->vocab, id, u);
     fwrite(u, 1, (size_t)n, stdout); // buffered as main set it up: no system call per character
     return 0;
 }
@@ -104,7 +104,7 @@ typedef struct {
 
 static void put_char(sample_texts *t, int i, int32_t id) {
     char u[4];
-    int k = t->vocab->bytes ? (u[0] = (char)t->vocab->chars[id], 1) : sk_utf8_encode(t->vocab->chars[id], u);
+    int k = sk_vocab_char_bytes(t->vocab, id, u);
     if (t->len[i] + (size_t)k + 1 < t->cap) // one byte kept for the final newline
         memcpy(t->text[i] + t->len[i], u, (size_t)k), t->len[i] += (size_t)k;
 }

@@ -111,6 +111,11 @@ sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int3
     return SK_OK;
 }
 
+int sk_vocab_char_bytes(const sk_vocab *v, int32_t id, char out[4]) {
+    if (v->bytes) return out[0] = (char)v->chars[id], 1;
+    return sk_utf8_encode(v->chars[id], out);
+}
+
 bool sk_vocab_equal(const sk_vocab *a, const sk_vocab *b) {
     if (!a || !b) return false;
     if (a->size != b->size || a->bytes != b->bytes) return false;

@@ -17,7 +17,6 @@
 #include "dist/shard.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/step_math.h"
-#include "shakespeare/utf8.h"
 #include "trainer_internal.h"
 
 static double now_s(void) {
@@ -100,7 +99,7 @@ typedef struct {
 static int append_char(int32_t id, void *ctx) {
     text_sink *s = ctx;
     char u[4];
-    int k = s->vocab->bytes ? (u[0] = (char)s->vocab->chars[id], 1) : sk_utf8_encode(s->vocab->chars[id], u);
+    int k = sk_vocab_char_bytes(s->vocab, id, u);
     if (s->n + (size_t)k + 1 > s->cap) return 1;
     memcpy(s->buf + s->n, u, (size_t)k);
     s->n += (size_t)k;
