@@ -1,7 +1,8 @@
 // kernels.h: host-callable launchers of the CUDA backend's kernels, one family per .cu file.
 // defines: sk_cuda_embedding_forward, sk_cuda_embedding_backward        (embedding.cu)
 //          sk_cuda_softmax_xent, sk_cuda_sum_double                     (softmax_xent.cu)
-//          sk_cuda_dropout                                              (dropout.cu)
+//          sk_cuda_dropout, sk_cuda_dropout_seq_major                   (dropout.cu)
+//          sk_cuda_swap_major                                           (swap_major.cu)
 //          sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_adamw               (adam.cu)
 //          (their argument structs: step_args.h)
 //
@@ -54,6 +55,16 @@ cudaError_t sk_cuda_sum_double(double *out, const float *x, int n, cudaStream_t 
 // same call is the backward pass, applied to the gradient.
 cudaError_t sk_cuda_dropout(float *out, const float *in, size_t n, uint64_t first, const uint64_t *key, float p,
                             float scale, cudaStream_t stream);
+// The same masks on steps [t0, t0 + tc) of a sequence-major window: out, in (tc, B, H) are
+// rows t0*B.. of a (len, B, H) tensor, and each element gets the mask of its element
+// (b, t, j) in the stream-major (B, len, H) layout, so both layouts drop the same elements.
+cudaError_t sk_cuda_dropout_seq_major(float *out, const float *in, int t0, int tc, int B, int len, int H,
+                                      uint64_t first, const uint64_t *key, float p, float scale, cudaStream_t stream);
+
+// ---- swap_major.cu ------------------------------------------------------------------------
+// out (S, R, W) = in (R, S, W) with its first two axes swapped: stream-major (B, len, W) to
+// sequence-major (len, B, W) with R = B, S = len, and back with R = len, S = B. out != in.
+cudaError_t sk_cuda_swap_major(float *out, const float *in, int R, int S, int W, cudaStream_t stream);
 
 // ---- adam.cu ------------------------------------------------------------------------------
 // (SK_CUDA_SUMSQ_PARTIALS, sk_adamw_args, sk_cuda_step_args, sk_cuda_step_stats: step_args.h)

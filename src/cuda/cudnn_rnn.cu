@@ -9,8 +9,8 @@
 // fp32 data and fp32 math with the caller's math type: CUDNN_FMA_MATH for --precision fp32
 // (CUDNN_DEFAULT_MATH would let cuDNN use TF32 tensor cores on Ampere and later GPUs, about
 // 3 decimal digits, far from the CPU reference), CUDNN_DEFAULT_MATH for tf32 (math_mode.h).
-// Data descriptors are BATCH_MAJOR_UNPACKED with every sequence length equal to the window
-// length, which needs CUDNN_RNN_PADDED_IO_ENABLED.
+// Data descriptors are BATCH_MAJOR_UNPACKED (or SEQ_MAJOR_UNPACKED) with every sequence
+// length equal to the window length, which needs CUDNN_RNN_PADDED_IO_ENABLED.
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,10 +210,10 @@ sk_status query_sizes(sk_cudnn_lstm *r, sk_error *err) {
 sk_status set_descriptors(sk_cudnn_lstm *r, int len, sk_error *err) {
     r->len = 0;
     for (int b = 0; b < r->B; b++) r->seq_host[b] = len;
-    CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->xdesc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, len,
-                                          r->B, r->E, r->seq_host, NULL));
-    CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->ydesc, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED, len,
-                                          r->B, r->H, r->seq_host, NULL));
+    const cudnnRNNDataLayout_t dl =
+        r->seq_major ? CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED : CUDNN_RNN_DATA_LAYOUT_BATCH_MAJOR_UNPACKED;
+    CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->xdesc, CUDNN_DATA_FLOAT, dl, len, r->B, r->E, r->seq_host, NULL));
+    CUDNN_CHECK(cudnnSetRNNDataDescriptor(r->ydesc, CUDNN_DATA_FLOAT, dl, len, r->B, r->H, r->seq_host, NULL));
     return query_sizes(r, err);
 }
 
@@ -221,7 +221,8 @@ sk_status set_descriptors(sk_cudnn_lstm *r, int len, sk_error *err) {
 
 sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
                              const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
-                             cudnnRNNAlgo_t algo, cudnnMathType_t math, sk_error *err) {
+                             cudnnRNNAlgo_t algo, cudnnMathType_t math, int seq_major, int borrow_reserve,
+                             sk_error *err) {
     const sk_model_config *m = &layout->cfg;
     if (first_layer < 0 || layers < 1 || first_layer + layers > m->num_layers)
         return sk_fail(err, SK_ERR_ARG, "cuDNN LSTM over layers [%d, %d) of a %d-layer model", first_layer,
@@ -232,6 +233,8 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
     r->B = B, r->T = T, r->H = m->hidden_size, r->L = layers;
     r->E = first_layer == 0 ? m->embed_size : m->hidden_size;
     r->training = training;
+    r->seq_major = seq_major;
+    r->reserve_borrowed = borrow_reserve;
     r->algo = algo;
     CUDNN_CHECK(cudnnCreateRNNDescriptor(&r->rnn));
     CUDNN_CHECK(cudnnCreateDropoutDescriptor(&r->drop));
@@ -251,7 +254,8 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
     CUDNN_CHECK(cudnnSetTensorNdDescriptor(r->hdesc, CUDNN_DATA_FLOAT, 3, hdims, hstrides));
 
     r->seq_host = (int *)calloc((size_t)B, sizeof(int));
-    if (!r->seq_host) return sk_fail(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
+    r->reserve_at = (size_t *)calloc((size_t)T + 1, sizeof(size_t));
+    if (!r->seq_host || !r->reserve_at) return sk_fail(err, SK_ERR_NOMEM, "out of memory for sequence lengths");
     CUDA_CHECK(cudaMalloc((void **)&r->seq_dev, sizeof(int32_t) * (size_t)B));
 
     // Temporary sizes: the largest need over every window length 1..T and both modes
@@ -267,8 +271,9 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
         if (r->work_infer > r->work_cap) r->work_cap = r->work_infer;
         if (r->work_train > r->work_cap) r->work_cap = r->work_train;
         if (r->reserve_train > r->reserve_cap) r->reserve_cap = r->reserve_train;
+        r->reserve_at[len] = r->reserve_train;
     }
-    if (r->reserve_cap) CUDA_CHECK(cudaMalloc(&r->reserve, r->reserve_cap));
+    if (r->reserve_cap && !borrow_reserve) CUDA_CHECK(cudaMalloc(&r->reserve, r->reserve_cap));
     CUDA_CHECK(cudaMemcpyAsync(r->seq_dev, r->seq_host, sizeof(int32_t) * (size_t)B, cudaMemcpyHostToDevice,
                                stream));
     r->len = T;
@@ -290,10 +295,11 @@ void sk_cudnn_lstm_free(sk_cudnn_lstm *r) {
     if (r->hdesc) cudnnDestroyTensorDescriptor(r->hdesc);
     cudaFree(r->w);
     cudaFree(r->dw);
-    cudaFree(r->reserve);
+    if (!r->reserve_borrowed) cudaFree(r->reserve);
     cudaFree(r->seq_dev);
     cudaFree(r->segs);
     free(r->seq_host);
+    free(r->reserve_at);
     memset(r, 0, sizeof *r);
 }
 
@@ -323,37 +329,63 @@ sk_status sk_cudnn_lstm_unpack(sk_cudnn_lstm *r, float *params, sk_error *err) {
     return copy_segments(r, params, r->w, 0, err);
 }
 
-sk_status sk_cudnn_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
-                                const float *cx, float *hy, float *cy, sk_error *err) {
+sk_status sk_cudnn_lstm_forward_at(sk_cudnn_lstm *r, int train, void *reserve, const float *x, float *y,
+                                   const float *hx, const float *cx, float *hy, float *cy, sk_error *err) {
     if (train && !r->training)
         return sk_fail(err, SK_ERR_ARG, "training forward on an inference-only LSTM");
     CUDNN_CHECK(cudnnRNNForward(r->dnn, r->rnn, train ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
                                 r->seq_dev, r->xdesc, x, r->ydesc, y, r->hdesc, hx, hy, r->hdesc, cx, cy, r->w_bytes,
                                 r->w, train ? r->work_train : r->work_infer, r->work,
-                                train ? r->reserve_train : 0, train ? r->reserve : NULL));
+                                train ? r->reserve_train : 0, train ? reserve : NULL));
     return SK_OK;
 }
 
-sk_status sk_cudnn_lstm_backward_data(sk_cudnn_lstm *r, const float *y, const float *dy, float *dx,
-                                      const float *hx, const float *cx, sk_error *err) {
+sk_status sk_cudnn_lstm_backward_data_at(sk_cudnn_lstm *r, void *reserve, const float *y, const float *dy, float *dx,
+                                         const float *hx, const float *cx, const float *dhy, const float *dcy,
+                                         float *dhx, float *dcx, sk_error *err) {
     if (!r->training) return sk_fail(err, SK_ERR_ARG, "backward on an inference-only LSTM");
-    // dhy = dcy = NULL: zero gradient arrives from beyond the window; dhx = dcx = NULL: the
-    // gradient w.r.t. the carried initial state is not needed.
-    CUDNN_CHECK(cudnnRNNBackwardData_v8(r->dnn, r->rnn, r->seq_dev, r->ydesc, y, dy, r->xdesc, dx, r->hdesc, hx, NULL,
-                                        NULL, r->hdesc, cx, NULL, NULL, r->w_bytes, r->w, r->work_train, r->work,
-                                        r->reserve_train, r->reserve));
+    CUDNN_CHECK(cudnnRNNBackwardData_v8(r->dnn, r->rnn, r->seq_dev, r->ydesc, y, dy, r->xdesc, dx, r->hdesc, hx, dhy,
+                                        dhx, r->hdesc, cx, dcy, dcx, r->w_bytes, r->w, r->work_train, r->work,
+                                        r->reserve_train, reserve));
     return SK_OK;
 }
 
-sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const float *y, const float *hx,
-                                         float *grads, sk_error *err) {
+sk_status sk_cudnn_lstm_add_weight_grads(sk_cudnn_lstm *r, void *reserve, const float *x, const float *y,
+                                         const float *hx, sk_error *err) {
     if (!r->training) return sk_fail(err, SK_ERR_ARG, "backward on an inference-only LSTM");
-    // cuDNN adds into dw (CUDNN_WGRAD_MODE_ADD): start from zeros.
-    CUDA_CHECK(cudaMemsetAsync(r->dw, 0, r->w_bytes, r->stream));
     CUDNN_CHECK(cudnnRNNBackwardWeights_v8(r->dnn, r->rnn, CUDNN_WGRAD_MODE_ADD, r->seq_dev, r->xdesc, x, r->hdesc,
                                            hx, r->ydesc, y, r->w_bytes, r->dw, r->work_train, r->work,
-                                           r->reserve_train, r->reserve));
+                                           r->reserve_train, reserve));
+    return SK_OK;
+}
+
+sk_status sk_cudnn_lstm_zero_weight_grads(sk_cudnn_lstm *r, sk_error *err) {
+    CUDA_CHECK(cudaMemsetAsync(r->dw, 0, r->w_bytes, r->stream));
+    return SK_OK;
+}
+
+sk_status sk_cudnn_lstm_unpack_weight_grads(sk_cudnn_lstm *r, float *grads, sk_error *err) {
     return copy_segments(r, grads, r->dw, 0, err);
+}
+
+sk_status sk_cudnn_lstm_forward(sk_cudnn_lstm *r, int train, const float *x, float *y, const float *hx,
+                                const float *cx, float *hy, float *cy, sk_error *err) {
+    return sk_cudnn_lstm_forward_at(r, train, r->reserve, x, y, hx, cx, hy, cy, err);
+}
+
+// dhy = dcy = NULL: zero gradient arrives from beyond the window; dhx = dcx = NULL: the
+// gradient w.r.t. the carried initial state is not needed.
+sk_status sk_cudnn_lstm_backward_data(sk_cudnn_lstm *r, const float *y, const float *dy, float *dx,
+                                      const float *hx, const float *cx, sk_error *err) {
+    return sk_cudnn_lstm_backward_data_at(r, r->reserve, y, dy, dx, hx, cx, NULL, NULL, NULL, NULL, err);
+}
+
+// cuDNN adds into dw (CUDNN_WGRAD_MODE_ADD): it starts from zeros.
+sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const float *y, const float *hx,
+                                         float *grads, sk_error *err) {
+    SK_TRY(sk_cudnn_lstm_zero_weight_grads(r, err));
+    SK_TRY(sk_cudnn_lstm_add_weight_grads(r, r->reserve, x, y, hx, err));
+    return sk_cudnn_lstm_unpack_weight_grads(r, grads, err);
 }
 
 namespace {
@@ -369,10 +401,7 @@ sk_status trial_at(sk_cudnn_lstm *r, int len, float *buf, sk_error *err) {
     if (!r->training) return SK_OK;
     SK_TRY(sk_cudnn_lstm_forward(r, 1, x, y, hx, cx, hy, cy, err));
     SK_TRY(sk_cudnn_lstm_backward_data(r, y, dy, dx, hx, cx, err));
-    CUDNN_CHECK(cudnnRNNBackwardWeights_v8(r->dnn, r->rnn, CUDNN_WGRAD_MODE_ADD, r->seq_dev, r->xdesc, x, r->hdesc, hx,
-                                           r->ydesc, y, r->w_bytes, r->dw, r->work_train, r->work, r->reserve_train,
-                                           r->reserve));
-    return SK_OK;
+    return sk_cudnn_lstm_add_weight_grads(r, r->reserve, x, y, hx, err);
 }
 
 } // namespace

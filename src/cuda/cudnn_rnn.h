@@ -4,7 +4,8 @@
 // defines: sk_cudnn_lstm, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
 //          sk_cudnn_lstm_pack, sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward,
 //          sk_cudnn_lstm_backward_data, sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial,
-//          sk_cuda_probe_kernels
+//          sk_cudnn_lstm_forward_at, sk_cudnn_lstm_backward_data_at, sk_cudnn_lstm_add_weight_grads,
+//          sk_cudnn_lstm_zero_weight_grads, sk_cudnn_lstm_unpack_weight_grads, sk_cuda_probe_kernels
 //
 // cuDNN keeps the LSTM weights in its own "weight space". At init every matrix and bias
 // is located with cudnnGetRNNWeightParams (never by assumed offsets), checked against the
@@ -12,7 +13,8 @@
 // segments; one kernel then packs canonical params into the weight space before a
 // forward (sk_cudnn_lstm_pack) and unpacks cuDNN's weight gradients into the canonical
 // grads after a backward. Data tensors are batch-major (B, len, width), the interface's
-// layout. The network applies no dropout.
+// layout, or sequence-major (len, B, width) where the caller asks (the chunked stack in
+// lstm_impl_cudnn.cu, whose time slices must be contiguous). The network applies no dropout.
 #ifndef SK_CUDNN_RNN_H
 #define SK_CUDNN_RNN_H
 
@@ -36,6 +38,7 @@ typedef struct {
     int first_layer; // the model's layer that is this network's layer 0
     int B, T, E, H, L; // E: this network's input width; L: its layer count
     int training;      // reserve space and weight-gradient space allocated
+    int seq_major;     // data tensors (len, B, width); 0: (B, len, width)
     cudnnRNNAlgo_t algo;
     cudnnRNNDescriptor_t rnn;
     cudnnDropoutDescriptor_t drop; // probability 0 (cuDNN wants one)
@@ -45,8 +48,10 @@ typedef struct {
     size_t w_bytes;
     void *work;      // borrowed: the caller's workspace of at least work_cap bytes
     size_t work_cap; // the largest need over len <= T and both modes
-    void *reserve;
-    size_t reserve_cap;
+    void *reserve;         // reserve_cap bytes; the caller's when reserve_borrowed
+    size_t reserve_cap;    // the largest reserve_at[len]
+    int reserve_borrowed;  // the caller allocates (and frees) reserve
+    size_t *reserve_at;    // (T + 1,) [len]: a training forward's reserve space at len steps
     // Sizes cuDNN asked for at the current len.
     size_t work_train, work_infer, reserve_train;
     int *seq_host;    // (B,) all = len
@@ -65,9 +70,12 @@ typedef struct {
 // back after setting, an error if cuDNN changed it). r->work must be pointed
 // at a workspace of r->work_cap bytes before the first forward. r must be zeroed; on
 // failure sk_cudnn_lstm_free(r) releases what was made.
+// seq_major picks the data layout; borrow_reserve leaves r->reserve for the caller to
+// point at reserve_cap bytes or more (before a trial or the first training forward).
 sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t stream,
                              const sk_param_layout *layout, int first_layer, int layers, int B, int T, int training,
-                             cudnnRNNAlgo_t algo, cudnnMathType_t math, sk_error *err);
+                             cudnnRNNAlgo_t algo, cudnnMathType_t math, int seq_major, int borrow_reserve,
+                             sk_error *err);
 void sk_cudnn_lstm_free(sk_cudnn_lstm *r);
 
 // Points the data descriptors at windows of len steps (no-op when unchanged) and checks
@@ -92,6 +100,21 @@ sk_status sk_cudnn_lstm_backward_data(sk_cudnn_lstm *r, const float *y, const fl
                                       const float *hx, const float *cx, sk_error *err);
 sk_status sk_cudnn_lstm_backward_weights(sk_cudnn_lstm *r, const float *x, const float *y, const float *hx,
                                          float *grads, sk_error *err);
+
+// The same calls with the reserve space given (the caller keeps one per window slice, of
+// reserve_at[len] bytes at least), the gradient arriving through hy, cy (dhy, dcy; NULL:
+// zero) and leaving through hx, cx (dhx, dcx; NULL: not computed). add_weight_grads adds a
+// slice's weight gradients into r->dw; zero_weight_grads clears it and unpack_weight_grads
+// writes it into this network's tensors of grads.
+sk_status sk_cudnn_lstm_forward_at(sk_cudnn_lstm *r, int train, void *reserve, const float *x, float *y,
+                                   const float *hx, const float *cx, float *hy, float *cy, sk_error *err);
+sk_status sk_cudnn_lstm_backward_data_at(sk_cudnn_lstm *r, void *reserve, const float *y, const float *dy, float *dx,
+                                         const float *hx, const float *cx, const float *dhy, const float *dcy,
+                                         float *dhx, float *dcx, sk_error *err);
+sk_status sk_cudnn_lstm_add_weight_grads(sk_cudnn_lstm *r, void *reserve, const float *x, const float *y,
+                                         const float *hx, sk_error *err);
+sk_status sk_cudnn_lstm_zero_weight_grads(sk_cudnn_lstm *r, sk_error *err);
+sk_status sk_cudnn_lstm_unpack_weight_grads(sk_cudnn_lstm *r, float *grads, sk_error *err);
 
 // Runs every call a training step makes (inference and training forward, backward data,
 // backward weights) on zeros at windows of T and 1 steps, then synchronizes: cuDNN refuses

@@ -4,6 +4,7 @@
 // to src/cuda/).
 // defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
 //          sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name,
+//          sk_lstm_create_cudnn_wavefront,
 //          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
@@ -97,6 +98,10 @@ sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_erro
 // the shape is refused (SK_ERR_ARG) with cuDNN's reason.
 sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out, sk_error *err);
 const char *sk_cudnn_algo_name(cudnnRNNAlgo_t algo);
+// The cuDNN implementation for a training stack with dropout between layers (create_cudnn_algo
+// takes it then): one-layer networks overlapped in time chunks (lstm_impl_cudnn_wavefront.cu).
+sk_status sk_lstm_create_cudnn_wavefront(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out,
+                                         sk_error *err);
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err);
 // The same with the inner product chosen: tensor_cores = 1 (tf32 and bf16) runs mma.sync, 0
 // the CUDA cores (create_persistent takes the validated default).

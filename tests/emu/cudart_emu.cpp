@@ -50,16 +50,26 @@ struct Graph {
     std::vector<std::function<void()>> ops;
 };
 
+// A capture has one origin stream (cudaStreamBeginCapture's), which owns the graph and the
+// broken flag; a stream that waits on an event recorded in the capture joins it (origin
+// set) and appends to the same graph, and must be joined back (the origin, or a stream
+// the origin then waits on, waits on an event recorded after its last work) before the
+// capture ends, as CUDA's fork/join capture demands.
 struct Stream {
     bool capturing = false;
-    bool capture_broken = false;
+    bool capture_broken = false; // the origin's is the capture's
     bool refuse_capture = false; // SK_EMU_UNCAPTURABLE: refuse this capture's first work
-    std::unique_ptr<Graph> graph;
+    std::unique_ptr<Graph> graph; // the origin's
+    Stream *origin = nullptr;     // a joined stream's capture origin; nullptr for the origin
+    size_t captured_ops = 0;      // work this stream added to the capture
+    size_t joined_ops = 0;        // of which another stream of the capture has waited for
 };
 
 struct Event {
     uint64_t seq = 0; // the marker op recorded last; 0: never recorded
     double ran_s = -1.0; // host seconds when that marker ran (cudaEventElapsedTime); < 0: not yet
+    Stream *captured_on = nullptr; // recorded in a capture, on this stream; nullptr: outside one
+    size_t captured_ops = 0;       // that stream's captured_ops at the record
 };
 
 // The device: one queue of every stream's work in enqueue order (a valid serialization).
@@ -91,9 +101,12 @@ Stream *stream_of(cudaStream_t s) {
 }
 
 // An unsafe call while a stream captures: the capture is broken, the call refused.
+Stream *capture_root(Stream *st) { return st->origin ? st->origin : st; }
+
 bool refuse_in_capture() {
     if (!g_capturing) return false;
-    for (Stream *s : g_streams) s->capture_broken |= s->capturing;
+    for (Stream *s : g_streams)
+        if (s->capturing) capture_root(s)->capture_broken = true;
     g_default.capture_broken |= g_default.capturing;
     fail(cudaErrorStreamCaptureUnsupported);
     return true;
@@ -170,7 +183,7 @@ cudaError_t copy_async(void *dst, size_t dpitch, const void *src, size_t spitch,
     };
     const bool src_pageable = !is_device(src) && !is_pinned(src), dst_pageable = !is_device(dst) && !is_pinned(dst);
     if ((src_pageable || dst_pageable) && st->capturing) {
-        st->capture_broken = true;
+        capture_root(st)->capture_broken = true;
         return fail(cudaErrorStreamCaptureUnsupported);
     }
     if (dst_pageable) { // D2H into pageable memory: synchronous
@@ -219,12 +232,14 @@ cudaError_t sk_emu_enqueue(cudaStream_t s, std::function<void()> op) {
     if (!st) return fail(cudaErrorInvalidResourceHandle);
     if (g_sticky) return g_sticky;
     if (st->capturing) {
-        if (st->capture_broken) return fail(cudaErrorStreamCaptureInvalidated);
-        if (st->refuse_capture) {
-            st->capture_broken = true;
+        Stream *root = capture_root(st);
+        if (root->capture_broken) return fail(cudaErrorStreamCaptureInvalidated);
+        if (root->refuse_capture) {
+            root->capture_broken = true;
             return fail(cudaErrorStreamCaptureUnsupported);
         }
-        st->graph->ops.push_back(std::move(op));
+        root->graph->ops.push_back(std::move(op));
+        st->captured_ops++;
         return cudaSuccess;
     }
     g_queue.push_back(Op{g_next_seq++, std::move(op)});
@@ -310,6 +325,9 @@ const char *cudaGetErrorName(cudaError_t e) {
         NAME(cudaErrorCooperativeLaunchTooLarge)
         NAME(cudaErrorStreamCaptureUnsupported)
         NAME(cudaErrorStreamCaptureInvalidated)
+        NAME(cudaErrorStreamCaptureIsolation)
+        NAME(cudaErrorStreamCaptureUnjoined)
+        NAME(cudaErrorStreamCaptureUnmatched)
         NAME(cudaErrorIllegalState)
 #undef NAME
     default: return "cudaErrorUnknown";
@@ -330,6 +348,9 @@ const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
     case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
+    case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+    case cudaErrorStreamCaptureUnmatched: return "the capture was not initiated in this stream";
     case cudaErrorIllegalState: return "the operation is not permitted in the stream's state";
     default: return "unknown error";
     }
@@ -532,8 +553,13 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
     if (!g_events.count(ev)) return fail(cudaErrorInvalidResourceHandle);
     Stream *st = stream_of(s);
     if (!st) return fail(cudaErrorInvalidResourceHandle);
-    if (st->capturing) return fail(cudaErrorNotSupported); // the backend records none in a capture
     ev->ran_s = -1.0;
+    if (st->capturing) { // a graph node, not a marker in the queue: it can only be waited on
+        if (capture_root(st)->capture_broken) return fail(cudaErrorStreamCaptureInvalidated);
+        ev->captured_on = st, ev->captured_ops = st->captured_ops;
+        return cudaSuccess;
+    }
+    ev->captured_on = nullptr;
     cudaError_t r = sk_emu_enqueue(s, [ev] {
         if (g_events.count(ev)) // destroyed before it ran: nothing to stamp
             ev->ran_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -549,6 +575,34 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) 
     if (!ms || !g_events.count(a) || !g_events.count(b)) return fail(cudaErrorInvalidResourceHandle);
     if (a->ran_s < 0.0 || b->ran_s < 0.0) return fail(cudaErrorNotReady);
     *ms = (float)(1e3 * (b->ran_s - a->ran_s));
+    return cudaSuccess;
+}
+
+// Outside a capture a no-op: the queue runs every stream's work in enqueue order, which
+// already follows every event. An event recorded in a capture joins s to that capture (or
+// joins work back); a capturing stream may wait on no event from outside its capture.
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags) {
+    Event *ev = (Event *)e;
+    Stream *st = stream_of(s);
+    if (!st || !g_events.count(ev)) return fail(cudaErrorInvalidResourceHandle);
+    if (flags != 0) return fail(cudaErrorInvalidValue);
+    Stream *from = ev->captured_on;
+    if (from && (!g_streams.count(from) || !from->capturing)) from = nullptr; // that capture has ended
+    if (!from) {
+        if (!st->capturing) return cudaSuccess;
+        capture_root(st)->capture_broken = true;
+        return fail(cudaErrorStreamCaptureIsolation);
+    }
+    Stream *root = capture_root(from);
+    if (!st->capturing) { // fork: st joins the capture
+        st->capturing = true, st->origin = root;
+        st->captured_ops = st->joined_ops = 0;
+        g_capturing++;
+    } else if (capture_root(st) != root) {
+        capture_root(st)->capture_broken = root->capture_broken = true;
+        return fail(cudaErrorStreamCaptureIsolation);
+    }
+    if (from != st && ev->captured_ops > from->joined_ops) from->joined_ops = ev->captured_ops;
     return cudaSuccess;
 }
 
@@ -572,6 +626,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode) {
     if (!st) return fail(cudaErrorInvalidResourceHandle);
     if (st == &g_default || st->capturing) return fail(cudaErrorIllegalState);
     st->capturing = true, st->capture_broken = false;
+    st->origin = nullptr, st->captured_ops = st->joined_ops = 0;
     const char *refuse = getenv("SK_EMU_UNCAPTURABLE");
     st->refuse_capture = refuse && refuse[0] == '1';
     st->graph.reset(new Graph);
@@ -584,10 +639,19 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *graph) {
     Stream *st = stream_of(s);
     if (!st) return fail(cudaErrorInvalidResourceHandle);
     if (!st->capturing) return fail(cudaErrorIllegalState);
+    if (st->origin) return fail(cudaErrorStreamCaptureUnmatched); // a joined stream, not the origin
+    bool unjoined = false;
+    for (Stream *m : g_streams)
+        if (m->origin == st) {
+            unjoined |= m->captured_ops > m->joined_ops;
+            m->capturing = false, m->origin = nullptr;
+            g_capturing--;
+        }
     st->capturing = false;
     g_capturing--;
     std::unique_ptr<Graph> g = std::move(st->graph);
     if (st->capture_broken) return fail(cudaErrorStreamCaptureInvalidated);
+    if (unjoined) return fail(cudaErrorStreamCaptureUnjoined);
     *graph = (cudaGraph_t)g.release();
     return cudaSuccess;
 }
