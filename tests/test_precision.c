@@ -32,7 +32,7 @@ int main(void) {
         err.msg[0] = '\0';
         CHECK(sk_precision_parse(bad[i], &p, &err) == SK_ERR_ARG);
         char want[96];
-        snprintf(want, sizeof want, "--precision expects fp32, tf32, bf16 or auto, got \"%s\"", bad[i]);
+        snprintf(want, sizeof want, "precision expects fp32, tf32, bf16 or auto, got \"%s\"", bad[i]);
         CHECK(strcmp(err.msg, want) == 0);
         CHECK(p == SK_PRECISION_TF32); // untouched on failure
     }
@@ -44,7 +44,7 @@ int main(void) {
     for (int i = 1; i < 3; i++) {
         cfg.precision = (sk_precision)i;
         char want[96];
-        snprintf(want, sizeof want, "--precision %s needs a CUDA device; the CPU backend computes in fp32 only",
+        snprintf(want, sizeof want, "precision %s needs a CUDA device; the CPU backend computes in fp32 only",
                  names[i]);
         err.msg[0] = '\0';
         CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
@@ -77,7 +77,7 @@ int main(void) {
     }
     sk_tensor_cores t = SK_TENSOR_CORES_OFF;
     CHECK(sk_tensor_cores_parse("yes", &t, &err) == SK_ERR_ARG && t == SK_TENSOR_CORES_OFF);
-    CHECK(strcmp(err.msg, "--tensor-cores expects auto, on or off, got \"yes\"") == 0);
+    CHECK(strcmp(err.msg, "tensor-cores expects auto, on or off, got \"yes\"") == 0); // the setting; the CLI says the flag
     CHECK(SK_TENSOR_CORES_DEFAULT == 0); // a config that never sets it takes the default
     cfg.plstm_tensor_cores = SK_TENSOR_CORES_ON;
     err.msg[0] = '\0';

@@ -26,7 +26,7 @@ int main(void) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sk_rnn_impl r = SK_RNN_CUDNN;
         CHECK(sk_rnn_impl_parse(bad[i], &r, &err) == SK_ERR_ARG);
-        CHECK(strstr(err.msg, "--rnn-impl expects auto, cudnn, persistent or cudnn-persist") != NULL);
+        CHECK(strstr(err.msg, "rnn-impl expects auto, cudnn, persistent or cudnn-persist") != NULL);
         CHECK(r == SK_RNN_CUDNN); // untouched on failure
     }
 
@@ -39,7 +39,7 @@ int main(void) {
         CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
         printf("cpu, rnn_impl %s: %s\n", names[i], err.msg);
         char want[96];
-        snprintf(want, sizeof want, "--rnn-impl %s selects a CUDA LSTM implementation", names[i]);
+        snprintf(want, sizeof want, "rnn-impl %s selects a CUDA LSTM implementation", names[i]);
         CHECK(strstr(err.msg, want) != NULL);
         char notice[256] = "x";
         CHECK(sk_backend_create(&cfg, "cpu", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);
@@ -58,7 +58,7 @@ int main(void) {
         sk_backend_free(be);
         cfg.rnn_impl = SK_RNN_CUDNN;
         CHECK(sk_backend_create(&cfg, "auto", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);
-        CHECK(strstr(err.msg, "--rnn-impl cudnn selects a CUDA LSTM implementation") != NULL);
+        CHECK(strstr(err.msg, "rnn-impl cudnn selects a CUDA LSTM implementation") != NULL);
     }
     return sk_test_done("test_rnn_impl");
 }

@@ -31,7 +31,7 @@ sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *i
             return SK_OK;
         }
     }
-    return sk_fail(err, SK_ERR_ARG, "--device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
+    return sk_fail(err, SK_ERR_ARG, "device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
 }
 
 // The index of s among the n names of flag's values, or SK_ERR_ARG naming them all.
@@ -55,7 +55,7 @@ static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent", "cud
 
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, rnn_impl_names, 4, "--rnn-impl", &i, err);
+    sk_status st = parse_choice(s, rnn_impl_names, 4, "rnn-impl", &i, err);
     if (st == SK_OK) *out = (sk_rnn_impl)i;
     return st;
 }
@@ -64,7 +64,7 @@ static const char *const cuda_graph_names[] = {"auto", "on", "off", "try"};
 
 sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, cuda_graph_names, 4, "--cuda-graph", &i, err);
+    sk_status st = parse_choice(s, cuda_graph_names, 4, "cuda-graph", &i, err);
     if (st == SK_OK) *out = (sk_cuda_graph)i;
     return st;
 }
@@ -77,7 +77,7 @@ static const char *const tensor_cores_names[] = {"auto", "on", "off"}; // sk_ten
 
 sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, tensor_cores_names, 3, "--tensor-cores", &i, err);
+    sk_status st = parse_choice(s, tensor_cores_names, 3, "tensor-cores", &i, err);
     if (st == SK_OK) *out = (sk_tensor_cores)i;
     return st;
 }
@@ -90,7 +90,7 @@ sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {
     const char *const names[4] = {sk_precision_name(SK_PRECISION_FP32), sk_precision_name(SK_PRECISION_TF32),
                                   sk_precision_name(SK_PRECISION_BF16), sk_precision_name(SK_PRECISION_AUTO)};
     int i = 0;
-    sk_status st = parse_choice(s, names, 4, "--precision", &i, err);
+    sk_status st = parse_choice(s, names, 4, "precision", &i, err);
     if (st == SK_OK) *out = (sk_precision)i;
     return st;
 }

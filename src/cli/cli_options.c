@@ -51,7 +51,9 @@ int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts) {
             break;
         }
         sk_error err = {{0}};
-        if (parse_value(o, optarg, opts, &err) != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+        char line[SK_ERROR_MSG_MAX + 8]; // a kind's parser names the setting; the user reads the flag
+        if (parse_value(o, optarg, opts, &err) != SK_OK)
+            cli_die(CLI_EXIT_USAGE, "%s", cli_message(p, err.msg, line, sizeof line));
         if (o->set_bit && p->set_offset != (size_t)-1) *(int *)(void *)((char *)opts + p->set_offset) |= o->set_bit;
     }
     free(lo);
@@ -98,7 +100,7 @@ void cli_print_help(const cli_program *p, const void *defaults) {
             putchar(*s);
             if (*s == '\n' && s[1]) printf("%*s", HELP_INDENT, "");
         }
-        if (strstr(o->help, "(default:")) {
+        if (strstr(o->help, "(default:") || strstr(o->help, "(required)")) {
             putchar('\n');
             continue;
         }

@@ -42,7 +42,8 @@ typedef struct {
     double lo, hi;            // numeric range
     int lo_open, hi_open;     // CLI_FLOAT, CLI_DOUBLE: the bound itself is excluded
     const cli_kind *kind;     // CLI_KIND
-    const char *help;         // "\n" starts a continuation line; "(default: ...)" is appended unless present
+    const char *help;         // "\n" starts a continuation line; "(default: ...)" is appended unless
+                              // the text holds one or says "(required)"
     const char *default_text; // the default as --help says it; NULL: the default value, named
     const char *json;         // key in the options record; NULL: not recorded
     int set_bit;              // OR-ed into the program's set mask when given (0: none)

@@ -8,21 +8,7 @@
 #include <string.h>
 
 #include "cli_args.h"
-
-// A cli_kind for an enumeration T with the library's parse(s, T *, err) and name(T).
-#define ENUM_KIND(id, T, parse_fn, name_fn)                                                              \
-    static sk_status id##_parse(const char *flag, const char *s, void *field, sk_error *err) {          \
-        (void)flag;                                                                                      \
-        T v = (T)0;                                                                                      \
-        sk_status st = parse_fn(s, &v, err);                                                             \
-        if (st == SK_OK) *(T *)field = v;                                                                \
-        return st;                                                                                       \
-    }                                                                                                    \
-    static const char *id##_name(const void *field, char *buf, size_t n) {                               \
-        (void)buf, (void)n;                                                                              \
-        return name_fn(*(const T *)field);                                                               \
-    }                                                                                                    \
-    static const cli_kind id = {id##_parse, id##_name, 1};
+#include "cli_kinds.h"
 
 static sk_status init_scheme_parse(const char *s, sk_init_scheme *out, sk_error *err) {
     if (strcmp(s, "uniform") == 0) *out = SK_INIT_UNIFORM;
@@ -35,24 +21,8 @@ static const char *init_scheme_name(sk_init_scheme s) { return s == SK_INIT_UNIF
 ENUM_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_parse, sk_vocab_mode_name)
 ENUM_KIND(kind_init, sk_init_scheme, init_scheme_parse, init_scheme_name)
 ENUM_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_parse, sk_lr_kind_name)
-ENUM_KIND(kind_rnn_impl, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name)
 ENUM_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name)
-ENUM_KIND(kind_precision, sk_precision, sk_precision_parse, sk_precision_name)
 ENUM_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_parse, sk_tensor_cores_name)
-
-// --device: checked here, kept as text (the trainer resolves it per rank).
-static sk_status device_parse(const char *flag, const char *s, void *field, sk_error *err) {
-    (void)flag;
-    int is_auto, is_cuda, index;
-    sk_status st = sk_device_parse(s, &is_auto, &is_cuda, &index, err);
-    if (st == SK_OK) *(const char **)field = s;
-    return st;
-}
-static const char *device_name(const void *field, char *buf, size_t n) {
-    (void)buf, (void)n;
-    return *(const char *const *)field;
-}
-static const cli_kind kind_device = {device_parse, device_name, 1};
 
 // --keep-checkpoints N|all: all is -1.
 static sk_status keep_parse(const char *flag, const char *s, void *field, sk_error *err) {
@@ -165,8 +135,8 @@ static const cli_option train_opts[] = {
     {"Runtime:", "seed", "N", CLI_U64, AT(seed), 0, 0, 0, 0, NULL,
      "seed for initialization, dropout and samples", NULL, "seed", 0},
     {NULL, "threads", "N", CLI_INT, AT(threads), 0, 1024, 0, 0, NULL, "CPU threads; 0 = all cores", NULL, NULL, 0},
-    {NULL, "device", "D", CLI_KIND, AT(device), 0, 0, 0, 0, &kind_device, "auto | cpu | cuda | cuda:N", NULL, NULL, 0},
-    {NULL, "rnn-impl", "I", CLI_KIND, AT(rnn_impl), 0, 0, 0, 0, &kind_rnn_impl,
+    {NULL, "device", "D", CLI_KIND, AT(device), 0, 0, 0, 0, &cli_kind_device, "auto | cpu | cuda | cuda:N", NULL, NULL, 0},
+    {NULL, "rnn-impl", "I", CLI_KIND, AT(rnn_impl), 0, 0, 0, 0, &cli_kind_rnn_impl,
      "the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
      "the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
      "persistent; the CPU takes only auto", NULL, NULL, 0},
@@ -177,7 +147,7 @@ static const cli_option train_opts[] = {
      "refuses on", NULL, NULL, 0},
     // The record holds the precision computed in: the trainer records its options after the
     // backend resolved auto (tf32 on CUDA, fp32 on the CPU).
-    {NULL, "precision", "P", CLI_KIND, AT(precision), 0, 0, 0, 0, &kind_precision,
+    {NULL, "precision", "P", CLI_KIND, AT(precision), 0, 0, 0, 0, &cli_kind_precision,
      "the arithmetic: auto (tf32 on CUDA, as PyTorch's cuDNN RNNs; fp32 on the\n"
      "CPU) | fp32 (strict fp32) | tf32 (TF32 tensor cores: 10-bit mantissa\n"
      "operands, fp32 accumulation) | bf16 (bf16 LSTM operands, fp32\n"

@@ -1,6 +1,5 @@
 // sample_main.c: shakespeare-sample: generate text from a checkpoint, or score a file.
 // Exit codes: 0 done, 2 bad input (flags, files, checkpoint, prime text), 1 other failure.
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_sample_options.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/checkpoint.h"
 #include "shakespeare/corpus.h"
@@ -19,64 +19,6 @@
 
 #define SCORE_WINDOW 256 // characters per forward call when scoring (the state carries over)
 #define BATCH_WINDOW 32  // the same for the prime of a batch of samples (activations scale with B * T)
-#define MAX_SAMPLES 4096 // a batch's activations grow with it (4096 x 32 steps x 4H gates: 0.5 GB at H=256)
-
-enum { OPT_CKPT = 256, OPT_PRIME, OPT_PRIME_FILE, OPT_LENGTH, OPT_TEMP, OPT_TOPK, OPT_TOPP, OPT_ARGMAX, OPT_SEED,
-       OPT_DEVICE, OPT_SCORE, OPT_THREADS, OPT_CACHE_DIR, OPT_PRECISION, OPT_RNN_IMPL, OPT_NUM_SAMPLES, OPT_OUTPUT_DIR,
-       OPT_HELP, OPT_VERSION };
-
-static const struct option long_options[] = {
-    {"checkpoint", required_argument, 0, OPT_CKPT}, {"prime", required_argument, 0, OPT_PRIME},
-    {"prime-file", required_argument, 0, OPT_PRIME_FILE}, {"length", required_argument, 0, OPT_LENGTH},
-    {"temperature", required_argument, 0, OPT_TEMP}, {"top-k", required_argument, 0, OPT_TOPK},
-    {"top-p", required_argument, 0, OPT_TOPP}, {"argmax", no_argument, 0, OPT_ARGMAX},
-    {"seed", required_argument, 0, OPT_SEED}, {"device", required_argument, 0, OPT_DEVICE},
-    {"score", required_argument, 0, OPT_SCORE}, {"threads", required_argument, 0, OPT_THREADS},
-    {"cache-dir", required_argument, 0, OPT_CACHE_DIR}, {"precision", required_argument, 0, OPT_PRECISION},
-    {"rnn-impl", required_argument, 0, OPT_RNN_IMPL}, {"num-samples", required_argument, 0, OPT_NUM_SAMPLES},
-    {"output-dir", required_argument, 0, OPT_OUTPUT_DIR}, {"help", no_argument, 0, OPT_HELP},
-    {"version", no_argument, 0, OPT_VERSION}, {0, 0, 0, 0},
-};
-
-static void usage(void) {
-    printf("Usage: shakespeare-sample --checkpoint FILE|DIR [OPTIONS]\n"
-           "Generates text from a trained model, or scores a text file; a model trained with\n"
-           "--vocab bytes reads and writes raw bytes.\n\n"
-           "  --checkpoint FILE     model file (.safetensors) written by shakespeare-train, or its out-dir\n"
-           "                        (its best.safetensors, else last.safetensors) (required)\n"
-           "  --prime TEXT          text to condition on; generation continues it (default: a newline,\n"
-           "                        or the vocabulary's first character when the model has no newline)\n"
-           "  --prime-file FILE     read the prime text from a UTF-8 file instead (default: none)\n"
-           "  --length N            characters to generate (default: 500)\n"
-           "  --temperature T       > 0; lower is more conservative (default: 1)\n"
-           "  --top-k K             sample only among the K most likely characters; 0 = all (default: 0)\n"
-           "  --top-p P             nucleus sampling: only among the fewest most likely characters whose\n"
-           "                        probabilities (after temperature and top-k) sum to at least P, in\n"
-           "                        (0, 1]; 1 = all (default: 1)\n"
-           "  --argmax              always take the most likely character (deterministic, ignores the above)\n"
-           "                        (default: off)\n"
-           "  --seed N              random seed; the same seed gives the same text (default: 1)\n"
-           "  --num-samples N       N independent samples in one batched pass, sample i drawn with seed\n"
-           "                        --seed + i - 1 (the text a single run with that seed would draw),\n"
-           "                        printed one after another under a \"==> sample i of N (seed S) <==\"\n"
-           "                        line once all are drawn (default: 1)\n"
-           "  --output-dir DIR      write sample i to DIR/sample-NNNN.txt instead of stdout (DIR is created;\n"
-           "                        its parent must exist; no file is replaced) (default: stdout)\n"
-           "  --device D            auto | cpu | cuda | cuda:N (default: auto)\n"
-           "  --rnn-impl I          the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
-           "                        the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
-           "                        persistent; the CPU takes only auto (default: auto)\n"
-           "  --threads N           CPU threads; 0 = all cores (default: 0)\n"
-           "  --precision P         the CUDA arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"
-           "                        the CPU takes only fp32 (default: fp32)\n"
-           "  --score FILE          instead of sampling, print the mean negative log-likelihood of FILE in\n"
-           "                        nats and bits per character: every character after the first is\n"
-           "                        predicted from all those before it, starting from a zero state, batch 1\n"
-           "                        (default: off, sample instead)\n"
-           "  --cache-dir DIR       where the token cache of the --score file lives (default:\n"
-           "                        shakespeare-cache beside the checkpoint's directory)\n"
-           "  --help, --version\n");
-}
 
 typedef struct {
     const sk_vocab *vocab;
@@ -190,9 +132,15 @@ static int32_t *encode_text(const uint8_t *bytes, size_t nbytes, const char *wha
     return ids;
 }
 
+// A library message as the user reads it: a leading setting name becomes its flag.
+static const char *said(const char *msg) {
+    static char line[SK_ERROR_MSG_MAX + 8];
+    return cli_message(&cli_sample_program, msg, line, sizeof line);
+}
+
 static void print_note(void *ctx, const char *line) {
     (void)ctx;
-    fprintf(stderr, "note: %s\n", line);
+    fprintf(stderr, "note: %s\n", said(line));
 }
 
 // The model's id of every symbol of the cache's vocabulary; a symbol the model lacks is an
@@ -272,50 +220,24 @@ static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
 }
 
 int main(int argc, char **argv) {
-    const char *ckpt_path = NULL, *prime = NULL, *prime_file = NULL, *score_path = NULL, *device = "auto";
-    const char *cache_dir = NULL;
-    sk_sample_opts so = {.temperature = 1.0f, .top_p = 1.0f};
-    int length = 500, threads = 0, n_samples = 1;
-    const char *output_dir = NULL;
-    sk_precision precision = SK_PRECISION_FP32;
-    sk_rnn_impl rnn_impl = SK_RNN_AUTO;
-    uint64_t seed = 1;
+    cli_sample_options o = cli_sample_defaults();
+    const int action = cli_parse_options(&cli_sample_program, argc, argv, &o);
+    if (action >= 0 && strcmp(cli_sample_program.opts[action].name, "help") == 0) {
+        const cli_sample_options d = cli_sample_defaults();
+        cli_print_help(&cli_sample_program, &d);
+        return 0;
+    }
+    if (action >= 0) {
+        cli_print_version("shakespeare-sample");
+        return 0;
+    }
+    const char *ckpt_path = o.checkpoint, *prime = o.prime, *prime_file = o.prime_file, *score_path = o.score;
+    const char *device = o.device, *output_dir = o.output_dir;
+    const sk_sample_opts so = o.sample;
+    const int length = o.length, n_samples = o.num_samples;
+    const uint64_t seed = o.seed;
     sk_error err = {{0}};
     sk_status st = SK_OK;
-    opterr = 0;
-    for (;;) {
-        int c = getopt_long(argc, argv, ":", long_options, NULL);
-        if (c == -1) break;
-        switch (c) {
-        case OPT_CKPT: ckpt_path = optarg; break;
-        case OPT_PRIME: prime = optarg; break;
-        case OPT_PRIME_FILE: prime_file = optarg; break;
-        case OPT_LENGTH: st = cli_parse_int("--length", optarg, 0, 1 << 30, &length, &err); break;
-        case OPT_TEMP: st = cli_parse_float("--temperature", optarg, 0, 1, 1e6, 0, &so.temperature, &err); break;
-        case OPT_TOPK: st = cli_parse_int("--top-k", optarg, 0, 1 << 21, &so.top_k, &err); break;
-        case OPT_TOPP: st = cli_parse_float("--top-p", optarg, 0, 1, 1, 0, &so.top_p, &err); break;
-        case OPT_ARGMAX: so.argmax = 1; break;
-        case OPT_SEED: st = cli_parse_u64("--seed", optarg, &seed, &err); break;
-        case OPT_DEVICE: {
-            int a, cu, ix;
-            st = sk_device_parse(optarg, &a, &cu, &ix, &err);
-            device = optarg;
-            break;
-        }
-        case OPT_SCORE: score_path = optarg; break;
-        case OPT_THREADS: st = cli_parse_int("--threads", optarg, 0, 1024, &threads, &err); break;
-        case OPT_CACHE_DIR: cache_dir = optarg; break;
-        case OPT_PRECISION: st = sk_precision_parse(optarg, &precision, &err); break;
-        case OPT_RNN_IMPL: st = sk_rnn_impl_parse(optarg, &rnn_impl, &err); break;
-        case OPT_NUM_SAMPLES: st = cli_parse_int("--num-samples", optarg, 1, MAX_SAMPLES, &n_samples, &err); break;
-        case OPT_OUTPUT_DIR: output_dir = optarg; break;
-        case OPT_HELP: usage(); return 0;
-        case OPT_VERSION: cli_print_version("shakespeare-sample"); return 0;
-        default: cli_bad_option(c, argv);
-        }
-        if (st != SK_OK) cli_die(CLI_EXIT_USAGE, "%s", err.msg);
-    }
-    if (optind < argc) cli_die(CLI_EXIT_USAGE, "unexpected argument \"%s\" (see --help)", argv[optind]);
     if (!ckpt_path) cli_die(CLI_EXIT_USAGE, "--checkpoint FILE is required (see --help)");
     char *ckpt_owned = checkpoint_file(ckpt_path);
     ckpt_path = ckpt_owned;
@@ -337,7 +259,7 @@ int main(int argc, char **argv) {
     int32_t *ids = NULL, *remap = NULL;
     sk_token_cache cache = {0};
     if (score_path) {
-        char *dir = cache_dir ? strdup(cache_dir) : sk_token_cache_default_dir_of_file(ckpt_path);
+        char *dir = o.cache_dir ? strdup(o.cache_dir) : sk_token_cache_default_dir_of_file(ckpt_path);
         if (!dir) cli_die(CLI_EXIT_FAILURE, "out of memory");
         sk_cache_hooks hooks = {NULL, print_note, NULL};
         st = sk_token_cache_open(&cache, score_path, model.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8, dir, 1.0, 0.0,
@@ -373,20 +295,20 @@ int main(int argc, char **argv) {
     }
     sk_backend_config bc = {.model = model.cfg, .batch_size = n_samples,
                             .seq_len = n_samples > 1 ? BATCH_WINDOW : SCORE_WINDOW, .training = 0,
-                            .threads = threads, .seed = seed, .precision = precision, .rnn_impl = rnn_impl};
+                            .threads = o.threads, .seed = seed, .precision = o.precision, .rnn_impl = o.rnn_impl};
     sk_backend *be;
     char note[512];
     // SK_ERR_ARG: a refused flag (--precision, --rnn-impl the backend lacks)
     if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
         cli_die(st == SK_ERR_ARG || (st == SK_ERR_DEVICE && strcmp(device, "auto") != 0) ? CLI_EXIT_USAGE
                                                                                           : CLI_EXIT_FAILURE,
-                "%s", err.msg);
-    for (char *line = strtok(note, "\n"); line; line = strtok(NULL, "\n")) fprintf(stderr, "note: %s\n", line);
+                "%s", said(err.msg));
+    for (char *line = strtok(note, "\n"); line; line = strtok(NULL, "\n")) print_note(NULL, line);
     // After every check of the input, so that this notice never precedes an "error:" line.
     if (!model.has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt_path);
     if ((st = be->ops->set_params(be, model.params)) != SK_OK) {
         sk_backend_fail(&err, st, be, "to take the parameters");
-        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+        cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
     }
 
     if (score_path) {

@@ -54,9 +54,15 @@ static void end_live(printer *p) {
     if (p->live) fputc('\n', stdout), p->live = 0;
 }
 
+// A library message as the user reads it: a leading setting name becomes its flag.
+static const char *said(const char *msg) {
+    static char line[SK_ERROR_MSG_MAX + 8];
+    return cli_message(&cli_train_program, msg, line, sizeof line);
+}
+
 static void cb_notice(void *ctx, const char *line) {
     end_live(ctx);
-    fprintf(stderr, "note: %s\n", line);
+    fprintf(stderr, "note: %s\n", said(line));
 }
 
 static void format_eta(double s, char *buf, size_t n) {
@@ -136,7 +142,7 @@ static void cb_checkpoint(void *ctx, const char *path) {
 // it lets go of NCCL while the CUDA runtime is alive, which the exit handlers may not find.
 static void die_evaluating(sk_trainer *t, const sk_error *err) {
     sk_trainer_free(t);
-    cli_die(CLI_EXIT_FAILURE, "%s", err->msg);
+    cli_die(CLI_EXIT_FAILURE, "%s", said(err->msg));
 }
 
 // With a test split (--train-frac + --val-frac < 1), its loss under the current model.
@@ -210,10 +216,8 @@ int main(int argc, char **argv) {
         // fails after --device auto picked it, or memory running out, is not.
         int usage = st == SK_ERR_DEVICE ? strcmp(o.device, "auto") != 0 : st != SK_ERR_NOMEM;
         if (st == SK_ERR_ENCODING) // the data file: say what trains on it
-            cli_die(CLI_EXIT_USAGE, "%s; --vocab bytes trains on any file", err.msg);
-        char line[SK_ERROR_MSG_MAX + 8]; // a message naming a setting names its flag
-        cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s",
-                cli_message(&cli_train_program, err.msg, line, sizeof line));
+            cli_die(CLI_EXIT_USAGE, "%s; --vocab bytes trains on any file", said(err.msg));
+        cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", said(err.msg));
     }
     if (o.eval_only) {
         double val;
@@ -229,7 +233,7 @@ int main(int argc, char **argv) {
     end_live(&pr);
     if (st != SK_OK && sk_trainer_failed_alone(t)) {
         // The other ranks wait for this one in a collective: end the whole job.
-        fprintf(stderr, "error: rank %d: %s\n", rank, err.msg);
+        fprintf(stderr, "error: rank %d: %s\n", rank, said(err.msg));
         sk_comm_abort(g_comm, CLI_EXIT_FAILURE);
     }
     if (st == SK_OK && sum.already_done) {
@@ -252,7 +256,7 @@ int main(int argc, char **argv) {
     }
     // Bad input was refused before the run started; what fails now (a checkpoint or log write
     // without space, a device, divergence) is not the user's input.
-    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
     if (rank == 0)
         printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
            "wall_s=%.1f backend=%s precision=%s cuda_graph_steps=%lld\n",

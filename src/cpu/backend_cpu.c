@@ -451,13 +451,13 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
         return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
                        cfg->batch_size, cfg->seq_len);
     if (cfg->rnn_impl != SK_RNN_AUTO)
-        return sk_fail(err, SK_ERR_ARG, "--rnn-impl %s selects a CUDA LSTM implementation; the CPU backend has one "
+        return sk_fail(err, SK_ERR_ARG, "rnn-impl %s selects a CUDA LSTM implementation; the CPU backend has one "
                                         "(use --rnn-impl auto, or a CUDA device)", sk_rnn_impl_name(cfg->rnn_impl));
     if (cfg->cuda_graph == SK_GRAPH_ON)
-        return sk_fail(err, SK_ERR_ARG, "--cuda-graph on needs a CUDA device; the CPU backend runs its steps eagerly "
+        return sk_fail(err, SK_ERR_ARG, "cuda-graph on needs a CUDA device; the CPU backend runs its steps eagerly "
                                         "(use --cuda-graph auto or off)");
     if (cfg->precision != SK_PRECISION_FP32 && cfg->precision != SK_PRECISION_AUTO)
-        return sk_fail(err, SK_ERR_ARG, "--precision %s needs a CUDA device; the CPU backend computes in fp32 only "
+        return sk_fail(err, SK_ERR_ARG, "precision %s needs a CUDA device; the CPU backend computes in fp32 only "
                                         "(use --precision fp32, or a CUDA device)", sk_precision_name(cfg->precision));
     if (cfg->plstm_tensor_cores == SK_TENSOR_CORES_ON)
         return sk_fail(err, SK_ERR_ARG, "tensor cores need a CUDA device (the persistent LSTM kernel's); the CPU "

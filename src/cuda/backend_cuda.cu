@@ -741,7 +741,7 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
                        cfg->model.num_layers);
     char reason[256];
     if (!sk_cuda_device_usable(cfg->device_index, reason, sizeof reason))
-        return sk_fail(err, SK_ERR_DEVICE, "--device cuda:%d: %s", cfg->device_index, reason);
+        return sk_fail(err, SK_ERR_DEVICE, "device cuda:%d: %s", cfg->device_index, reason);
     sk_backend *b = (sk_backend *)calloc(1, sizeof *b);
     cuda_impl *ci = (cuda_impl *)calloc(1, sizeof *ci);
     if (!b || !ci) {

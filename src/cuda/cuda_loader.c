@@ -145,7 +145,7 @@ int sk_cuda_device_count(void) {
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     *out = NULL;
     const sk_cuda_module *m = cuda_module();
-    if (!m) return sk_fail(err, SK_ERR_DEVICE, "--device cuda: CUDA support not found: %s", load_error);
+    if (!m) return sk_fail(err, SK_ERR_DEVICE, "device cuda: CUDA support not found: %s", load_error);
     return m->backend_create(cfg, out, err);
 }
 

@@ -17,7 +17,7 @@ int sk_cuda_device_count(void) { return 0; }
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     (void)cfg;
     *out = NULL;
-    return sk_fail(err, SK_ERR_DEVICE, "--device cuda: this build has no CUDA support (built without nvcc or cuDNN)");
+    return sk_fail(err, SK_ERR_DEVICE, "device cuda: this build has no CUDA support (built without nvcc or cuDNN)");
 }
 
 void sk_cuda_describe(char *buf, size_t n) {

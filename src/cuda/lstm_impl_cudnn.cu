@@ -151,7 +151,7 @@ sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t al
     *out = NULL;
     const char *why = "";
     if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why))
-        return sk_fail(err, SK_ERR_ARG, "--rnn-impl %s cannot compute in --precision %s: %s",
+        return sk_fail(err, SK_ERR_ARG, "rnn-impl %s cannot compute in --precision %s: %s",
                        algo == CUDNN_RNN_ALGO_STANDARD ? "cudnn" : "cudnn-persist", sk_precision_name(cfg->precision),
                        why);
     sk_status st = create_stack(cfg, algo, out, err);

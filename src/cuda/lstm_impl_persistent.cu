@@ -283,7 +283,7 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
                                             sk_error *err) {
     *out = NULL;
     if (tensor_cores && cfg->precision == SK_PRECISION_FP32)
-        return sk_fail(err, SK_ERR_ARG, "--precision fp32 is strict fp32: the persistent LSTM kernel uses no tensor "
+        return sk_fail(err, SK_ERR_ARG, "precision fp32 is strict fp32: the persistent LSTM kernel uses no tensor "
                                         "cores in it (tf32 and bf16 do)");
     sk_plstm_plan plan;
     SK_TRY(make_plan(cfg, tensor_cores, &plan, err));

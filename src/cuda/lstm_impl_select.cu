@@ -31,7 +31,7 @@ sk_status create_cudnn_persist(const sk_lstm_config *cfg, sk_lstm **out, char *n
         sk_status st = sk_lstm_create_cudnn_algo(cfg, algos[i], out, err);
         if (st == SK_OK) {
             if (notice && notice_size)
-                snprintf(notice, notice_size, "--rnn-impl cudnn-persist: cuDNN's %s algorithm",
+                snprintf(notice, notice_size, "rnn-impl cudnn-persist: cuDNN's %s algorithm",
                          sk_cudnn_algo_name(algos[i]));
             return SK_OK;
         }
@@ -41,7 +41,7 @@ sk_status create_cudnn_persist(const sk_lstm_config *cfg, sk_lstm **out, char *n
         if (at < sizeof why)
             at += (size_t)snprintf(why + at, sizeof why - at, "%s%.150s", i ? "; " : "", err->msg);
     }
-    return sk_fail(err, SK_ERR_ARG, "--rnn-impl cudnn-persist: no persistent cuDNN algorithm takes this model: %s",
+    return sk_fail(err, SK_ERR_ARG, "rnn-impl cudnn-persist: no persistent cuDNN algorithm takes this model: %s",
                    why);
 }
 
@@ -80,7 +80,7 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
             if (fits) return sk_lstm_create_persistent(cfg, out, err);
             if (notice && notice_size)
                 snprintf(notice, notice_size,
-                         "--rnn-impl auto: using cuDNN, the persistent LSTM kernel does not fit: %s", why);
+                         "rnn-impl auto: using cuDNN, the persistent LSTM kernel does not fit: %s", why);
         }
         return sk_lstm_create_cudnn(cfg, out, err);
     }

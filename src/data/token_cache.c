@@ -41,7 +41,7 @@ const char *sk_vocab_mode_name(sk_vocab_mode m) { return m == SK_VOCAB_BYTES ? "
 sk_status sk_vocab_mode_parse(const char *s, sk_vocab_mode *out, sk_error *err) {
     if (strcmp(s, "utf8") == 0) *out = SK_VOCAB_UTF8;
     else if (strcmp(s, "bytes") == 0) *out = SK_VOCAB_BYTES;
-    else return sk_fail(err, SK_ERR_ARG, "--vocab expects utf8 or bytes, got \"%s\"", s);
+    else return sk_fail(err, SK_ERR_ARG, "vocab expects utf8 or bytes, got \"%s\"", s);
     return SK_OK;
 }
 

@@ -74,5 +74,5 @@ sk_status sk_lr_kind_parse(const char *s, sk_lr_kind *out, sk_error *err) {
             return SK_OK;
         }
     }
-    return sk_fail(err, SK_ERR_ARG, "--lr-schedule expects constant, step or cosine, got \"%s\"", s);
+    return sk_fail(err, SK_ERR_ARG, "lr-schedule expects constant, step or cosine, got \"%s\"", s);
 }

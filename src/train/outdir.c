@@ -24,7 +24,7 @@
 // mkdir -p (fsutil.h); an existing directory is fine, anything else in the way is an error.
 static sk_status make_dirs(const char *path, sk_error *err) {
     if (!path[0] || strlen(path) >= 4096)
-        return sk_fail(err, SK_ERR_ARG, "--out-dir must be a non-empty path shorter than 4096 bytes");
+        return sk_fail(err, SK_ERR_ARG, "out-dir must be a non-empty path shorter than 4096 bytes");
     sk_status st = sk_mkdir_p(path, "output directory", err);
     if (st != SK_OK) return st;
     if (access(path, W_OK | X_OK) != 0)
@@ -151,7 +151,7 @@ static int in_dir(const char *file, const char *dir) {
 sk_status sk_outdir_claim(sk_outdir *od, const char *init_from, int overwrite, sk_error *err) {
     if (init_from && in_dir(init_from, od->dir)) { // the directory's own run, continued
         if (overwrite)
-            return sk_fail(err, SK_ERR_ARG, "--overwrite starts a fresh run; it does not go with --init-from %s, "
+            return sk_fail(err, SK_ERR_ARG, "overwrite starts a fresh run; it does not go with --init-from %s, "
                                             "which continues the run in %s", init_from, od->dir);
         return SK_OK;
     }

@@ -118,17 +118,17 @@ static sk_status check_devices(sk_trainer *t, sk_error *err) {
 }
 
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
-    if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "--batch-size must be positive");
-    if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "--seq-length must be positive");
-    if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "--eval-only needs --init-from CHECKPOINT");
+    if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "batch-size must be positive");
+    if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "seq-length must be positive");
+    if (o->eval_only && !o->init_from) return sk_fail(err, SK_ERR_ARG, "eval-only needs --init-from CHECKPOINT");
     if (o->init_from && o->init_weights)
-        return sk_fail(err, SK_ERR_ARG, "--init-from resumes a run and --init-weights starts a new one from a model's "
+        return sk_fail(err, SK_ERR_ARG, "init-from resumes a run and --init-weights starts a new one from a model's "
                                         "weights: give one of them");
     if (o->eval_only && o->overwrite)
-        return sk_fail(err, SK_ERR_ARG, "--overwrite replaces the run in --out-dir; it does not go with --eval-only, "
+        return sk_fail(err, SK_ERR_ARG, "overwrite replaces the run in --out-dir; it does not go with --eval-only, "
                                         "which writes nothing");
     if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
-        return sk_fail(err, SK_ERR_ARG, "--max-iters 0 and --max-epochs 0 would train forever; set one of them");
+        return sk_fail(err, SK_ERR_ARG, "max-iters 0 and --max-epochs 0 would train forever; set one of them");
     return SK_OK;
 }
 
@@ -156,15 +156,15 @@ static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const c
 // (--dropout and --weight-drop are not part of the shape: given with --init-from, they replace
 // the checkpoint's.)
 static sk_status check_shape(const sk_train_options *o, const sk_model_config *ck, sk_error *err) {
-    const struct { int bit; const char *flag; double want, have; } f[] = {
-        {SK_SET_EMBED, "--embed-size", o->model.embed_size, ck->embed_size},
-        {SK_SET_HIDDEN, "--hidden-size", o->model.hidden_size, ck->hidden_size},
-        {SK_SET_LAYERS, "--num-layers", o->model.num_layers, ck->num_layers},
+    const struct { int bit; const char *setting; double want, have; } f[] = {
+        {SK_SET_EMBED, "embed-size", o->model.embed_size, ck->embed_size},
+        {SK_SET_HIDDEN, "hidden-size", o->model.hidden_size, ck->hidden_size},
+        {SK_SET_LAYERS, "num-layers", o->model.num_layers, ck->num_layers},
     };
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if ((o->model_set & f[i].bit) && f[i].want != f[i].have)
             return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
-                           f[i].flag, f[i].want, o->init_from ? o->init_from : o->init_weights, f[i].have);
+                           f[i].setting, f[i].want, o->init_from ? o->init_from : o->init_weights, f[i].have);
     return SK_OK;
 }
 
@@ -277,13 +277,13 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
     }
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
     if (o->batch_size % t->nranks != 0) {
-        st = sk_fail(err, SK_ERR_ARG, "--batch-size %d is not divisible by the %d ranks; use a multiple of %d",
+        st = sk_fail(err, SK_ERR_ARG, "batch-size %d is not divisible by the %d ranks; use a multiple of %d",
                      o->batch_size, t->nranks, t->nranks);
         goto fail;
     }
     if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
         const int one = t->nranks == 1;
-        st = sk_fail(err, SK_ERR_ARG, "--cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
+        st = sk_fail(err, SK_ERR_ARG, "cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
                      "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
                      t->nranks, one ? "" : "s", one ? "s" : "", one ? "s" : "");
         goto fail;
@@ -325,7 +325,7 @@ static sk_status load_start(const sk_train_options *o, start_point *sp, sk_error
     sk_vocab_mode ck_mode = sp->ckpt.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8;
     if (st == SK_OK && (o->model_set & SK_SET_VOCAB) && sp->mode != ck_mode)
         st = sk_fail(err, SK_ERR_ARG,
-                     "--vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
+                     "vocab %s differs from the checkpoint %s (%s); a resumed model keeps its vocabulary",
                      sk_vocab_mode_name(sp->mode), sp->from, sk_vocab_mode_name(ck_mode));
     sp->mode = ck_mode;
     if (st == SK_OK) st = check_shape(o, &sp->ckpt.cfg, err);
@@ -424,13 +424,13 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     t->st.best_val_loss = saved->best_val_loss, t->st.best_step = saved->best_step;
     if (eval_tokens_of(sp->ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
         t->st.best_val_loss = INFINITY, t->st.best_step = -1;
-        notice(t, "--eval-tokens differs from the checkpoint's: the best validation loss starts over");
+        notice(t, "eval-tokens differs from the checkpoint's: the best validation loss starts over");
     }
     const sk_precision was = precision_of(sp->ckpt.train_config), now = t->o.precision;
     if (was != now) { // the checkpoint's fp32 master weights and moments carry over as they are
         char line[200];
         snprintf(line, sizeof line,
-                 "--precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
+                 "precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
                  "optimizer state in %s", sk_precision_name(now),
                  o->precision == SK_PRECISION_AUTO ? " (auto on this device)" : "", sk_precision_name(was),
                  sk_precision_name(now));

@@ -2,18 +2,15 @@
 # test_help.sh: --help of both programs lists every long option the program declares, each
 # with its default ("(default: ...)", or "(required)"), on stdout with exit code 0 and nothing
 # on stderr; --version prints "<program> X.Y.Z", then the backends built in and the BLAS
-# library. shakespeare-train's options come from one table (src/cli/cli_train_options.c, printed
-# by tests/cli/options_table.c): --help, the man page's option list and a checkpoint's options
-# record (train_config) each hold exactly the table's entries (its JSON keys for the record).
+# library. Each program's options come from one table (src/cli/cli_train_options.c,
+# cli_sample_options.c; printed by tests/cli/options_table.c): --help and the man page's option
+# list hold exactly the table's entries, and shakespeare-train's checkpoint options record
+# (train_config) exactly its JSON keys.
 # A few defaults are checked against behaviour.
 . "$(dirname "$0")/lib.sh"
 
-# The options a program declares: its table, or (a program without one) the names of the
-# getopt_long table in its source, {"name", required_argument|no_argument, ...}.
-declared() { # PROGRAM SOURCE
-    if [ "$1" = train ]; then "$SK_OPTIONS_TABLE" train | cut -d' ' -f1; return; fi
-    grep -o '{"[a-z0-9-]*", *\(required\|no\)_argument' "$2" | sed 's/{"\([^"]*\)".*/\1/'
-}
+# The options a program declares: its table's names.
+declared() { "$SK_OPTIONS_TABLE" "$1" | cut -d' ' -f1; } # PROGRAM
 # The help text of one option: its line and the indented continuation lines that follow.
 help_block() { # HELP_FILE NAME
     awk -v opt="--$2" '
@@ -30,13 +27,12 @@ help_block() { # HELP_FILE NAME
 
 for prog in train sample; do
     bin=$([ $prog = train ] && echo "$SK_TRAIN" || echo "$SK_SAMPLE")
-    src=$SK_SOURCE_DIR/src/cli/${prog}_main.c
     name=shakespeare-$prog
     "$bin" --help > help.txt 2> help.err; rc=$?
     [ "$rc" = 0 ] && [ ! -s help.err ] && head -n 1 help.txt | grep -q "^Usage: $name" ||
         fail "$name --help: exit $rc, stderr '$(cat help.err)'"
-    opts=$(declared $prog "$src")
-    [ "$(printf '%s\n' "$opts" | wc -l)" -ge 10 ] || { fail "could not read the options of $src"; continue; }
+    opts=$(declared $prog)
+    [ "$(printf '%s\n' "$opts" | wc -l)" -ge 10 ] || { fail "could not read the options of $name"; continue; }
     missing=0
     for o in $opts; do
         block=$(help_block help.txt "$o")
@@ -66,16 +62,19 @@ man_options() {
          { prev = $0 }' "$1" |
         grep -o '\\fB\\-\\-[a-z0-9\\-]*' | sed 's/\\fB\\-\\-//; s/\\-/-/g; s/\\f$//'
 }
-table=$("$SK_OPTIONS_TABLE" train | cut -d' ' -f1 | sort)
-page=$SK_BUILD_DIR/man/shakespeare-train.1
-if [ "${SK_HAVE_MAN_PAGES:-0}" = 1 ]; then
-    got=$(man_options "$page" | sort)
-    [ -n "$got" ] && [ "$got" = "$table" ] && note "the man page lists the table's $(echo $table | wc -w) options" ||
-        fail "the man page's options differ from the table:" \
-            "$(diff <(echo "$table") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
-else
-    note "this build has no man pages (no help2man at configure time)"
-fi
+for prog in train sample; do
+    table=$(declared $prog | sort)
+    page=$SK_BUILD_DIR/man/shakespeare-$prog.1
+    if [ "${SK_HAVE_MAN_PAGES:-0}" = 1 ]; then
+        got=$(man_options "$page" | sort)
+        [ -n "$got" ] && [ "$got" = "$table" ] &&
+            note "shakespeare-$prog's man page lists the table's $(echo $table | wc -w) options" ||
+            fail "shakespeare-$prog's man page options differ from the table:" \
+                "$(diff <(echo "$table") <(echo "$got") | grep '^[<>]' | tr '\n' ' ')"
+    else
+        note "this build has no man pages (no help2man at configure time)"
+    fi
+done
 
 # Defaults in the help agree with behaviour: the metrics log and checkpoints land in out/
 # (--out-dir default), one record per 10 steps (--log-every default).
