@@ -110,6 +110,7 @@ typedef struct {
     int bad_is_norm;             // 0: its mean loss was not finite; 1: its loss was, its norm not
     double bad_loss_sum, bad_norm; // that step's values (bad_norm: 0 when its loss already failed on the CPU)
     int64_t graph_launches; // CUDA: train_step calls launched as a captured CUDA graph since creation (0 elsewhere)
+    int64_t forward_graph_launches; // CUDA: evaluation and sampling forwards launched as a graph, likewise
     char notice[SK_ERROR_MSG_MAX]; // one line for the user about these steps (--cuda-graph try's fallback), or ""
     // 1 (CUDA): train_step only enqueued the steps, which ran on the device later, so the
     // host's time in each call is not that step's cost; 0 (CPU): each call did its step.

@@ -101,6 +101,10 @@ typedef struct {
     stage_slot slots[kStageSlots];
     unsigned next_slot;
     sk_step_graphs *graphs; // train_step's graphs; NULL: train_step runs eagerly
+    // Inference forwards' graphs, [1] with targets (evaluation, with the loss summed) and [0]
+    // without (sampling: one character a call, where launches and cuDNN's host work cost more
+    // than the arithmetic); NULL: eager.
+    sk_step_graphs *forward_graphs[2];
     void *blas_ws;
 } cuda_impl;
 
@@ -272,8 +276,10 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
                                cfg->plstm_tensor_cores};
     SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
     const sk_cuda_graph g = cfg->cuda_graph;
-    if (ci->training && (g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated)))
-        SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
+    if (g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated)) {
+        if (ci->training) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
+        for (int i = 0; i < 2; i++) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->forward_graphs[i], err));
+    }
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
@@ -292,6 +298,7 @@ static void cuda_destroy(sk_backend *b) {
             (void)cudaStreamSynchronize(ci->stream);
         }
         sk_step_graphs_free(ci->graphs);
+        for (int i = 0; i < 2; i++) sk_step_graphs_free(ci->forward_graphs[i]);
         sk_lstm_destroy(ci->lstm);
         void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->xy,      ci->args,
                         ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
@@ -470,6 +477,19 @@ static sk_status enqueue_backward(sk_backend *b, int len, sk_error *err) {
     return SK_OK;
 }
 
+// An inference forward as one graph's work: with targets, the loss summed on the device.
+typedef struct {
+    sk_backend *b;
+    int len, with_y;
+} forward_ctx;
+
+static sk_status enqueue_inference(void *ctx, sk_error *err) {
+    const forward_ctx *fc = (const forward_ctx *)ctx;
+    cuda_impl *ci = impl_of(fc->b);
+    return enqueue_forward(fc->b, fc->len, 0, fc->with_y, 0, fc->with_y ? &ci->stats->forward_loss_sum : NULL, ci->cur,
+                           1 - ci->cur, err);
+}
+
 static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
                               int64_t step, double *loss_sum) {
     cuda_impl *ci = impl_of(b);
@@ -491,8 +511,15 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
         ci->stale = 0;
     }
     const int from = ci->cur, to = 1 - ci->cur, grad = train && y, want_loss = y && loss_sum;
-    SK_TRY(enqueue_forward(b, len, train, y != NULL, grad, want_loss ? &ci->stats->forward_loss_sum : NULL, from, to,
-                           err));
+    sk_step_graphs *graphs = train ? NULL : ci->forward_graphs[y != NULL];
+    if (graphs) { // the same kernels as below; the loss is summed whether asked for or not
+        forward_ctx fc = {b, len, y != NULL};
+        if (ci->lstm->ops->prepare) SK_TRY(ci->lstm->ops->prepare(ci->lstm, len, err));
+        SK_TRY(sk_step_graphs_launch(graphs, len, from, ci->stream, enqueue_inference, &fc, err));
+    } else {
+        SK_TRY(enqueue_forward(b, len, train, y != NULL, grad, want_loss ? &ci->stats->forward_loss_sum : NULL, from,
+                               to, err));
+    }
     ci->cur = to;
     ci->len = len;
     ci->last_step = step;
@@ -624,10 +651,12 @@ static sk_status cuda_read_stats(sk_backend *b, sk_step_stats *stats) {
     memset(stats, 0, sizeof *stats);
     stats->loss_sum = d->loss_sum, stats->grad_norm = d->norm;
     stats->graph_launches = sk_step_graphs_launches(ci->graphs);
+    stats->forward_graph_launches =
+        sk_step_graphs_launches(ci->forward_graphs[0]) + sk_step_graphs_launches(ci->forward_graphs[1]);
     stats->asynchronous = 1;
     const char *fallback = sk_step_graphs_take_notice(ci->graphs);
     if (fallback)
-        snprintf(stats->notice, sizeof stats->notice, "--cuda-graph %s: steps run eagerly from here, as %s",
+        snprintf(stats->notice, sizeof stats->notice, "cuda-graph %s: steps run eagerly from here, as %s",
                  b->cfg.cuda_graph == SK_GRAPH_AUTO ? "auto" : "try", fallback); // the modes that fall back
     if (d->bad_step) {
         stats->bad_step = d->bad_step, stats->bad_is_norm = d->bad_is_norm;
