@@ -57,16 +57,17 @@
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
 # --probe: the one call a session with 15 minutes of device time makes (8 minutes at most,
-# build included, 7 files, each step under its own time limit, which add up to 490 s; it
-# keeps going past failures). On the H100 of 2026-11-26 the build took 14 s and the GPU tests
-# 19 s (4 at a time); the benchmark's runs are seconds each:
+# build included, 7 files, each step under its own time limit, which add up to 505 s; it
+# keeps going past failures). On the H100 of 2026-11-27 the build took 20 s and the GPU tests
+# 25 s (4 at a time); the benchmark's runs are seconds each:
 #   build.log       preflight and the build (45 s)
-#   gpu-tests.log   ctest -L gpu, 4 at a time (75 s in all)
-#   bench-gpu.txt   bench_gpu.sh at A and B, every variant of its default list (the default run,
-#                   cuDNN fp32/tf32, the persistent kernel with tensor cores on and off) against
-#                   PyTorch TF32, fp32 and CUDA-graph rows, steady state on both sides; then the
-#                   time to validation 1.50 over 3 seeds a side (medians); 20 warm-up and 100
-#                   timed steps a run (220 s)
+#   gpu-tests.log   ctest -L gpu, 4 at a time (60 s in all)
+#   bench-gpu.txt   bench_gpu.sh at A and B, probe_variants (the default run, cuDNN fp32, the
+#                   persistent kernel in fp32, tf32 and bf16 with tensor cores; BENCH_VARIANTS
+#                   overrides) against PyTorch TF32, fp32 and CUDA-graph rows, steady state on
+#                   both sides; then the time to validation 1.50 over 3 seeds a side (medians);
+#                   20 warm-up and 100 timed steps a run (250 s: the 2026-11-27 H100 run of all
+#                   nine default variants ran out of 220 s in its third seed)
 #   sample-gpu.txt  bench_sample.sh (60 s: N = 1, 16 and 256 and --score, on the CPU and the GPU)
 #   probes.txt, probe-persistent.txt, ncu-persistent.txt
 #                   scripts/probe_persistent.sh OUT (90 s): sync_bench, the cost model, ncu on the
@@ -187,11 +188,12 @@ if [ "$probe" = 1 ]; then
   fi
   export gb
   step "preflight and build" build.log timeout 45 bash -c "$(declare -f preflight build_all); build_all"
-  step "GPU tests" gpu-tests.log with_env timeout 75 ctest --test-dir "$gb" -L gpu --output-on-failure -j 4 \
-    --timeout 70
-  step "benchmark and time to quality" bench-gpu.txt env BENCH_COMMIT="$commit" timeout 220 bash scripts/bench_gpu.sh \
+  step "GPU tests" gpu-tests.log with_env timeout 60 ctest --test-dir "$gb" -L gpu --output-on-failure -j 4 \
+    --timeout 55
+  probe_variants=auto/auto/auto,cudnn/fp32/on,persistent/fp32/on,persistent/tf32/on/on,persistent/bf16/on/on
+  step "benchmark and time to quality" bench-gpu.txt env BENCH_COMMIT="$commit" timeout 250 bash scripts/bench_gpu.sh \
     --skip-build --build-dir "$gb" --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
-    ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"}
+    --variants "${BENCH_VARIANTS:-$probe_variants}"
   rm -f "$out/bench-gpu.raw"
   step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 60 bash scripts/bench_sample.sh "$gb"
   step probes probes.txt with_env bash -c "$(declare -f workbenches probes); out=\"\$1\"; probes" _ "$out"
