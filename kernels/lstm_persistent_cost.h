@@ -26,12 +26,14 @@
 extern "C" {
 #endif
 
-// H100 SXM numbers (sources in PERSISTENT_LSTM_FLOOR.md, "Cost model"); the probes
-// (scripts/probe_persistent.sh) measure the first three.
-static const double kSkCostClockGHz = 1.755;       // sustained SM clock under load
-static const double kSkCostGridSyncUs = 2.0;       // cooperative grid.sync, 128 blocks x 256 threads
-static const double kSkCostL2RoundTripUs = 0.35;   // dependent L2 load incl. issue + wait (~600 clk)
-static const double kSkCostL2BytesPerNsPerSM = 40; // ~5.5 TB/s L2 read bandwidth / 132 SMs
+// H100 SXM numbers (sources in PERSISTENT_LSTM_FLOOR.md, "Cost model"). grid.sync and the L2
+// re-read rate are measured (sync_bench on an H100, bench/results/h100-2026-11-27-a63cbcc/
+// probe-persistent.txt: 1.109 us; 128 blocks re-reading 64 KiB, 1543 GB/s in all); with them
+// the model comes within 10-30% of the measured kernels (floor notes, "The probes measured").
+static const double kSkCostClockGHz = 1.755;         // sustained SM clock under load
+static const double kSkCostGridSyncUs = 1.11;        // cooperative grid.sync, 128 blocks x 256 threads (measured)
+static const double kSkCostL2RoundTripUs = 0.35;     // dependent L2 load incl. issue + wait (~600 clk)
+static const double kSkCostL2BytesPerNsPerSM = 12.1; // L2 re-read per block (measured; the datasheet's share: 40)
 static const double kSkCostLdsPerClk = 1.0;        // shared-memory instructions per clock per SM
 static const double kSkCostFmaPerClk = 4.0;        // FMA warp instructions per clock per SM (128 lanes)
 static const double kSkCostMmaClk = 2.0;           // clocks per mma.sync per SM (bf16 m16n8k16, TF32 m16n8k8)
