@@ -65,6 +65,11 @@ typedef struct sk_train_options_s {
     // returned malloc'd (NULL: out of memory). The trainer calls it once the backend has
     // resolved the settings left to it (precision auto), so the record names what ran. NULL: none.
     char *(*options_json)(const struct sk_train_options_s *o);
+    // What every data-parallel rank must agree on: "--name=value;" pairs (each rank's paths
+    // and threads left out), returned malloc'd (NULL: out of memory); rank 0 names the first
+    // pair that differs. NULL: the ranks compare their options records (options_json), or
+    // nothing without one.
+    char *(*options_identity)(const struct sk_train_options_s *o);
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
                              // every rank runs the same options.

@@ -152,6 +152,32 @@ char *cli_options_json(const cli_program *p, const void *opts) {
     return out;
 }
 
+char *cli_options_identity(const cli_program *p, const void *opts) {
+    size_t cap = 1024, len = 0;
+    char *out = malloc(cap);
+    if (!out) return NULL;
+    out[0] = '\0';
+    for (size_t i = 0; i < p->n_opts; i++) {
+        const cli_option *o = &p->opts[i];
+        if (o->type == CLI_ACTION || o->per_rank) continue;
+        char value[1024], item[1200];
+        const char *v = value;
+        if (o->type == CLI_FLOAT) snprintf(value, sizeof value, "%.7g", (double)*CFIELD(opts, o, float));
+        else if (o->type == CLI_DOUBLE) snprintf(value, sizeof value, "%.17g", *CFIELD(opts, o, double));
+        else v = value_text(o, opts, value, sizeof value);
+        const int k = snprintf(item, sizeof item, "--%s=%s;", o->name, v);
+        if (len + (size_t)k + 1 > cap) {
+            cap = 2 * (len + (size_t)k + 1);
+            char *grown = realloc(out, cap);
+            if (!grown) return free(out), NULL;
+            out = grown;
+        }
+        memcpy(out + len, item, (size_t)k + 1);
+        len += (size_t)k;
+    }
+    return out;
+}
+
 const char *cli_flag_of(const cli_program *p, const char *setting, char *buf, size_t n) {
     for (size_t i = 0; i < p->n_opts; i++)
         if (strcmp(p->opts[i].name, setting) == 0) return snprintf(buf, n, "--%s", setting), buf;

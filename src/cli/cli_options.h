@@ -2,7 +2,7 @@
 // --help (and so the man page, help2man's reading of it) and the options record (the JSON
 // stored in checkpoints) are made.
 // defines: cli_type, cli_kind, cli_option, cli_program, cli_parse_options, cli_print_help, cli_options_json,
-//          cli_flag_of, cli_message
+//          cli_options_identity, cli_flag_of, cli_message
 // A table entry names the long flag, the value's metavariable, the field it sets (an offset
 // into the program's options struct), the range or the choices, the help text and the JSON
 // key. Adding an option is one entry plus the code that uses the field.
@@ -47,6 +47,7 @@ typedef struct {
     const char *default_text; // the default as --help says it; NULL: the default value, named
     const char *json;         // key in the options record; NULL: not recorded
     int set_bit;              // OR-ed into the program's set mask when given (0: none)
+    int per_rank;             // 1: data-parallel ranks may differ here (a path, threads): not in the identity
 } cli_option;
 
 typedef struct {
@@ -67,6 +68,11 @@ void cli_print_help(const cli_program *p, const void *defaults);
 // The options record: {"key":value,...} of the entries with a JSON key, in table order, from
 // opts. Returns a malloc'd string, or NULL when out of memory.
 char *cli_options_json(const cli_program *p, const void *opts);
+
+// What data-parallel ranks must agree on: "--name=value;" for every entry but the actions and
+// those marked per_rank, in table order (floats to 7 significant digits, doubles to 17).
+// Returns a malloc'd string, or NULL when out of memory.
+char *cli_options_identity(const cli_program *p, const void *opts);
 
 // "--name" of the entry whose name is setting, or NULL.
 const char *cli_flag_of(const cli_program *p, const char *setting, char *buf, size_t n);

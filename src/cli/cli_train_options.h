@@ -1,5 +1,5 @@
 // cli_train_options.h: shakespeare-train's options, declared once (cli_options.h).
-// defines: cli_train_program, cli_train_options_json
+// defines: cli_train_program, cli_train_options_json, cli_train_options_identity
 #ifndef SK_CLI_TRAIN_OPTIONS_H
 #define SK_CLI_TRAIN_OPTIONS_H
 
@@ -10,5 +10,7 @@ extern const cli_program cli_train_program;
 
 // The options record of o (the trainer's sk_train_options.options_json): malloc'd, or NULL.
 char *cli_train_options_json(const sk_train_options *o);
+// What the data-parallel ranks must agree on (the trainer's options_identity): malloc'd, or NULL.
+char *cli_train_options_identity(const sk_train_options *o);
 
 #endif

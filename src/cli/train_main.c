@@ -185,6 +185,7 @@ int main(int argc, char **argv) {
         cli_die(CLI_EXIT_USAGE, "--min-lr (%g) must not exceed --lr (%g)", (double)o.lr.min_lr, (double)o.lr.lr);
 
     o.options_json = cli_train_options_json;
+    o.options_identity = cli_train_options_identity;
     o.stop_flag = &g_stop;
     o.comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not

@@ -22,7 +22,7 @@ typedef struct {
     int32_t vocab_size;
     uint32_t vocab_crc;
     char data_path[256];
-    char options[1536];
+    char options[4096];
 } sk_rank_identity;
 
 // Collective. SK_ERR_MISMATCH on every rank when some rank's identity differs from rank

@@ -43,28 +43,6 @@ void sk_train_options_default(sk_train_options *o) {
     o->precision = SK_PRECISION_AUTO; // tf32 on CUDA, fp32 on the CPU (backend.h)
 }
 
-// The options every rank must share, as "name=value;" pairs (out_dir, log and threads may
-// differ: only rank 0 writes, and threads are per rank).
-static void options_identity(const sk_train_options *o, char *buf, size_t n) {
-    snprintf(buf, n,
-             "--batch-size=%d;--seq-length=%d;--embed-size=%d;--hidden-size=%d;--num-layers=%d;--dropout=%.7g;"
-             "--weight-drop=%.7g;"
-             "--train-frac=%.17g;--val-frac=%.17g;--init=%d;--init-scale=%.7g;--forget-bias=%.7g;--lr=%.7g;"
-             "--lr-schedule=%s;--min-lr=%.7g;--warmup-iters=%lld;--lr-decay=%.7g;--lr-decay-after=%d;"
-             "--beta1=%.17g;--beta2=%.17g;--eps=%.17g;--weight-decay=%.17g;--grad-clip=%.17g;--max-iters=%lld;"
-             "--max-epochs=%d;--eval-every=%lld;--checkpoint-every=%lld;--sample-every=%lld;--seed=%llu;"
-             "--init-from=%s;--eval-only=%d;--device=%s;--rnn-impl=%s;--precision=%s;",
-             o->batch_size, o->seq_len, o->model.embed_size, o->model.hidden_size, o->model.num_layers,
-             (double)o->model.dropout, (double)o->model.weight_drop, o->train_frac, o->val_frac, (int)o->init,
-             (double)o->init_scale,
-             (double)o->forget_bias, (double)o->lr.lr, sk_lr_kind_name(o->lr.kind), (double)o->lr.min_lr,
-             (long long)o->lr.warmup_iters, (double)o->lr.decay, o->lr.decay_after, o->adam.beta1, o->adam.beta2,
-             o->adam.eps, o->adam.weight_decay, o->adam.grad_clip, (long long)o->max_iters, o->max_epochs,
-             (long long)o->eval_every, (long long)o->checkpoint_every, (long long)o->sample_every,
-             (unsigned long long)o->seed, o->init_from ? o->init_from : "", o->eval_only, o->device,
-             sk_rnn_impl_name(o->rnn_impl), sk_precision_name(o->precision));
-}
-
 // The precision the backend computes in becomes the run's: precision auto resolves per device
 // (backend.h), and the options record names the result, so that a resume compares like with like.
 static sk_status record_options(sk_trainer *t, sk_error *err) {
@@ -85,7 +63,15 @@ static sk_status check_ranks(sk_trainer *t, sk_error *err) {
     id.vocab_size = t->cache.vocab.size;
     id.vocab_crc = sk_crc32(0, t->cache.vocab.chars, sizeof t->cache.vocab.chars[0] * (size_t)t->cache.vocab.size);
     snprintf(id.data_path, sizeof id.data_path, "%s", t->o.data_path);
-    options_identity(&t->o, id.options, sizeof id.options);
+    char *(*identity)(const sk_train_options *) = t->o.options_identity ? t->o.options_identity : t->o.options_json;
+    char *mine = identity ? identity(&t->o) : NULL;
+    if (identity && !mine) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the options identity");
+    if (mine && strlen(mine) >= sizeof id.options) {
+        free(mine);
+        return sk_fail(err, SK_ERR_ARG, "the options identity is longer than %zu bytes", sizeof id.options - 1);
+    }
+    snprintf(id.options, sizeof id.options, "%s", mine ? mine : "");
+    free(mine);
     return sk_shard_check_ranks(t->comm, &id, err);
 }
 
