@@ -5,7 +5,13 @@
 //   flag hand-off      block 0 and block `blocks - 1` pass a token through release/acquire
 //                      flags in global memory, us per one-way hand-off
 //   L2 re-read         every block re-reads the same `kib` KiB (L2-resident) with __ldcg,
-//                      GB/s in all and B/ns per SM (the staging of every chain step)
+//                      GB/s in all and B/ns per SM (the staging of every chain step): one load
+//                      in flight per thread, then eight (the rate a pipelined staging could reach)
+//   DSMEM gather       clusters of 16 blocks: each block writes an S-byte slice into its own
+//                      shared memory, a cluster barrier, each block reads its 15 peers' slices
+//                      (distributed shared memory), a second barrier; us per exchange and B/ns
+//                      per block, for S = 512 B (config B's bf16 h slice: 8 rows x 32 units) and
+//                      2 KiB (its dg slice: 8 rows x 128 gates)
 // usage: sync_bench [blocks [kib]]   (default 128 blocks, 64 KiB: configuration A's grid)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -73,6 +79,41 @@ __global__ void l2_reread_kernel(const float4 *buf, size_t n4, int reps, float *
             acc += v.x + v.y + v.z + v.w;
         }
     if (acc == 12345.678f) *sink = acc; // keeps the loads
+}
+
+// Eight independent loads in flight per thread before they are summed.
+__global__ void l2_reread8_kernel(const float4 *buf, size_t n4, int reps, float *sink) {
+    float acc = 0.0f;
+    const size_t stride = (size_t)blockDim.x * 8;
+    for (int r = 0; r < reps; r++)
+        for (size_t i = threadIdx.x; i + 7 * blockDim.x < n4; i += stride) {
+            float4 v[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) v[u] = __ldcg(buf + ((i + u * blockDim.x + (size_t)blockIdx.x * 64) % n4));
+#pragma unroll
+            for (int u = 0; u < 8; u++) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+        }
+    if (acc == 12345.678f) *sink = acc;
+}
+
+// The exchange of a cluster-resident batch group: slice_floats per block, gathered by all.
+__global__ void dsmem_gather_kernel(int iters, int slice_floats, float *sink) {
+    extern __shared__ float slice[];
+    float acc = 0.0f;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    const unsigned me = cluster.block_rank(), n = cluster.num_blocks();
+    for (int it = 0; it < iters; it++) {
+        for (int i = threadIdx.x; i < slice_floats; i += blockDim.x) slice[i] = (float)(it + i + me);
+        cluster.sync(); // every slice written
+        for (unsigned r = 1; r < n; r++) {
+            const float *peer = cluster.map_shared_rank(slice, (me + r) % n);
+            for (int i = threadIdx.x; i < slice_floats; i += blockDim.x) acc += peer[i];
+        }
+        cluster.sync(); // every slice read before the next step overwrites it
+    }
+#endif
+    if (acc == 12345.678f) *sink = acc;
 }
 
 static float time_ms(cudaEvent_t a, cudaEvent_t b) {
@@ -168,7 +209,44 @@ int main(int argc, char **argv) {
         const double bytes = (double)blocks * reps * n4 * sizeof(float4), ms = time_ms(e0, e1);
         printf("L2 re-read %4zu KiB   %8.1f GB/s in all, %.1f B/ns per block\n", kib, bytes / ms / 1e6,
                bytes / ms / 1e6 / blocks);
+        l2_reread8_kernel<<<blocks, kThreads>>>(buf, n4, 2, (float *)flags);
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaEventRecord(e0));
+        l2_reread8_kernel<<<blocks, kThreads>>>(buf, n4, reps, (float *)flags);
+        CHECK_CUDA(cudaGetLastError());
+        CHECK_CUDA(cudaEventRecord(e1));
+        const size_t n8 = n4 / ((size_t)kThreads * 8) * ((size_t)kThreads * 8); // what the x8 loop reads
+        const double bytes8 = (double)blocks * reps * n8 * sizeof(float4), ms8 = time_ms(e0, e1);
+        printf("L2 re-read x8 %4zu KiB %7.1f GB/s in all, %.1f B/ns per block\n", kib, bytes8 / ms8 / 1e6,
+               bytes8 / ms8 / 1e6 / blocks);
         CHECK_CUDA(cudaFree(buf));
+    }
+    for (int slice_bytes : {512, 2048}) { // DSMEM gather in clusters of 16
+        const int cs = 16, slice_floats = slice_bytes / (int)sizeof(float);
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute attr[1];
+        cfg.gridDim = dim3((unsigned)(blocks / cs * cs)), cfg.blockDim = dim3(kThreads);
+        cfg.dynamicSmemBytes = (size_t)slice_bytes;
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = (unsigned)cs, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+        cfg.attrs = attr, cfg.numAttrs = 1;
+        if (cudaFuncSetAttribute(dsmem_gather_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+            (void)cudaGetLastError();
+            printf("DSMEM gather (16)    not available\n");
+            break;
+        }
+        cudaError_t e = cudaLaunchKernelEx(&cfg, dsmem_gather_kernel, 10, slice_floats, (float *)flags);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            printf("DSMEM gather (16)    not available: %s\n", cudaGetErrorString(e));
+            break;
+        }
+        CHECK_CUDA(cudaEventRecord(e0));
+        CHECK_CUDA(cudaLaunchKernelEx(&cfg, dsmem_gather_kernel, kIters, slice_floats, (float *)flags));
+        CHECK_CUDA(cudaEventRecord(e1));
+        const double us = time_ms(e0, e1) * 1e3 / kIters;
+        printf("DSMEM gather %4d B  %8.3f us per exchange (2 cluster barriers), %.1f B/ns per block\n", slice_bytes,
+               us, 15.0 * slice_bytes / (us * 1e3));
     }
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaFree(flags));
