@@ -123,6 +123,18 @@ static float time_ms(cudaEvent_t a, cudaEvent_t b) {
     return ms;
 }
 
+// A launch of `blocks` rounded down to whole clusters of cs, kThreads each, smem dynamic bytes
+// (attr: the caller's storage for the cluster attribute).
+static cudaLaunchConfig_t cluster_config(int blocks, int cs, size_t smem, cudaLaunchAttribute *attr) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3((unsigned)(blocks / cs * cs)), cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = smem;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = (unsigned)cs, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+    cfg.attrs = attr, cfg.numAttrs = 1;
+    return cfg;
+}
+
 static long parse(const char *s, const char *what) {
     char *end;
     errno = 0;
@@ -162,12 +174,8 @@ int main(int argc, char **argv) {
         printf("grid.sync            %8.3f us per sync\n", time_ms(e0, e1) * 1e3 / kIters);
     }
     for (int cs : {8, 16}) { // cluster barriers
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr[1];
-        cfg.gridDim = dim3((unsigned)(blocks / cs * cs)), cfg.blockDim = dim3(kThreads);
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)cs, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr, cfg.numAttrs = 1;
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = cluster_config(blocks, cs, 0, &attr);
         if (cs > 8 && cudaFuncSetAttribute(cluster_sync_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) !=
                           cudaSuccess) {
             (void)cudaGetLastError();
@@ -222,14 +230,9 @@ int main(int argc, char **argv) {
         CHECK_CUDA(cudaFree(buf));
     }
     for (int slice_bytes : {512, 2048}) { // DSMEM gather in clusters of 16
-        const int cs = 16, slice_floats = slice_bytes / (int)sizeof(float);
-        cudaLaunchConfig_t cfg = {};
-        cudaLaunchAttribute attr[1];
-        cfg.gridDim = dim3((unsigned)(blocks / cs * cs)), cfg.blockDim = dim3(kThreads);
-        cfg.dynamicSmemBytes = (size_t)slice_bytes;
-        attr[0].id = cudaLaunchAttributeClusterDimension;
-        attr[0].val.clusterDim.x = (unsigned)cs, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-        cfg.attrs = attr, cfg.numAttrs = 1;
+        const int slice_floats = slice_bytes / (int)sizeof(float);
+        cudaLaunchAttribute attr;
+        const cudaLaunchConfig_t cfg = cluster_config(blocks, 16, (size_t)slice_bytes, &attr);
         if (cudaFuncSetAttribute(dsmem_gather_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
             (void)cudaGetLastError();
             printf("DSMEM gather (16)    not available\n");

@@ -24,7 +24,6 @@ typedef struct {
     void *work;        // net.work_cap bytes
     // The last training forward, which the backward differentiates.
     int phase; // 0: none; 1: a training forward ran; 2: backward_data ran too
-    int len;
     const float *x, *y, *hx, *cx;
 } cudnn_stack;
 
@@ -52,7 +51,6 @@ sk_status cudnn_forward(sk_lstm *l, int train, int len, const float *x, float *y
     SK_TRY(sk_cudnn_lstm_forward(&s->net, train, x, y, hx, cx, hy, cy, err));
     if (train) {
         s->phase = 1;
-        s->len = len;
         s->x = x, s->y = y, s->hx = hx, s->cx = cx;
     }
     return SK_OK;

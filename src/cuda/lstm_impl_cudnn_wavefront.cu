@@ -123,6 +123,26 @@ sk_status wf_export(sk_lstm *l, float *params, sk_error *err) {
     return join_lanes(l, err);
 }
 
+// The state at the start of chunk j of layer k: the caller's (window_start, (L, B, H)) for
+// chunk 0, else the lane's border after chunk j-1 (borders, (max_chunks - 1, B, H)).
+const float *chunk_state(const sk_lstm_config *c, const float *window_start, const float *borders, int k, int j) {
+    const size_t hs = (size_t)c->B * c->H;
+    return j == 0 ? window_start + k * hs : borders + (size_t)(j - 1) * hs;
+}
+
+// Chunk j's slice of the lane's reserve space.
+char *reserve_of(const lane *ln, int j) { return ln->reserve + (size_t)j * ln->slot; }
+
+// Site `site`'s keyed mask on chunk j of a sequence-major (len, B, H) tensor: out = in * mask.
+sk_status mask_chunk(const sk_lstm *l, const lane *ln, float *out, const float *in, int j, int site, sk_error *err) {
+    const wavefront *w = (const wavefront *)l->impl;
+    const sk_lstm_config *c = &l->cfg;
+    const uint64_t first = (uint64_t)c->stream_offset * (uint64_t)w->len * (uint64_t)c->H;
+    CUDA_CHECK(sk_cuda_dropout_seq_major(out, in, j * w->d, w->d, c->B, w->len, c->H, first, &c->dropout_keys[site],
+                                         c->dropout, 1.0f / (1.0f - c->dropout), ln->stream));
+    return SK_OK;
+}
+
 // Chunk j of layer k forward: input from layer k-1's chunk j (or the swapped-in x), state
 // from chunk j-1; its output through site k's mask for layer k+1.
 sk_status forward_chunk(sk_lstm *l, int train, int k, int j, const float *hx, const float *cx, float *hy, float *cy,
@@ -130,7 +150,7 @@ sk_status forward_chunk(sk_lstm *l, int train, int k, int j, const float *hx, co
     wavefront *w = wf_of(l);
     const sk_lstm_config *c = &l->cfg;
     lane *ln = &w->lanes[k];
-    const size_t hs = (size_t)c->B * c->H, rows = (size_t)j * w->d * c->B, len = (size_t)w->len;
+    const size_t hs = (size_t)c->B * c->H, rows = (size_t)j * w->d * c->B;
     const float *in;
     if (k == 0) {
         in = w->x_sm + rows * c->E;
@@ -139,16 +159,12 @@ sk_status forward_chunk(sk_lstm *l, int train, int k, int j, const float *hx, co
         in = (train ? w->lanes[k - 1].dropped : w->lanes[k - 1].out) + rows * c->H;
     }
     float *o = ln->out + rows * c->H;
-    const float *h0 = j == 0 ? hx + k * hs : ln->h + (size_t)(j - 1) * hs;
-    const float *c0 = j == 0 ? cx + k * hs : ln->c + (size_t)(j - 1) * hs;
+    const float *h0 = chunk_state(c, hx, ln->h, k, j), *c0 = chunk_state(c, cx, ln->c, k, j);
     float *h1 = j == w->C - 1 ? hy + k * hs : ln->h + (size_t)j * hs;
     float *c1 = j == w->C - 1 ? cy + k * hs : ln->c + (size_t)j * hs;
-    SK_TRY(sk_cudnn_lstm_forward_at(&ln->net, train, ln->reserve + (size_t)j * ln->slot, in, o, h0, c0, h1, c1, err));
+    SK_TRY(sk_cudnn_lstm_forward_at(&ln->net, train, reserve_of(ln, j), in, o, h0, c0, h1, c1, err));
     if (k == c->L - 1) return SK_OK;
-    if (train)
-        CUDA_CHECK(sk_cuda_dropout_seq_major(ln->dropped + rows * c->H, o, j * w->d, w->d, c->B, (int)len, c->H,
-                                             (uint64_t)c->stream_offset * len * (uint64_t)c->H, &c->dropout_keys[k],
-                                             c->dropout, 1.0f / (1.0f - c->dropout), ln->stream));
+    if (train) SK_TRY(mask_chunk(l, ln, ln->dropped + rows * c->H, o, j, k, err));
     CUDA_CHECK(cudaEventRecord(ln->ready[j], ln->stream));
     return SK_OK;
 }
@@ -181,7 +197,7 @@ sk_status backward_chunk(sk_lstm *l, int k, int j, sk_error *err) {
     wavefront *w = wf_of(l);
     const sk_lstm_config *c = &l->cfg;
     lane *ln = &w->lanes[k];
-    const size_t hs = (size_t)c->B * c->H, rows = (size_t)j * w->d * c->B, len = (size_t)w->len;
+    const size_t rows = (size_t)j * w->d * c->B;
     const float *dy;
     if (k == c->L - 1) {
         dy = w->dy_sm + rows * c->H;
@@ -191,16 +207,13 @@ sk_status backward_chunk(sk_lstm *l, int k, int j, sk_error *err) {
     }
     const int in = k == 0 ? c->E : c->H;
     float *dx = ln->dx + rows * in;
-    const float *h0 = j == 0 ? w->hx + k * hs : ln->h + (size_t)(j - 1) * hs;
-    const float *c0 = j == 0 ? w->cx + k * hs : ln->c + (size_t)(j - 1) * hs;
+    const float *h0 = chunk_state(c, w->hx, ln->h, k, j), *c0 = chunk_state(c, w->cx, ln->c, k, j);
     const float *dhy = j == w->C - 1 ? NULL : ln->dh[(j + 1) % 2], *dcy = j == w->C - 1 ? NULL : ln->dc[(j + 1) % 2];
     float *dhx = j == 0 ? NULL : ln->dh[j % 2], *dcx = j == 0 ? NULL : ln->dc[j % 2];
-    SK_TRY(sk_cudnn_lstm_backward_data_at(&ln->net, ln->reserve + (size_t)j * ln->slot, ln->out + rows * c->H, dy, dx,
-                                          h0, c0, dhy, dcy, dhx, dcx, err));
+    SK_TRY(sk_cudnn_lstm_backward_data_at(&ln->net, reserve_of(ln, j), ln->out + rows * c->H, dy, dx, h0, c0, dhy, dcy,
+                                          dhx, dcx, err));
     if (k == 0) return SK_OK;
-    CUDA_CHECK(sk_cuda_dropout_seq_major(dx, dx, j * w->d, w->d, c->B, (int)len, c->H,
-                                         (uint64_t)c->stream_offset * len * (uint64_t)c->H, &c->dropout_keys[k - 1],
-                                         c->dropout, 1.0f / (1.0f - c->dropout), ln->stream));
+    SK_TRY(mask_chunk(l, ln, dx, dx, j, k - 1, err));
     CUDA_CHECK(cudaEventRecord(ln->ready[j], ln->stream));
     return SK_OK;
 }
@@ -228,7 +241,6 @@ sk_status wf_backward_weights(sk_lstm *l, float *grads, sk_error *err) {
     const sk_lstm_config *c = &l->cfg;
     if (w->phase != 2) return sk_fail(err, SK_ERR_ARG, "LSTM weight gradients before the data gradients");
     SK_TRY(fork_lanes(l, err));
-    const size_t hs = (size_t)c->B * c->H;
     for (int k = 0; k < c->L; k++) {
         lane *ln = &w->lanes[k];
         const int in = k == 0 ? c->E : c->H;
@@ -236,9 +248,8 @@ sk_status wf_backward_weights(sk_lstm *l, float *grads, sk_error *err) {
         SK_TRY(sk_cudnn_lstm_zero_weight_grads(&ln->net, err));
         for (int j = 0; j < w->C; j++) {
             const size_t rows = (size_t)j * w->d * c->B;
-            const float *h0 = j == 0 ? w->hx + k * hs : ln->h + (size_t)(j - 1) * hs;
-            SK_TRY(sk_cudnn_lstm_add_weight_grads(&ln->net, ln->reserve + (size_t)j * ln->slot, x + rows * in,
-                                                  ln->out + rows * c->H, h0, err));
+            SK_TRY(sk_cudnn_lstm_add_weight_grads(&ln->net, reserve_of(ln, j), x + rows * in, ln->out + rows * c->H,
+                                                  chunk_state(c, w->hx, ln->h, k, j), err));
         }
         SK_TRY(sk_cudnn_lstm_unpack_weight_grads(&ln->net, grads, err));
     }
