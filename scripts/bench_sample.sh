@@ -2,10 +2,10 @@
 # bench_sample.sh: memory, CPU time and wall-clock speed of shakespeare-sample at config A
 # (E=128, H=256, L=2; a checkpoint trained 5 steps: speed and memory do not depend on the
 # weights), one thread, for each build directory given (default: build), side by side in
-# one run: sampling with --num-samples N = 1, 16 and 256 (WHAT sample/N; N streams, one character
-# each per forward step; 20,000, 64,000 and 128,000 characters in all) and scoring
-# the first 100,000 characters of the corpus, with --device cpu and --device auto (the GPU
-# where there is one), and --help (what loading the program alone costs).
+# one run: sampling with --num-samples N = 1, 16 and 256 (WHAT sample/N; N streams; 20,000,
+# 64,000 and 128,000 characters in all, ten times that on the fused GPU sampler) and scoring
+# the first 100,000 characters of the corpus, on each device (below), and --help (what loading
+# the program alone costs).
 # Each line: BUILD  WHAT  DEVICE  max resident (KB) and user s (/usr/bin/time %M %U; "-"
 # where the machine has no /usr/bin/time, as the GPU image)  characters per user second
 # (CPU time: steady on a shared machine, meaningless for a GPU)  wall s  characters per wall
@@ -33,7 +33,7 @@ printf "$row" build what device resident_KB user_s chars_per_s wall_s chars_per_
 wall() {
     local t0 t1
     t0=$(date +%s%N)
-    "${timer[@]}" "$b/shakespeare-sample" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+    env "${envs[@]}" "${timer[@]}" "$b/shakespeare-sample" "$@" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
     t1=$(date +%s%N)
     awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'
 }
@@ -52,11 +52,23 @@ measure() { # WHAT DEVICE CHARS STARTUP_ARGS -- ARGS...: one row; CHARS 0: no ra
     fi
     printf "$row" "$(basename "$b")" "$what" "$dev" "$kb" "$user" "$rate" "$w" "$wrate"
 }
+# Devices: with a GPU (nvidia-smi answers), first the fused sampler (cuda: one kernel per chunk
+# of characters), then the per-character forward loop it replaced (cuda-loop: the same program
+# with SHAKESPEARE_FUSED_SAMPLER=0), then the CPU; without one, the CPU alone. The fused rows
+# draw ten times the characters: at their speed the smaller counts end in a fraction of a second.
+devices=(cpu) envs=()
+nvidia-smi -L > /dev/null 2>&1 && devices=(cuda cuda-loop cpu)
 for b in "$@"; do
     measure help - 0 -- --help
-    for dev in cpu auto; do
-        common=(--checkpoint "$tmp/ck/last.safetensors" --threads 1 --device "$dev")
-        for nl in 1:20000 16:4000 256:500; do # --num-samples N : --length (N x length characters)
+    for dev in "${devices[@]}"; do
+        sizes="1:20000 16:4000 256:500" # --num-samples N : --length (N x length characters)
+        envs=()
+        case $dev in
+            cuda) sizes="1:200000 16:40000 256:5000" ;;
+            cuda-loop) envs=(SHAKESPEARE_FUSED_SAMPLER=0) ;;
+        esac
+        common=(--checkpoint "$tmp/ck/last.safetensors" --threads 1 --device "${dev%-loop}")
+        for nl in $sizes; do
             ns=${nl%%:*} len=${nl##*:}
             measure "sample/$ns" "$dev" $((ns * len)) "${common[@]}" --num-samples "$ns" --length 1 -- \
                 "${common[@]}" --num-samples "$ns" --length "$len"

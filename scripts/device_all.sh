@@ -57,7 +57,7 @@
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
 # --probe: the one call a session with 15 minutes of device time makes (8 minutes at most,
-# build included, 7 files, each step under its own time limit, which add up to 505 s; it
+# build included, 7 files, each step under its own time limit, which add up to 520 s; it
 # keeps going past failures). On the H100 of 2026-11-27 the build took 20 s and the GPU tests
 # 25 s (4 at a time); the benchmark's runs are seconds each:
 #   build.log       preflight and the build (45 s)
@@ -68,7 +68,8 @@
 #                   both sides; then the time to validation 1.50 over 3 seeds a side (medians);
 #                   20 warm-up and 100 timed steps a run (250 s: the 2026-11-27 H100 run of all
 #                   nine default variants ran out of 220 s in its third seed)
-#   sample-gpu.txt  bench_sample.sh (60 s: N = 1, 16 and 256 and --score, on the CPU and the GPU)
+#   sample-gpu.txt  bench_sample.sh (75 s: N = 1, 16 and 256 and --score: the fused GPU sampler, the
+#                   per-character loop it replaced, the CPU)
 #   probes.txt, probe-persistent.txt, ncu-persistent.txt
 #                   scripts/probe_persistent.sh OUT (90 s): sync_bench, the cost model, ncu on the
 #                   persistent kernels at A and B, lstm_bench and step_bench with tensor cores on
@@ -195,7 +196,7 @@ if [ "$probe" = 1 ]; then
     --skip-build --build-dir "$gb" --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
     --variants "${BENCH_VARIANTS:-$probe_variants}"
   rm -f "$out/bench-gpu.raw"
-  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 60 bash scripts/bench_sample.sh "$gb"
+  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 75 bash scripts/bench_sample.sh "$gb"
   step probes probes.txt with_env bash -c "$(declare -f workbenches probes); out=\"\$1\"; probes" _ "$out"
   # The device tool returns 8 files from OUT at most, none more than two folders deep.
   files=$(find "$out" -type f | wc -l) deep=$(find "$out" -mindepth 4 | wc -l)

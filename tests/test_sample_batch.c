@@ -6,7 +6,10 @@
 //     backend's window, so priming takes several forwards);
 //  2. the streams are independent: their texts are not all the same;
 //  3. an emit that returns nonzero stops every stream at that step;
-//  4. a comparison that can fail: stream 1's text differs from what seed s (stream 0's) draws.
+//  4. a comparison that can fail: stream 1's text differs from what seed s (stream 0's) draws;
+//  5. with a fused sampler (backend.h's ops->sample, here the stand-in's own per-token loop
+//     drawing with the keyed uniforms), the chunked path (16, 32, then what is left) emits
+//     exactly what the host loop emits, and stops where it stops.
 // Tolerance: none (integers in float).
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +18,7 @@
 #include "shakespeare/sampler.h"
 #include "test_util.h"
 
-enum { V = 7, T = 4, STREAMS = 5, LENGTH = 40, PRIME = 9 };
+enum { V = 7, T = 4, STREAMS = 5, LENGTH = 60, PRIME = 9 };
 
 // The stand-in: per stream, the last input and the count of inputs seen; logits of position t
 // of stream s depend on that stream's inputs only.
@@ -55,8 +58,30 @@ static sk_status fake_get_logits(sk_backend *b, float *out) {
     return SK_OK;
 }
 
+// ops->sample's contract on the stand-in: feeds x, draws n tokens per stream, feeding each
+// but the last; counts its calls.
+static int fused_calls;
+static sk_status fake_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
+                             int64_t position, int32_t *out) {
+    const int B = b->cfg.batch_size;
+    int32_t in[STREAMS];
+    float p[V];
+    sk_candidate c[V];
+    memcpy(in, x, sizeof(int32_t) * (size_t)B);
+    fused_calls++;
+    for (int i = 0; i < n; i++) {
+        fake_forward(b, in, NULL, 1, SK_MODE_EVAL, 0, NULL);
+        for (int s = 0; s < B; s++)
+            in[s] = out[s * n + i] = sk_sample_token(fake_of(b)->logits + s * V, V, o,
+                                                      sk_sample_uniform(keys[s], (uint64_t)(position + i)), p, c);
+    }
+    return SK_OK;
+}
+
 static const sk_backend_ops fake_ops = {.name = "fake", .set_state = fake_set_state, .forward = fake_forward,
                                         .get_logits = fake_get_logits};
+static const sk_backend_ops fused_ops = {.name = "fused", .set_state = fake_set_state, .forward = fake_forward,
+                                         .get_logits = fake_get_logits, .sample = fake_sample};
 
 static void make(sk_backend *b, fake *f, int batch) {
     memset(b, 0, sizeof *b);
@@ -91,16 +116,12 @@ int main(void) {
 
     // 1: each stream against a batch-1 run with its seed.
     record got = {{{0}}, {0}, 0};
-    sk_rng rngs[STREAMS];
-    for (int i = 0; i < STREAMS; i++) sk_rng_seed(&rngs[i], seed + (uint64_t)i);
-    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &o, rngs, record_batch, &got, &err));
+    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &o, seed, record_batch, &got, &err));
     int same_as_single = 1;
     for (int i = 0; i < STREAMS; i++) {
         record want = {{{0}}, {0}, 0};
-        sk_rng r;
-        sk_rng_seed(&r, seed + (uint64_t)i);
         make(&one, &fo, 1);
-        CHECK_OK(sk_generate(&one, prime, PRIME, LENGTH, &o, &r, record_one, &want, &err));
+        CHECK_OK(sk_generate(&one, prime, PRIME, LENGTH, &o, seed + (uint64_t)i, record_one, &want, &err));
         CHECK(got.n[i] == LENGTH && want.n[0] == LENGTH);
         same_as_single &= memcmp(got.ids[i], want.ids[0], sizeof got.ids[i]) == 0;
     }
@@ -115,8 +136,27 @@ int main(void) {
 
     // 3: stopped at step 12 by the last stream's emit: every stream has exactly 12.
     record stopped = {{{0}}, {0}, 12};
-    for (int i = 0; i < STREAMS; i++) sk_rng_seed(&rngs[i], seed + (uint64_t)i);
-    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &o, rngs, record_batch, &stopped, &err));
+    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &o, seed, record_batch, &stopped, &err));
     for (int i = 0; i < STREAMS; i++) CHECK(stopped.n[i] == 12);
+
+    // 5: the fused path, in chunks of 16, 32 and 12, against the host loop's texts; top-k and
+    // top-p too (the ranking), and a stop inside the second chunk.
+    const sk_sample_opts ranked = {.temperature = 0.8f, .top_k = 5, .top_p = 0.9f};
+    record host = {{{0}}, {0}, 0}, fused = {{{0}}, {0}, 0}, fused_stop = {{{0}}, {0}, 20};
+    make(&batch, &fb, STREAMS);
+    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &ranked, seed, record_batch, &host, &err));
+    make(&batch, &fb, STREAMS);
+    batch.ops = &fused_ops;
+    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &ranked, seed, record_batch, &fused, &err));
+    const int calls = fused_calls;
+    CHECK(calls == 3);
+    int fused_same = 1;
+    for (int i = 0; i < STREAMS; i++)
+        fused_same &= fused.n[i] == LENGTH && memcmp(fused.ids[i], host.ids[i], sizeof host.ids[i]) == 0;
+    CHECK(fused_same);
+    CHECK_OK(sk_generate_batch(&batch, prime, PRIME, LENGTH, &ranked, seed, record_batch, &fused_stop, &err));
+    for (int i = 0; i < STREAMS; i++)
+        CHECK(fused_stop.n[i] == 20 && memcmp(fused_stop.ids[i], host.ids[i], 20 * sizeof(int32_t)) == 0);
+    printf("the fused path in %d calls: the host loop's texts: %s\n", calls, fused_same ? "yes" : "NO");
     return sk_test_done("test_sample_batch");
 }

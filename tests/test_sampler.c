@@ -1,11 +1,11 @@
 // test_sampler.c: sk_sample_token's distributions against probabilities worked out by hand:
 // temperature, top-k, top-p (nucleus) and their order (temperature, then top-k, then top-p
 // over what top-k left, renormalized), argmax, ties, NaN logits, and that top-p 1 (or 0)
-// leaves the plain draw, seed for seed, as it was.
+// leaves the plain draw, seed for seed, as it was. The uniforms are the keyed ones
+// (sample_draw.h's sk_sample_uniform at positions 0, 1, ...).
 #include <math.h>
 #include <stdio.h>
 
-#include "shakespeare/rng.h"
 #include "shakespeare/sampler.h"
 #include "test_util.h"
 
@@ -18,13 +18,12 @@
 
 // Frequencies of each id over DRAWS draws from logits with options o.
 static void frequencies(const float *logits, const sk_sample_opts *o, double *freq) {
-    sk_rng rng;
-    sk_rng_seed(&rng, 42);
+    const uint64_t key = sk_sample_key(42);
     float p[V];
     sk_candidate c[V];
     int count[V] = {0};
     for (int i = 0; i < DRAWS; i++) {
-        int32_t id = sk_sample_token(logits, V, o, &rng, p, c);
+        int32_t id = sk_sample_token(logits, V, o, sk_sample_uniform(key, (uint64_t)i), p, c);
         if (id < 0 || id >= V) {
             fprintf(stderr, "drew id %d outside [0, %d)\n", (int)id, V);
             sk_test_failures++;
@@ -75,15 +74,15 @@ int main(void) {
 
     // Top-p 1 and 0 are "all tokens": the same draws, seed for seed, as no top-p at all.
     {
-        sk_rng r0, r1, r2;
-        sk_rng_seed(&r0, 7), sk_rng_seed(&r1, 7), sk_rng_seed(&r2, 7);
+        const uint64_t key = sk_sample_key(7);
         float p[V];
         sk_candidate c[V];
         int same = 1;
         for (int i = 0; i < 1000; i++) {
-            int32_t a = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f}, &r0, p, c);
-            int32_t b = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 1.0f}, &r1, p, c);
-            int32_t d = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 0.0f}, &r2, p, c);
+            const float u = sk_sample_uniform(key, (uint64_t)i);
+            int32_t a = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f}, u, p, c);
+            int32_t b = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 1.0f}, u, p, c);
+            int32_t d = sk_sample_token(logits, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 0.0f}, u, p, c);
             same &= a == b && a == d;
         }
         CHECK(same);
@@ -92,15 +91,15 @@ int main(void) {
     // Ties: ids 1 and 2 share the top logit; argmax, top-k 1 and a tiny top-p all take id 1.
     {
         const float tied[V] = {2.0f, 5.0f, 5.0f, 1.0f};
-        sk_rng rng;
-        sk_rng_seed(&rng, 3);
+        const uint64_t key = sk_sample_key(3);
         float p[V];
         sk_candidate c[V];
         int all = 1;
         for (int i = 0; i < 200; i++) {
-            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .argmax = 1}, &rng, p, c) == 1;
-            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .top_k = 1}, &rng, p, c) == 1;
-            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 1e-6f}, &rng, p, c) == 1;
+            const float u = sk_sample_uniform(key, (uint64_t)i);
+            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .argmax = 1}, u, p, c) == 1;
+            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .top_k = 1}, u, p, c) == 1;
+            all &= sk_sample_token(tied, V, &(sk_sample_opts){.temperature = 1.0f, .top_p = 1e-6f}, u, p, c) == 1;
         }
         CHECK(all);
         // Each tied token holds 1 / (2 + e^-3 + e^-4) = 0.4835 of the mass, so top-p 0.5 takes

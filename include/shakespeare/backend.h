@@ -36,6 +36,7 @@
 
 #include "shakespeare/model.h"
 #include "shakespeare/optim.h"
+#include "shakespeare/sample_draw.h"
 #include "shakespeare/status.h"
 
 // The CUDA backend's LSTM implementation (src/cuda/lstm_impl.h). auto: the fastest one
@@ -178,6 +179,14 @@ typedef struct {
     // Waits for every enqueued step and fills *stats; forgets the record of a bad step.
     // Errors of enqueued work surface here. NULL exactly when train_step is.
     sk_status (*read_stats)(sk_backend *b, sk_step_stats *stats);
+    // The fused sampler (NULL: the backend has none, and sk_generate_batch runs forward and
+    // get_logits per token, drawing on the host). From the carried state, feeds x (B,), then
+    // draws n >= 1 tokens per stream into out (B, n) stream-major, feeding each but the last:
+    // the draw of stream s at step i takes sk_sample_uniform(keys[s], position + i) through
+    // sample_draw.h's arithmetic. Leaves carried the state after the last token fed (x, then
+    // out[s][0..n-2]), and get_logits returns the logits (B, 1, V) of the last draw.
+    sk_status (*sample)(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
+                        int64_t position, int32_t *out);
 } sk_backend_ops;
 
 struct sk_backend {

@@ -320,26 +320,19 @@ int main(int argc, char **argv) {
         printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,
                mean / log(2.0), count);
     } else if (batched) {
-        sk_rng *rngs = malloc(sizeof *rngs * (size_t)n_samples);
-        if (!rngs) cli_die(CLI_EXIT_USAGE, "%d random generators do not fit in memory", n_samples);
-        for (int i = 0; i < n_samples; i++) {
-            sk_rng_seed(&rngs[i], seed + (uint64_t)i);
-            for (size_t j = 0; j < n; j++) put_char(&texts, i, ids[j]); // the prime, then its continuation
-        }
-        if ((st = sk_generate_batch(be, ids, n, (size_t)length, &so, rngs, collect_char, &texts, &err)) != SK_OK)
+        for (int i = 0; i < n_samples; i++) // the prime, then its continuation
+            for (size_t j = 0; j < n; j++) put_char(&texts, i, ids[j]);
+        if ((st = sk_generate_batch(be, ids, n, (size_t)length, &so, seed, collect_char, &texts, &err)) != SK_OK)
             cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         for (int i = 0; i < n_samples; i++) texts.text[i][texts.len[i]++] = '\n'; // cap keeps room for it
         write_samples(&texts, output_dir, seed);
-        free(rngs);
     } else {
         // Streaming: a terminal sees each line as it is generated; a pipe or file gets full
         // buffering (a write per character cost as much as the arithmetic of one).
         setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 1 << 16);
         emitter e = {&model.vocab};
         for (size_t i = 0; i < n; i++) emit_char(ids[i], &e); // the prime, then its continuation
-        sk_rng rng;
-        sk_rng_seed(&rng, seed);
-        if ((st = sk_generate(be, ids, n, (size_t)length, &so, &rng, emit_char, &e, &err)) != SK_OK)
+        if ((st = sk_generate(be, ids, n, (size_t)length, &so, seed, emit_char, &e, &err)) != SK_OK)
             cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         fputc('\n', stdout);
         if (fflush(stdout) != 0 || ferror(stdout)) cli_die(CLI_EXIT_FAILURE, "writing the sample to stdout failed");

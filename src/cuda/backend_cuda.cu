@@ -34,6 +34,7 @@
 #include "kernels.h"
 #include "lstm_impl.h"
 #include "math_mode.h"
+#include "sample_cuda.h"
 #include "step_graph.h"
 
 extern "C" {
@@ -105,6 +106,10 @@ typedef struct {
     // without (sampling: one character a call, where launches and cuDNN's host work cost more
     // than the arithmetic); NULL: eager.
     sk_step_graphs *forward_graphs[2];
+    // Inference backends: the fused sampler (ops->sample), NULL where its kernel cannot run
+    // the shape (or SHAKESPEARE_FUSED_SAMPLER=0 turns it off, for benchmarks).
+    sk_cuda_sampler *sampler;
+    sk_backend_ops ops; // cuda_ops with sample set, when there is a sampler
     void *blas_ws;
 } cuda_impl;
 
@@ -280,6 +285,11 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         if (ci->training) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
         for (int i = 0; i < 2; i++) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->forward_graphs[i], err));
     }
+    const char *fused = getenv("SHAKESPEARE_FUSED_SAMPLER");
+    if (!ci->training && !(fused && strcmp(fused, "0") == 0)) {
+        char why[256];
+        SK_TRY(sk_cuda_sampler_create(ci->device, layout, ci->B, &ci->sampler, why, sizeof why, err));
+    }
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
@@ -298,6 +308,7 @@ static void cuda_destroy(sk_backend *b) {
             (void)cudaStreamSynchronize(ci->stream);
         }
         sk_step_graphs_free(ci->graphs);
+        sk_cuda_sampler_free(ci->sampler);
         for (int i = 0; i < 2; i++) sk_step_graphs_free(ci->forward_graphs[i]);
         sk_lstm_destroy(ci->lstm);
         void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->xy,      ci->args,
@@ -666,6 +677,21 @@ static sk_status cuda_read_stats(sk_backend *b, sk_step_stats *stats) {
     return SK_OK;
 }
 
+static sk_status cuda_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
+                             int64_t position, int32_t *out) {
+    cuda_impl *ci = impl_of(b);
+    sk_error *err = &b->err;
+    if (n < 1) return sk_fail(err, SK_ERR_ARG, "sampling needs at least one token, got %d", n);
+    SK_TRY(check_ids(ci, x, NULL, ci->B, err));
+    ci->last_train = 0;
+    CUDA_CHECK(cudaSetDevice(ci->device));
+    const int from = ci->cur, to = 1 - ci->cur;
+    const sk_cuda_sampler_io io = {ci->params, ci->h[from], ci->c[from], ci->h[to], ci->c[to], ci->logits, ci->stream};
+    SK_TRY(sk_cuda_sampler_run(ci->sampler, &io, x, n, o, keys, position, out, err));
+    ci->cur = to, ci->len = 1; // get_logits: the last draw's (B, 1, V)
+    return SK_OK;
+}
+
 static const sk_backend_ops cuda_ops = {
     "cuda",
     cuda_set_params,
@@ -684,6 +710,7 @@ static const sk_backend_ops cuda_ops = {
     cuda_destroy,
     cuda_train_step,
     cuda_read_stats,
+    NULL, // sample: set in the backend's own copy of this table where the sampling kernel runs the shape
 };
 
 // 1 when device `index` exists and can run this build's kernels; else 0 and why. Leaves
@@ -799,6 +826,11 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
     if (st != SK_OK) {
         cuda_destroy(b);
         return st;
+    }
+    if (ci->sampler) {
+        ci->ops = cuda_ops;
+        ci->ops.sample = cuda_sample;
+        b->ops = &ci->ops;
     }
     *out = b;
     return SK_OK;

@@ -22,7 +22,7 @@ struct sk_comm; // src/dist/comm_internal.h: the same struct on both sides of th
 #define SK_CUDA_MODULE_FILE "libshakespeare_cuda.so"
 #define SK_CUDA_MODULE_SYMBOL "sk_cuda_module_table"
 // Raised whenever the table, or a struct passed through it, changes its meaning.
-#define SK_CUDA_MODULE_ABI 9
+#define SK_CUDA_MODULE_ABI 10
 
 typedef struct sk_cuda_module {
     int abi;                 // SK_CUDA_MODULE_ABI of the module's build

@@ -5,91 +5,104 @@
 #include <stdlib.h>
 #include <string.h>
 
-// qsort order of sk_candidate: logit descending, NaN below every number, then id ascending.
-// A total order (qsort's contract, even for NaN logits: a library caller's non-finite weights,
-// or finite ones large enough to overflow; the programs refuse non-finite weights), so the ranking
-// does not depend on the sort's algorithm either.
+// qsort order of sk_candidate: sample_draw.h's ranking. A total order (qsort's contract, even
+// for NaN logits: a library caller's non-finite weights, or finite ones large enough to
+// overflow; the programs refuse non-finite weights), so the ranking does not depend on the
+// sort's algorithm either.
 static int by_rank(const void *a, const void *b) {
     const sk_candidate *x = a, *y = b;
-    const int x_nan = isnan(x->logit), y_nan = isnan(y->logit);
-    if (x_nan != y_nan) return x_nan - y_nan;
-    if (!x_nan && x->logit != y->logit) return x->logit > y->logit ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return sk_candidate_before(x->logit, x->id, y->logit, y->id)   ? -1
+           : sk_candidate_before(y->logit, y->id, x->logit, x->id) ? 1
+                                                                   : 0;
 }
 
-int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, sk_rng *rng, float *p,
-                        sk_candidate *c) {
+int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, float u, float *p, sk_candidate *c) {
     int best = 0; // the lowest id of the largest logit (its logit is NaN only if all are)
     for (int v = 1; v < V; v++)
-        if (!isnan(logits[v]) && (isnan(logits[best]) || logits[v] > logits[best])) best = v;
+        if (sk_candidate_before(logits[v], v, logits[best], best)) best = v;
     if (o->argmax) return best;
     const int k = (o->top_k > 0 && o->top_k < V) ? o->top_k : V;
     const int nucleus = o->top_p > 0.0f && o->top_p < 1.0f;
     for (int v = 0; v < V; v++) c[v] = (sk_candidate){logits[v], v};
     if (k < V || nucleus) qsort(c, (size_t)V, sizeof *c, by_rank); // truncation needs the ranking
-    // Unnormalized probabilities exp((logit - max) / temperature) of the k candidates; a NaN
-    // logit has none.
-    double total = 0.0;
-    for (int i = 0; i < k; i++) {
-        p[i] = (float)exp((double)(c[i].logit - logits[best]) / (double)o->temperature);
-        if (isnan(p[i])) p[i] = 0.0f;
-        total += p[i];
-    }
-    if (!(total > 0.0)) return best; // nothing to draw from (every logit NaN, or infinite)
-    int n = k;
-    if (nucleus) { // the shortest ranked prefix holding top_p of the mass (at least one: p[0] = 1)
-        const double need = (double)o->top_p * total;
-        double mass = 0.0;
-        for (n = 0; n < k && mass < need; n++) mass += p[n];
-        total = mass;
-    }
-    double u = (double)sk_rng_uniform(rng) * total, acc = 0.0;
-    for (int i = 0; i < n; i++) {
-        acc += p[i];
-        if (u < acc) return c[i].id;
-    }
-    return c[n - 1].id; // u rounds up to total
+    for (int i = 0; i < k; i++) p[i] = sk_draw_weight(c[i].logit, logits[best], o->temperature);
+    const int i = sk_draw_index(p, k, o->top_p, u);
+    return i < 0 ? best : c[i].id; // -1: nothing to draw from (every logit NaN, or infinite)
 }
 
+// backend.h's ops->sample on the host, for a backend without one: a forward and a download
+// of the logits per token, and the draws here.
+typedef struct {
+    float *logits, *p;   // (B, V), (V,)
+    sk_candidate *cand;  // (V,)
+    int32_t *next;       // (B,) the inputs of the next forward
+} host_scratch;
+
+static sk_status host_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
+                             int64_t position, int32_t *out, host_scratch *s) {
+    const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
+    memcpy(s->next, x, sizeof(int32_t) * (size_t)B);
+    for (int i = 0; i < n; i++) {
+        sk_status st = b->ops->forward(b, s->next, NULL, 1, SK_MODE_EVAL, 0, NULL);
+        if (st == SK_OK) st = b->ops->get_logits(b, s->logits);
+        if (st != SK_OK) return st;
+        for (int r = 0; r < B; r++) {
+            const float u = sk_sample_uniform(keys[r], (uint64_t)(position + i));
+            s->next[r] = out[(size_t)r * n + i] = sk_sample_token(s->logits + (size_t)r * V, V, o, u, s->p, s->cand);
+        }
+    }
+    return SK_OK;
+}
+
+// Tokens per ops->sample call with a fused sampler: the first chunk small, so that a terminal
+// sees text at once, then doubling up to kChunkMax (a call's launch and copies then cost
+// little beside its tokens). The host loop draws one token per call: emitting as it goes.
+enum { kChunkFirst = 16, kChunkMax = 1024 };
+
 sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length,
-                            const sk_sample_opts *o, sk_rng *rngs, sk_emit_batch_fn emit, void *ctx, sk_error *err) {
+                            const sk_sample_opts *o, uint64_t seed, sk_emit_batch_fn emit, void *ctx, sk_error *err) {
     if (n_prime < 1) return sk_fail(err, SK_ERR_ARG, "the prime text is empty");
     const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
-    // Every forward is one step of every stream: x (B,) the inputs, logits (B, V) the outputs.
-    float *logits = malloc(sizeof(float) * (size_t)B * V), *p = malloc(sizeof(float) * V);
-    sk_candidate *cand = malloc(sizeof(sk_candidate) * V);
-    int32_t *x = malloc(sizeof(int32_t) * (size_t)B);
+    const int fused = b->ops->sample != NULL;
+    const size_t chunk_max = fused ? kChunkMax : 1;
+    host_scratch hs = {malloc(sizeof(float) * (size_t)B * V), malloc(sizeof(float) * V),
+                       malloc(sizeof(sk_candidate) * V), malloc(sizeof(int32_t) * (size_t)B)};
+    uint64_t *keys = malloc(sizeof(uint64_t) * (size_t)B);
+    int32_t *x = malloc(sizeof(int32_t) * (size_t)B), *out = malloc(sizeof(int32_t) * (size_t)B * chunk_max);
     sk_status st = SK_OK;
-    if (!logits || !p || !cand || !x) {
+    if (!hs.logits || !hs.p || !hs.cand || !hs.next || !keys || !x || !out) {
         st = sk_fail(err, SK_ERR_NOMEM, "out of memory while sampling %d streams", B);
         goto done;
     }
+    for (int s = 0; s < B; s++) keys[s] = sk_sample_key(seed + (uint64_t)s);
     if ((st = b->ops->set_state(b, NULL, NULL)) != SK_OK) goto failed;
-    // The prime one character per step, as the sampled ones: every product of a stream then
-    // goes through the CPU backend's step arithmetic, the same for any B (matvec_cpu.h), so
-    // stream s's text is that of a batch of one. The logits after the last one seed sampling.
-    for (size_t at = 0; at < n_prime; at++) {
+    // The prime but its last character one per step, as the sampled ones: every product of a
+    // stream then goes through the CPU backend's step arithmetic, the same for any B
+    // (matvec_cpu.h), so stream s's text is that of a batch of one. The last one is the first
+    // input of the draws.
+    for (size_t at = 0; at + 1 < n_prime; at++) {
         for (int s = 0; s < B; s++) x[s] = prime[at];
         if ((st = b->ops->forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }
-    for (size_t i = 0; i < length; i++) {
-        if ((st = b->ops->get_logits(b, logits)) != SK_OK) goto failed;
+    for (int s = 0; s < B; s++) x[s] = prime[n_prime - 1];
+    size_t chunk = fused ? kChunkFirst : 1;
+    for (size_t at = 0; at < length; at += chunk, chunk = chunk * 2 < chunk_max ? chunk * 2 : chunk_max) {
+        const int n = (int)(length - at < chunk ? length - at : chunk);
+        st = fused ? b->ops->sample(b, x, n, o, keys, (int64_t)at, out) : host_sample(b, x, n, o, keys, (int64_t)at, out, &hs);
+        if (st != SK_OK) goto failed;
         int stop = 0;
-        for (int s = 0; s < B; s++) {
-            x[s] = sk_sample_token(logits + (size_t)s * V, V, o, &rngs[s], p, cand);
-            if (emit && emit(s, x[s], ctx)) stop = 1;
-        }
-        if (stop || i + 1 == length) break;
-        if ((st = b->ops->forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
+        for (int i = 0; i < n && !stop; i++)
+            for (int s = 0; s < B; s++)
+                if (emit && emit(s, out[(size_t)s * n + i], ctx)) stop = 1;
+        if (stop) break;
+        for (int s = 0; s < B; s++) x[s] = out[(size_t)s * n + n - 1];
     }
     goto done;
 failed:
     sk_backend_fail(err, st, b, "while sampling");
 done:
-    free(logits);
-    free(p);
-    free(cand);
-    free(x);
+    free(hs.logits), free(hs.p), free(hs.cand), free(hs.next);
+    free(keys), free(x), free(out);
     return st;
 }
 
@@ -105,10 +118,10 @@ static int emit_one(int stream, int32_t id, void *ctx) {
 }
 
 sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
-                      sk_rng *rng, sk_emit_fn emit, void *ctx, sk_error *err) {
+                      uint64_t seed, sk_emit_fn emit, void *ctx, sk_error *err) {
     if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "generation needs a batch-1 backend");
     one_stream one = {emit, ctx};
-    return sk_generate_batch(b, prime, n_prime, length, o, rng, emit_one, &one, err);
+    return sk_generate_batch(b, prime, n_prime, length, o, seed, emit_one, &one, err);
 }
 
 sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *remap, double *nll_sum, size_t *count,

@@ -128,7 +128,10 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     text_sink sink = {malloc(cap), 0, cap, &t->cache.vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sink.buf[0] = '\0';
-    st = sk_generate(t->sampler, &prime, 1, (size_t)t->o.sample_length, &so, &t->st.rng, append_char, &sink, err);
+    // The run's generator gives each sample its seed: one draw per sample, so a resumed run
+    // (which restores the generator) samples what the uninterrupted one samples.
+    st = sk_generate(t->sampler, &prime, 1, (size_t)t->o.sample_length, &so, sk_rng_u64(&t->st.rng), append_char,
+                     &sink, err);
     if (st == SK_OK && t->cb.on_sample) t->cb.on_sample(t->cb.ctx, t->st.step, sink.buf, sink.n);
     free(sink.buf);
     return st;

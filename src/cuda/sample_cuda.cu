@@ -1,0 +1,98 @@
+// sample_cuda.cu: the CUDA backend's fused sampler (see sample_cuda.h).
+// defines: sk_cuda_sampler_create, sk_cuda_sampler_run, sk_cuda_sampler_free
+#include "sample_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+#include "sample_persistent.h"
+
+struct sk_cuda_sampler {
+    sk_sample_plan plan;
+    int B, V, E, H, L;
+    size_t off_emb, off_fcw, off_fcb;
+    sk_plstm_layer *layers; // (L,) device
+    float *hbuf;            // (2, L, B, H)
+    int32_t *x;             // (B,)
+    uint64_t *keys;         // (B,)
+    int32_t *tokens;        // (B, cap)
+    int cap;                // steps the tokens buffer holds (grown on demand)
+};
+
+void sk_cuda_sampler_free(sk_cuda_sampler *s) {
+    if (!s) return;
+    cudaFree(s->layers), cudaFree(s->hbuf), cudaFree(s->x), cudaFree(s->keys), cudaFree(s->tokens);
+    free(s);
+}
+
+static sk_status alloc(void **p, size_t bytes, sk_error *err) {
+    CUDA_CHECK(cudaMalloc(p, bytes ? bytes : 1));
+    return SK_OK;
+}
+
+sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, int B, sk_cuda_sampler **out, char *why,
+                                 size_t why_size, sk_error *err) {
+    *out = NULL;
+    const sk_model_config *m = &layout->cfg;
+    const int L = m->num_layers, H = m->hidden_size;
+    const sk_tensor_info *emb = sk_param_find(layout, "embedding.weight");
+    const sk_tensor_info *fcw = sk_param_find(layout, "fc.weight"), *fcb = sk_param_find(layout, "fc.bias");
+    if (!emb || !fcw || !fcb) return sk_fail(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
+    sk_sample_plan plan;
+    CUDA_CHECK(sk_sample_plan_make(&plan, device, B, m->vocab_size, m->embed_size, H, L));
+    if (!plan.supported) {
+        snprintf(why, why_size, "%s", plan.why_not);
+        return SK_OK;
+    }
+    sk_cuda_sampler *s = (sk_cuda_sampler *)calloc(1, sizeof *s);
+    sk_plstm_layer *host = (sk_plstm_layer *)calloc((size_t)L, sizeof *host);
+    sk_status st = s && host ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory creating the sampler");
+    if (st == SK_OK) {
+        s->plan = plan, s->B = B, s->V = m->vocab_size, s->E = m->embed_size, s->H = H, s->L = L;
+        s->off_emb = emb->offset, s->off_fcw = fcw->offset, s->off_fcb = fcb->offset;
+        for (int k = 0; k < L; k++) {
+            const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k);
+            host[k] = (sk_plstm_layer){o.w_ih, o.w_hh, o.b_ih, o.b_hh, o.in};
+        }
+        const size_t state = (size_t)L * B * H;
+        st = alloc((void **)&s->layers, sizeof *host * (size_t)L, err);
+        if (st == SK_OK) st = alloc((void **)&s->hbuf, sizeof(float) * 2 * state, err);
+        if (st == SK_OK) st = alloc((void **)&s->x, sizeof(int32_t) * (size_t)B, err);
+        if (st == SK_OK) st = alloc((void **)&s->keys, sizeof(uint64_t) * (size_t)B, err);
+        if (st == SK_OK && cudaMemcpy(s->layers, host, sizeof *host * (size_t)L, cudaMemcpyHostToDevice) != cudaSuccess)
+            st = sk_fail(err, SK_ERR_DEVICE, "copying the sampler's layer table to the device failed");
+    }
+    free(host);
+    if (st != SK_OK) {
+        sk_cuda_sampler_free(s);
+        return st;
+    }
+    *out = s;
+    return SK_OK;
+}
+
+sk_status sk_cuda_sampler_run(sk_cuda_sampler *s, const sk_cuda_sampler_io *io, const int32_t *x, int n,
+                              const sk_sample_opts *o, const uint64_t *keys, int64_t position, int32_t *out,
+                              sk_error *err) {
+    const size_t B = (size_t)s->B;
+    if (n > s->cap) { // grown outside any step: sampling is never captured
+        cudaFree(s->tokens);
+        s->tokens = NULL, s->cap = 0;
+        SK_TRY(alloc((void **)&s->tokens, sizeof(int32_t) * B * (size_t)n, err));
+        s->cap = n;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(s->x, x, sizeof(int32_t) * B, cudaMemcpyHostToDevice, io->stream));
+    CUDA_CHECK(cudaMemcpyAsync(s->keys, keys, sizeof(uint64_t) * B, cudaMemcpyHostToDevice, io->stream));
+    sk_sample_args a;
+    memset(&a, 0, sizeof a);
+    a.B = s->B, a.V = s->V, a.E = s->E, a.H = s->H, a.L = s->L, a.plan = s->plan;
+    a.w = io->params, a.layers = s->layers, a.off_emb = s->off_emb, a.off_fcw = s->off_fcw, a.off_fcb = s->off_fcb;
+    a.hx = io->hx, a.cx = io->cx, a.hy = io->hy, a.cy = io->cy, a.hbuf = s->hbuf;
+    a.x = s->x, a.n = n, a.position = position, a.keys = s->keys, a.opts = *o;
+    a.tokens = s->tokens, a.logits = io->logits;
+    CUDA_CHECK(sk_sample_run(&a, io->stream));
+    CUDA_CHECK(cudaMemcpyAsync(out, s->tokens, sizeof(int32_t) * B * (size_t)n, cudaMemcpyDeviceToHost, io->stream));
+    CUDA_CHECK(cudaStreamSynchronize(io->stream));
+    return SK_OK;
+}
