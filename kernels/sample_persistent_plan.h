@@ -78,7 +78,7 @@ static inline int sk_sample_plan_shape(sk_sample_plan *plan, int sms, int optin,
     const size_t need = sk_sample_smem_carve(U, sb, B, V, E, H, L).total;
     if (need > (size_t)optin) {
         snprintf(plan->why_not, sizeof plan->why_not,
-                 "a block's share of the LSTM weights and state (%d units of %d layers, %d streams) needs %zu KiB of "
+                 "a block's share of the LSTM weights and state (%d units of %d layers, batch %d) needs %zu KiB of "
                  "shared memory, over the device's %d KiB",
                  U, L, B, need >> 10, optin >> 10);
         return 0;

@@ -1,0 +1,77 @@
+// test_sample_plan.c: the sampling kernel's plan and shared-memory carve-up
+// (kernels/sample_persistent_plan.h), on any machine:
+//  1. config A (V65 E128 H256 L2) on a 132-SM H100/H200 (227 KiB per block): 128 blocks of 2
+//     units, every stream staged at once up to 32, 28 KiB of weights a block at batch 1;
+//  2. a model whose shares do not fit (E256 H1024 L4: 8 units of 4 layers need over 800 KiB a
+//     block) is refused, saying how much it needs and how much there is;
+//  3. over 2000 random shapes on three devices, every plan that fits: its blocks cover H with
+//     at most one block per SM, its carve-up ends at the plan's size within the block's
+//     shared memory, the regions in order, 16-byte aligned and as large as the kernel's uses
+//     of them (weights 4U(E+H) + (L-1)4U(2H), biases, c (L, B, U), sb staged rows of
+//     max(E, H) + H, pre-activations, the draw's three V-long arrays), and sb the largest that fits
+//     (at most SK_SAMPLE_MAX_SB and B); every refusal really needs more than the block has,
+//     even staging one stream.
+#include <stdio.h>
+#include <string.h>
+
+#include "../kernels/sample_persistent_plan.h"
+#include "shakespeare/rng.h"
+#include "test_util.h"
+
+enum { SMS = 132, OPTIN = 232448 }; // H100/H200: 227 KiB of opt-in shared memory per block
+
+static int check_carve(const sk_sample_plan *p, int optin, int B, int V, int E, int H, int L) {
+    const sk_sample_smem_layout l = sk_sample_smem_carve(p->U, p->sb, B, V, E, H, L);
+    const size_t f = sizeof(float), U = (size_t)p->U, Kmax = (size_t)(E > H ? E : H) + H;
+    const size_t regions[] = {l.w, l.bias, l.c, l.vec, l.pre, l.logits, l.weights, l.ranked, l.reduce, l.total};
+    const size_t need[] = {(4 * U * ((size_t)E + H) + (size_t)(L - 1) * 4 * U * 2 * H) * f, (size_t)L * 4 * U * 2 * f,
+                           (size_t)L * B * U * f, (size_t)p->sb * Kmax * f, (size_t)p->sb * 4 * U * f, (size_t)V * f,
+                           (size_t)V * f, (size_t)V * 4, 64 * 4};
+    int ok = l.total == p->smem && p->smem <= (size_t)optin && p->blocks == (H + p->U - 1) / p->U &&
+             (p->blocks - 1) * p->U < H && p->sb >= 1 && p->sb <= SK_SAMPLE_MAX_SB && p->sb <= B;
+    for (int i = 0; i + 1 < 10; i++) ok &= regions[i] % 16 == 0 && regions[i + 1] - regions[i] >= need[i];
+    if (p->sb < B && p->sb < SK_SAMPLE_MAX_SB) // sb + 1 would not fit
+        ok &= sk_sample_smem_carve(p->U, p->sb + 1, B, V, E, H, L).total > (size_t)optin;
+    return ok;
+}
+
+int main(void) {
+    sk_sample_plan p;
+    // 1: config A.
+    CHECK(sk_sample_plan_shape(&p, SMS, OPTIN, 1, 65, 128, 256, 2));
+    CHECK(p.U == 2 && p.blocks == 128 && p.sb == 1);
+    const sk_sample_smem_layout a = sk_sample_smem_carve(p.U, p.sb, 1, 65, 128, 256, 2);
+    CHECK(a.bias - a.w == (size_t)(8 * 384 + 8 * 512) * 4); // 28 KiB of weights
+    printf("config A, batch 1: %d blocks of %d units, %zu bytes of shared memory each\n", p.blocks, p.U, p.smem);
+    CHECK(sk_sample_plan_shape(&p, SMS, OPTIN, 256, 65, 128, 256, 2));
+    CHECK(p.sb == SK_SAMPLE_MAX_SB && check_carve(&p, OPTIN, 256, 65, 128, 256, 2));
+    // 2: too large a model.
+    CHECK(!sk_sample_plan_shape(&p, SMS, OPTIN, 1, 65, 256, 1024, 4));
+    CHECK(strstr(p.why_not, "8 units of 4 layers") && strstr(p.why_not, "over the device's 227 KiB"));
+    printf("E256 H1024 L4: %s\n", p.why_not);
+    // 3: random shapes.
+    const int sms[3] = {132, 24, 8}, optin[3] = {OPTIN, 101376, 49152};
+    sk_rng r;
+    sk_rng_seed(&r, 9);
+    int fits = 0, refused = 0, bad = 0;
+    for (int i = 0; i < 2000; i++) {
+        const int d = i % 3, B = 1 + (int)(sk_rng_u64(&r) % 300), V = 1 + (int)(sk_rng_u64(&r) % 400);
+        const int E = 1 + (int)(sk_rng_u64(&r) % 300), H = 1 + (int)(sk_rng_u64(&r) % 1200);
+        const int L = 1 + (int)(sk_rng_u64(&r) % 4);
+        if (sk_sample_plan_shape(&p, sms[d], optin[d], B, V, E, H, L)) {
+            fits++;
+            if (!check_carve(&p, optin[d], B, V, E, H, L) && bad++ < 3)
+                fprintf(stderr, "plan B%d V%d E%d H%d L%d on %d SMs breaks an invariant\n", B, V, E, H, L, sms[d]);
+        } else {
+            refused++;
+            const int U = (H + sms[d] - 1) / sms[d];
+            if ((p.why_not[0] == '\0' || sk_sample_smem_carve(U, 1, B, V, E, H, L).total <= (size_t)optin[d]) &&
+                bad++ < 3)
+                fprintf(stderr, "plan B%d V%d E%d H%d L%d refused without need: %s\n", B, V, E, H, L, p.why_not);
+        }
+    }
+    CHECK(bad == 0 && fits > 100 && refused > 100);
+    printf("%d random shapes: %d planned, %d refused, every invariant held: %s\n", fits + refused, fits, refused,
+           bad == 0 ? "yes" : "NO");
+    return sk_test_done("test_sample_plan");
+}
