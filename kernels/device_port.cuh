@@ -11,6 +11,8 @@
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
+#include <stdio.h>
+
 #ifdef SK_CUDA_EMU
 #include "cuda_emu.h"
 #ifdef SK_CUDA_EMU_RUNTIME
@@ -80,5 +82,39 @@ inline size_t sk_capped_blocks(size_t n, size_t per_block, size_t cap) {
     const size_t g = (n + per_block - 1) / per_block;
     return g > cap ? cap : g;
 }
+
+#if !defined(SK_CUDA_EMU) || defined(SK_CUDA_EMU_RUNTIME) // the launchers' side (not the kernel tests')
+// What a cooperative kernel's plan needs of device `device`: its SMs, the opt-in shared memory
+// of a block, and whether it launches cooperatively (*coop = 0 with why when not). Host code.
+inline cudaError_t sk_cooperative_device(int device, int *sms, int *optin, int *coop, char *why, size_t why_size) {
+    cudaError_t e = cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(coop, cudaDevAttrCooperativeLaunch, device);
+    if (e == cudaSuccess && !*coop) snprintf(why, why_size, "the device has no cooperative launch");
+    return e;
+}
+
+// Whether `blocks` blocks of each of the n kernels (`threads` each, smem[i] bytes of dynamic
+// shared memory) can all be resident at once on `sms` SMs, as a cooperative launch needs:
+// *fits = 0 with why when not. Raises each kernel's dynamic shared-memory limit to smem[i] on
+// the way. Host code.
+inline cudaError_t sk_cooperative_fits(const void *const *kernels, const size_t *smem, int n, int blocks, int threads,
+                                       int sms, int *fits, char *why, size_t why_size) {
+    *fits = 1;
+    for (int i = 0; i < n; i++) {
+        int per_sm = 0;
+        cudaError_t e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem[i]);
+        if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels[i], threads, smem[i]);
+        if (e != cudaSuccess) return e;
+        if ((long)per_sm * sms < blocks) {
+            snprintf(why, why_size, "%d blocks of %zu KiB cannot all be resident (%d per SM, %d SMs)", blocks,
+                     smem[i] >> 10, per_sm, sms);
+            *fits = 0;
+            return cudaSuccess;
+        }
+    }
+    return cudaSuccess;
+}
+#endif
 
 #endif

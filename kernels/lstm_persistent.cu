@@ -61,14 +61,8 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
     memset(plan, 0, sizeof *plan);
     plan->operands = operands;
     int sms = 0, optin = 0, coop = 0;
-    cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
-    if (e != cudaSuccess) return e;
-    if (!coop) {
-        snprintf(plan->why_not, sizeof plan->why_not, "the device has no cooperative launch");
-        return cudaSuccess;
-    }
+    cudaError_t e = sk_cooperative_device(device, &sms, &optin, &coop, plan->why_not, sizeof plan->why_not);
+    if (e != cudaSuccess || !coop) return e;
     int major = 0;
     e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
     if (e != cudaSuccess) return e;
@@ -76,19 +70,10 @@ extern "C" cudaError_t sk_plstm_plan_make(sk_plstm_plan *plan, int device, int B
     // Every block must be resident at once for the grid syncs.
     const void *kernels[2] = {(const void *)forward_kernel(operands), (const void *)backward_kernel(operands)};
     const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
-    for (int i = 0; i < 2; i++) {
-        int per_sm = 0;
-        e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem[i]);
-        if (e == cudaSuccess)
-            e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels[i], SK_PLSTM_THREADS, smem[i]);
-        if (e != cudaSuccess) return e;
-        if ((long)per_sm * sms < plan->blocks) {
-            snprintf(plan->why_not, sizeof plan->why_not,
-                     "%d blocks of %zu KiB cannot all be resident (%d per SM, %d SMs)", plan->blocks, smem[i] >> 10,
-                     per_sm, sms);
-            return cudaSuccess;
-        }
-    }
+    int fits = 0;
+    e = sk_cooperative_fits(kernels, smem, 2, plan->blocks, SK_PLSTM_THREADS, sms, &fits, plan->why_not,
+                            sizeof plan->why_not);
+    if (e != cudaSuccess || !fits) return e;
     plan->supported = 1;
     return cudaSuccess;
 }

@@ -7,28 +7,18 @@
 #include "sample_persistent_kernels.cuh"
 
 extern "C" cudaError_t sk_sample_plan_make(sk_sample_plan *plan, int device, int B, int V, int E, int H, int L) {
+    memset(plan, 0, sizeof *plan);
     int sms = 0, optin = 0, coop = 0;
-    cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device);
-    if (e != cudaSuccess) return e;
+    cudaError_t e = sk_cooperative_device(device, &sms, &optin, &coop, plan->why_not, sizeof plan->why_not);
+    if (e != cudaSuccess || !coop) return e;
     if (!sk_sample_plan_shape(plan, sms, optin, B, V, E, H, L)) return cudaSuccess;
-    if (!coop) {
-        plan->supported = 0;
-        snprintf(plan->why_not, sizeof plan->why_not, "the device has no cooperative launch");
-        return cudaSuccess;
-    }
     // Every block resident at once, for the grid syncs.
     const void *kernel = (const void *)sk_sample::sample_kernel;
-    int per_sm = 0;
-    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)plan->smem);
-    if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, SK_SAMPLE_THREADS, plan->smem);
+    int fits = 0;
+    e = sk_cooperative_fits(&kernel, &plan->smem, 1, plan->blocks, SK_SAMPLE_THREADS, sms, &fits, plan->why_not,
+                            sizeof plan->why_not);
     if (e != cudaSuccess) return e;
-    if ((long)per_sm * sms < plan->blocks) {
-        plan->supported = 0;
-        snprintf(plan->why_not, sizeof plan->why_not, "%d blocks of %zu KiB cannot all be resident (%d per SM, %d SMs)",
-                 plan->blocks, plan->smem >> 10, per_sm, sms);
-    }
+    if (!fits) plan->supported = 0;
     return cudaSuccess;
 }
 
