@@ -17,9 +17,17 @@
 //  4. the rebuild's plan (kernels/lstm_persistent_rebuild_cost.h): its chain within issue 33's
 //     targets under the stated H100 numbers, W_hh read once per window, one exchange per
 //     chain step, one batch pass, B planned in TF32 (check_rebuild).
+//  5. the layer-after-layer kernels as built (kernels/lstm_layerwise_plan.h, fp32 on CUDA
+//     cores): config A in tiles of 8 batch rows by 8 units on 128 blocks, 41 KiB forward and
+//     64 KiB backward; B refused in fp32 with the size named; over random shapes every plan's
+//     tiles cover the batch and the units, its blocks fit the SMs, its carve-up the block,
+//     in order and aligned; their cost model (lstm_layerwise_cost.h) puts A's chain under half
+//     of the wavefront's fp32 prediction, with one grid.sync a step and one batch pass
+//     (check_layerwise).
 #include <stdio.h>
 #include <string.h>
 
+#include "../kernels/lstm_layerwise_cost.h"
 #include "../kernels/lstm_persistent_rebuild_cost.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
@@ -135,6 +143,45 @@ static void check_rebuild(void) {
     CHECK(!sk_plstm_rebuild_best(64, 256, 512, 4, 128, SK_PLSTM_BF16_MMA, SK_PLSTM_XCHG_FLAGS, 0, SMS, OPTIN).ok);
 }
 
+static void check_layerwise(void) {
+    sk_plstm_lw_plan p;
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 4));
+    CHECK(p.Bb == 8 && p.groups == 4 && p.U == 8 && p.slices == 32 && p.blocks == 128);
+    CHECK(p.smem_fwd >> 10 == 41 && p.smem_bwd >> 10 == 64);
+    const double lw = sk_plstm_lw_chain_ms(&p, 256, 2, 100);
+    const sk_plstm_cost f = sk_plstm_lw_cost_forward(&p, 256), b = sk_plstm_lw_cost_backward(&p, 256);
+    CHECK(f.gsync == 1 && b.gsync == 1 && f.l2_rd >= 8.0 * 256 * 4 && b.l2_rd >= 8.0 * 1024 * 4);
+    sk_plstm_plan w;
+    CHECK(sk_plstm_plan_shape(&w, SMS, OPTIN, 9, 32, 128, 256, 2, SK_PLSTM_FP32));
+    const double wave = (sk_plstm_cost_forward(&w, 32, 128, 256, 2).us + sk_plstm_cost_backward(&w, 32, 256, 2).us) * 101 / 1e3;
+    printf("layer after layer (built, fp32), config A: chain %.2f ms per training step, the wavefront's %.2f\n", lw,
+           wave);
+    CHECK(lw < 0.5 * wave);
+    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 4) && strstr(p.why_not, "322 KiB"));
+    sk_rng r;
+    sk_rng_seed(&r, 12);
+    int fits = 0, bad = 0;
+    for (int i = 0; i < 3000; i++) {
+        const int sms = 8 + (int)(sk_rng_u64(&r) % 125), optin = 49152 + (int)(sk_rng_u64(&r) % 183297);
+        const int B = 1 + (int)(sk_rng_u64(&r) % 200), H = 1 + (int)(sk_rng_u64(&r) % 800);
+        if (!sk_plstm_lw_plan_shape(&p, sms, optin, B, H, 4)) {
+            bad += !strstr(p.why_not, "needs");
+            continue;
+        }
+        fits++;
+        const sk_plstm_lw_smem l[2] = {sk_plstm_lw_smem_carve(p.U, p.Bb, H, 4, 0), sk_plstm_lw_smem_carve(p.U, p.Bb, H, 4, 1)};
+        bad += p.blocks > sms || p.groups * p.Bb < B || (p.groups - 1) * p.Bb >= B || p.slices * p.U < H ||
+               (p.slices - 1) * p.U >= H || p.Bb > SK_PLSTM_LW_MAX_BB * ((B + 8 * sms - 1) / (8 * sms)) ||
+               l[0].total != p.smem_fwd || l[1].total != p.smem_bwd || p.smem_fwd > (size_t)optin ||
+               p.smem_bwd > (size_t)optin;
+        for (int d = 0; d < 2; d++)
+            bad += l[d].w != 0 || l[d].bias % 16 || l[d].state % 16 || l[d].vec % 16 || l[d].acc % 16 ||
+                   l[d].bias < (size_t)4 * p.U * H * 4 || l[d].acc - l[d].vec < (size_t)p.Bb * (d ? 4 * H : H) * 4;
+    }
+    printf("layer after layer, random shapes: %d plans fit, invariants broken: %d\n", fits, bad);
+    CHECK(fits > 500 && bad == 0);
+}
+
 int main(void) {
     // 1. The plan table.
     expect_plan("A fp32", 32, 128, 256, 2, SK_PLSTM_FP32, 4, 128, 32, 24, 100864, 230656);
@@ -184,5 +231,6 @@ int main(void) {
     CHECK(sk_plstm_plan_shape(&p, SMS, OPTIN, 7, 32, 128, 256, 2, SK_PLSTM_BF16));
 
     check_rebuild();
+    check_layerwise();
     return sk_test_done("test_plstm_plan");
 }

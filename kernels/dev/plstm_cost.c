@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lstm_layerwise_cost.h"
 #include "lstm_persistent_rebuild_cost.h"
 
 static const char *name(sk_plstm_operands o) {
@@ -60,6 +61,23 @@ static void rebuild(const char *label, int B, int E, int H, int L, int T) {
             }
 }
 
+// The layer-after-layer kernels as built (kernels/lstm_layerwise_cost.h: fp32, CUDA cores,
+// grid.sync), on the H100's SMs.
+static void built_layerwise(const char *label, int B, int H, int L, int T) {
+    sk_plstm_lw_plan p;
+    printf("built, layer after layer, fp32 CUDA cores, grid.sync, config %s (B=%d H=%d L=%d T=%d):", label, B, H, L,
+           T);
+    if (!sk_plstm_lw_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, H, 4)) {
+        printf(" does not fit: %s\n", p.why_not);
+        return;
+    }
+    const sk_plstm_cost f = sk_plstm_lw_cost_forward(&p, H), b = sk_plstm_lw_cost_backward(&p, H);
+    printf(" Bb=%d U=%d blocks=%d smem %zu/%zu KiB; fwd %.2f us (%.0f KiB staged, %.0f lds), bwd %.2f us (%.0f KiB, %.0f "
+           "lds) x %d steps: chain %.2f ms\n",
+           p.Bb, p.U, p.blocks, p.smem_fwd >> 10, p.smem_bwd >> 10, f.us, f.l2_rd / 1024, f.lds, b.us, b.l2_rd / 1024,
+           b.lds, L * T, sk_plstm_lw_chain_ms(&p, H, L, T));
+}
+
 int main(int argc, char **argv) {
     printf("H100 assumptions: clock %.3f GHz, grid.sync %.1f us, dependent L2 round trip %.2f us, L2 %.0f B/ns "
            "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us\n",
@@ -88,5 +106,7 @@ int main(int argc, char **argv) {
     config("B", 64, 256, 512, 4, 128);
     rebuild("A", 32, 128, 256, 2, 100);
     rebuild("B", 64, 256, 512, 4, 128);
+    built_layerwise("A", 32, 256, 2, 100);
+    built_layerwise("B", 64, 512, 4, 128);
     return 0;
 }

@@ -5,7 +5,8 @@
 // defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
 //          sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name,
 //          sk_lstm_create_cudnn_wavefront,
-//          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
+//          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits,
+//          sk_lstm_persistent_layerwise
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
 //   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
@@ -108,5 +109,9 @@ sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err);
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
+// 1 when SHAKESPEARE_PLSTM_LAYERWISE=1 asks the persistent implementation for its layer-after-layer
+// kernels (kernels/lstm_layerwise.h; fp32 operands on CUDA cores), a benchmark knob until a GPU
+// has validated them.
+int sk_lstm_persistent_layerwise(void);
 
 #endif

@@ -22,6 +22,7 @@
 #include "cuda_check.h"
 #include "lstm_impl.h"
 #include "math_mode.h"
+#include "lstm_layerwise.h"
 #include "lstm_persistent.h"
 
 namespace {
@@ -37,6 +38,13 @@ typedef struct {
     float *xpad, *dxpad;           // (B, T+1, E): layer 0's input and its gradient, row stride len+1
     float *ones;                   // (B*(T+1),)
     int phase;                     // 0 none, 1 training forward, 2 backward data
+    // SHAKESPEARE_PLSTM_LAYERWISE=1: the layer-after-layer kernels (lstm_layerwise.h) instead of
+    // the wavefront, on a's buffers, with the input projections and the gradients between
+    // layers as GEMMs here.
+    int layerwise;
+    sk_plstm_lw_args lw;
+    float *xproj; // (B, T+1, 4H) a layer's input projection, reused layer after layer
+    float *dxin;  // (B, T+1, H) training: dg_{k+1} W_ih_{k+1}, the gradient reaching layer k
 } persist;
 
 persist *impl_of(sk_lstm *l) { return (persist *)l->impl; }
@@ -57,6 +65,46 @@ sk_status p_export(sk_lstm *l, float *params, sk_error *err) {
     return SK_OK;
 }
 
+// The layer-after-layer forward: per layer, its input projection for the window (one GEMM:
+// layer 0's input (B len, E), a higher layer's xin slab (B (len+1), H), pad rows zero), then
+// the recurrence over W_hh. a holds this call's pointers and scalars.
+sk_status lw_forward(persist *p, const sk_lstm_config *c, sk_error *err) {
+    const sk_plstm_args *a = &p->a;
+    sk_plstm_lw_args *w = &p->lw;
+    const int len = a->len, H4 = 4 * c->H;
+    w->len = len, w->hx = a->hx, w->cx = a->cx, w->hy = a->hy, w->cy = a->cy, w->y = a->y;
+    w->train = a->train, w->p = a->p, w->keep_scale = a->keep_scale, w->dy = NULL, w->dxin = NULL;
+    const float one = 1.0f, zero = 0.0f;
+    for (int k = 0; k < c->L; k++) {
+        const sk_lstm_layer_offsets *o = &p->layers[k];
+        const float *in = k == 0 ? a->x : a->xin + (size_t)k * pad_slab(c, c->H);
+        const int rows = k == 0 ? c->B * len : c->B * (len + 1);
+        // xproj (rows, 4H) = in (rows, in) W_ih^T (row-major; cuBLAS sees the transposes).
+        CUBLAS_CHECK(cublasSgemm(p->blas, CUBLAS_OP_T, CUBLAS_OP_N, H4, rows, o->in, &one, p->w + (o->w_ih - p->begin),
+                                 o->in, in, o->in, &zero, p->xproj, H4));
+        w->k = k, w->xproj = p->xproj, w->xrows = k == 0 ? len : len + 1;
+        CUDA_CHECK(sk_plstm_lw_forward(w, c->stream));
+    }
+    return SK_OK;
+}
+
+// The layer-after-layer backward data, top layer first: below the top, the gradient from the
+// layer above (one GEMM over its gate gradients, pad rows zero), then the recurrence.
+sk_status lw_backward(persist *p, const sk_lstm_config *c, const float *dy, sk_error *err) {
+    sk_plstm_lw_args *w = &p->lw;
+    const int M = c->B * (w->len + 1), H = c->H, H4 = 4 * H;
+    const float one = 1.0f, zero = 0.0f;
+    for (int k = c->L - 1; k >= 0; k--) {
+        if (k < c->L - 1) // dxin (M, H) = dg_{k+1} (M, 4H) W_ih_{k+1} (4H, H)
+            CUBLAS_CHECK(cublasSgemm(p->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, M, H4, &one,
+                                     p->w + (p->layers[k + 1].w_ih - p->begin), H,
+                                     p->a.dg + (size_t)(k + 1) * pad_slab(c, H4), H4, &zero, p->dxin, H));
+        w->k = k, w->dy = dy, w->dxin = p->dxin;
+        CUDA_CHECK(sk_plstm_lw_backward(w, c->stream));
+    }
+    return SK_OK;
+}
+
 sk_status p_forward(sk_lstm *l, int train, int len, const float *x, float *y, const float *hx, const float *cx,
                     float *hy, float *cy, sk_error *err) {
     persist *p = impl_of(l);
@@ -69,7 +117,8 @@ sk_status p_forward(sk_lstm *l, int train, int len, const float *x, float *y, co
     a->train = train;
     a->p = train && c->L > 1 ? c->dropout : 0.0f;
     a->keep_scale = 1.0f / (1.0f - c->dropout); // as the CPU backend
-    CUDA_CHECK(sk_plstm_forward(a, c->stream));
+    if (p->layerwise) SK_TRY(lw_forward(p, c, err));
+    else CUDA_CHECK(sk_plstm_forward(a, c->stream));
     if (train) p->phase = 1;
     return SK_OK;
 }
@@ -88,7 +137,8 @@ sk_status p_backward_data(sk_lstm *l, const float *dy, float *dx, sk_error *err)
         CUDA_CHECK(cudaMemset2DAsync(a->dg + (size_t)k * pad_slab(c, H4) + (size_t)len * H4, pitch, 0,
                                      (size_t)H4 * sizeof(float), (size_t)c->B, c->stream));
     a->dy = dy;
-    CUDA_CHECK(sk_plstm_backward(a, c->stream));
+    if (p->layerwise) SK_TRY(lw_backward(p, c, dy, err));
+    else CUDA_CHECK(sk_plstm_backward(a, c->stream));
     // dx (B, len+1, E) = dg_0 (B(len+1), 4H) W_ih_0 (4H, E) (row-major; cuBLAS sees the
     // transposes), then the len real rows of each stream into the caller's (B, len, E).
     const float one = 1.0f, zero = 0.0f;
@@ -136,8 +186,8 @@ void p_destroy(sk_lstm *l) {
     if (!l) return;
     persist *p = impl_of(l);
     if (p) {
-        void *bufs[] = {p->w,       p->layers_dev, p->xpad,  p->dxpad, p->ones,    p->a.hh,   p->a.xin,
-                        p->a.cs,    p->a.gates,    p->a.dg,  p->a.hh16, p->a.xin16, p->a.dg16};
+        void *bufs[] = {p->w,     p->layers_dev, p->xpad,  p->dxpad,  p->ones,    p->a.hh,   p->a.xin, p->a.cs,
+                        p->a.gates, p->a.dg,     p->a.hh16, p->a.xin16, p->a.dg16, p->xproj, p->dxin};
         for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
         if (p->blas) cublasDestroy(p->blas);
         cudaFree(p->blas_ws); // after the handle that used it
@@ -165,7 +215,7 @@ sk_status alloc_zeroed16(uint16_t **ptr, size_t n, cudaStream_t stream, sk_error
     return SK_OK;
 }
 
-sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
+sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_plan *lw_plan, sk_error *err) {
     persist *p = impl_of(l);
     const sk_lstm_config *c = &l->cfg;
     const int L = c->L, H = c->H;
@@ -218,6 +268,15 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
         SK_TRY(alloc_zeroed16(&a->hh16, (size_t)L * pad_slab(c, H), c->stream, err));
         SK_TRY(alloc_zeroed16(&a->xin16, (size_t)L * pad_slab(c, H), c->stream, err));
     }
+    if (lw_plan) { // the layer-after-layer kernels on the same buffers
+        p->layerwise = 1;
+        memset(&p->lw, 0, sizeof p->lw);
+        sk_plstm_lw_args *w = &p->lw;
+        w->B = c->B, w->T = c->T, w->H = H, w->L = L, w->plan = *lw_plan, w->w = p->w, w->layers = p->layers_dev;
+        w->keys = c->dropout_keys, w->stream_offset = c->stream_offset;
+        SK_TRY(alloc_zeroed(&p->xproj, pad_slab(c, 4 * H), c->stream, err));
+        if (c->training) SK_TRY(alloc_zeroed(&p->dxin, pad_slab(c, H), c->stream, err));
+    }
     if (c->training) {
         const size_t seq = (size_t)L * c->B * c->T * H;
         SK_TRY(alloc_zeroed(&a->cs, seq, c->stream, err));
@@ -237,6 +296,10 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, sk_error *err) {
         free(ones);
         if (ce != cudaSuccess)
             return sk_fail(err, SK_ERR_DEVICE, "uploading a ones vector failed: %s", cudaGetErrorName(ce));
+    }
+    if (p->layerwise) {
+        sk_plstm_lw_args *w = &p->lw;
+        w->hh = a->hh, w->xin = a->xin, w->cs = a->cs, w->gates = a->gates, w->dg = a->dg;
     }
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     return SK_OK;
@@ -267,9 +330,37 @@ static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm
     return SK_OK;
 }
 
+int sk_lstm_persistent_layerwise(void) {
+    const char *v = getenv("SHAKESPEARE_PLSTM_LAYERWISE");
+    return v && strcmp(v, "1") == 0;
+}
+
+// Their plan, or why not (operands other than fp32 on CUDA cores are not built yet).
+static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_lw_plan *plan, sk_error *err) {
+    memset(plan, 0, sizeof *plan);
+    if (cfg->precision == SK_PRECISION_BF16 || tensor_cores) {
+        snprintf(plan->why_not, sizeof plan->why_not,
+                 "the layer-after-layer kernels run fp32 operands on CUDA cores only (--precision fp32, or tf32 "
+                 "with --tensor-cores off)");
+        return SK_OK;
+    }
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H));
+    return SK_OK;
+}
+
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    const int tc = tensor_cores_for(cfg);
+    if (sk_lstm_persistent_layerwise()) {
+        sk_plstm_lw_plan lw;
+        SK_TRY(make_lw_plan(cfg, tc, &lw, err));
+        *fits = lw.supported;
+        if (why && why_size) snprintf(why, why_size, "SHAKESPEARE_PLSTM_LAYERWISE=1: %s", lw.why_not);
+        return SK_OK;
+    }
     sk_plstm_plan plan;
-    SK_TRY(make_plan(cfg, tensor_cores_for(cfg), &plan, err));
+    SK_TRY(make_plan(cfg, tc, &plan, err));
     *fits = plan.supported;
     if (why && why_size) snprintf(why, why_size, "%s", plan.why_not);
     return SK_OK;
@@ -287,8 +378,16 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
                                         "cores in it (tf32 and bf16 do)");
     sk_plstm_plan plan;
     SK_TRY(make_plan(cfg, tensor_cores, &plan, err));
-    if (!plan.supported)
+    sk_plstm_lw_plan lw;
+    const int layerwise = sk_lstm_persistent_layerwise();
+    if (layerwise) {
+        SK_TRY(make_lw_plan(cfg, tensor_cores, &lw, err));
+        if (!lw.supported)
+            return sk_fail(err, SK_ERR_ARG, "SHAKESPEARE_PLSTM_LAYERWISE=1: the layer-after-layer LSTM kernels do not "
+                                            "fit this model: %s", lw.why_not);
+    } else if (!plan.supported) {
         return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);
+    }
     sk_lstm *l = (sk_lstm *)calloc(1, sizeof *l);
     persist *p = (persist *)calloc(1, sizeof *p);
     if (!l || !p) {
@@ -299,7 +398,7 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
     l->ops = &persistent_ops;
     l->cfg = *cfg;
     l->impl = p;
-    sk_status st = persist_init(l, &plan, err);
+    sk_status st = persist_init(l, &plan, layerwise ? &lw : NULL, err);
     if (st != SK_OK) {
         p_destroy(l);
         return st;

@@ -54,8 +54,13 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
     switch (which) {
     case SK_RNN_CUDNN:
         return sk_lstm_create_cudnn(cfg, out, err);
-    case SK_RNN_PERSISTENT:
-        return sk_lstm_create_persistent(cfg, out, err);
+    case SK_RNN_PERSISTENT: {
+        const sk_status st = sk_lstm_create_persistent(cfg, out, err);
+        if (st == SK_OK && sk_lstm_persistent_layerwise() && notice && notice_size)
+            snprintf(notice, notice_size, "SHAKESPEARE_PLSTM_LAYERWISE=1: the persistent LSTM runs its "
+                                          "layer-after-layer kernels (kernels/lstm_layerwise.h), not yet validated on a GPU");
+        return st;
+    }
     case SK_RNN_CUDNN_PERSIST:
         return create_cudnn_persist(cfg, out, notice, notice_size, err);
     case SK_RNN_AUTO: {

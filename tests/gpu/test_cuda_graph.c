@@ -255,6 +255,7 @@ static void run_case(const graph_case *gc) {
         sk_backend_free(be);
     }
     sk_backend *probe = fresh(gc, SK_GRAPH_OFF, NULL);
+    if (probe->notice[0]) printf("  notice: %s\n", probe->notice);
     float *p0 = alloc_f(probe->layout.total);
     sk_params_init(p0, &probe->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
     sk_backend_free(probe);
@@ -286,6 +287,10 @@ int main(void) {
         {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, 0.0f, SK_RNN_CUDNN_PERSIST},
         {"three layers, dropout and weight drop, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, 0.3f, SK_RNN_CUDNN_PERSIST},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i]);
+    // SK_GRAPH_ONLY=persistent: the persistent kernel's cases alone (test_plstm_layerwise.sh's run).
+    const char *only = getenv("SK_GRAPH_ONLY");
+    const int persistent_only = only && strcmp(only, "persistent") == 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!persistent_only || cases[i].impl == SK_RNN_PERSISTENT) run_case(&cases[i]);
     return sk_test_done("test_cuda_graph");
 }

@@ -218,6 +218,7 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
         return;
     }
     CHECK_OK(st);
+    if (gpu->notice[0]) printf("  notice: %s\n", gpu->notice);
     CHECK(strcmp(gpu->ops->name, "cuda") == 0);
     CHECK(gpu->layout.total == cpu->layout.total);
     const size_t n = cpu->layout.total, bt = (size_t)pc->B * pc->T;
@@ -331,6 +332,7 @@ int main(void) {
         {"one layer, T = 1, E > H", 9, 48, 7, 1, 3, 1, 0.0f, 0.0f},
         {"two layers, dropout and weight drop", 29, 12, 24, 2, 3, 7, 0.3f, 0.4f},
         {"three layers, weight drop only, H = 40", 17, 6, 40, 3, 2, 5, 0.0f, 0.5f},
+        {"B = 11, dropout (batch groups of the layer-after-layer tiles)", 19, 9, 20, 2, 11, 5, 0.3f, 0.0f},
     };
     // Every implementation in every precision it computes in, the same cases, each
     // precision with its tolerances; then random shapes (fixed seed, printed). The sharded
@@ -350,10 +352,16 @@ int main(void) {
         {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_OFF},
         {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_ON},
     };
+    // SK_PARITY_ONLY=persistent-cuda-cores: only the persistent kernel's runs on CUDA cores (fp32,
+    // tf32): what test_plstm_layerwise.sh runs with the layer-after-layer kernels.
+    const char *only = getenv("SK_PARITY_ONLY");
+    const int cuda_cores_only = only && strcmp(only, "persistent-cuda-cores") == 0;
     for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
         const sk_rnn_impl impl = runs[m].impl;
         const sk_precision prec = runs[m].prec;
         const sk_tensor_cores tc = runs[m].tc;
+        if (cuda_cores_only && (impl != SK_RNN_PERSISTENT || prec == SK_PRECISION_BF16 || tc == SK_TENSOR_CORES_ON))
+            continue;
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impl, prec, tc, 0, 0);
         if (prec == SK_PRECISION_FP32) {
             // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.

@@ -1,0 +1,44 @@
+// lstm_layerwise.cu: the layer-after-layer persistent LSTM kernels' plan and launches (see
+// lstm_layerwise.h).
+// defines: sk_plstm_lw_plan_make, sk_plstm_lw_forward, sk_plstm_lw_backward
+#include <stdio.h>
+#include <string.h>
+
+#include "lstm_layerwise.h"
+#include "lstm_layerwise_kernels.cuh"
+
+using namespace sk_plstm_lw;
+
+extern "C" cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H) {
+    memset(plan, 0, sizeof *plan);
+    int sms = 0, optin = 0, coop = 0;
+    cudaError_t e = sk_cooperative_device(device, &sms, &optin, &coop, plan->why_not, sizeof plan->why_not);
+    if (e != cudaSuccess || !coop) return e;
+    if (!sk_plstm_lw_plan_shape(plan, sms, optin, B, H, 4)) return cudaSuccess;
+    // Every block must be resident at once for the grid syncs.
+    const void *kernels[2] = {(const void *)lw_forward_kernel, (const void *)lw_backward_kernel};
+    const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
+    int fits = 0;
+    e = sk_cooperative_fits(kernels, smem, 2, plan->blocks, SK_PLSTM_THREADS, sms, &fits, plan->why_not,
+                            sizeof plan->why_not);
+    if (e != cudaSuccess || !fits) return e;
+    plan->supported = 1;
+    return cudaSuccess;
+}
+
+static cudaError_t launch(void (*kernel)(sk_plstm_lw_args), const sk_plstm_lw_args *a, size_t smem,
+                          cudaStream_t stream) {
+    if (!a->plan.supported) return cudaErrorInvalidConfiguration;
+    // Set at every launch: plans of other sizes share the kernel (lstm_persistent.cu says why).
+    cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    return sk_launch_cooperative(kernel, dim3((unsigned)a->plan.blocks), dim3(SK_PLSTM_THREADS), smem, stream, *a);
+}
+
+extern "C" cudaError_t sk_plstm_lw_forward(const sk_plstm_lw_args *a, cudaStream_t stream) {
+    return launch(lw_forward_kernel, a, a->plan.smem_fwd, stream);
+}
+
+extern "C" cudaError_t sk_plstm_lw_backward(const sk_plstm_lw_args *a, cudaStream_t stream) {
+    return launch(lw_backward_kernel, a, a->plan.smem_bwd, stream);
+}

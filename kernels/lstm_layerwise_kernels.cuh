@@ -1,0 +1,167 @@
+// lstm_layerwise_kernels.cuh: the bodies of the layer-after-layer persistent LSTM kernels
+// (lstm_layerwise.h says what they compute, lstm_layerwise.cu how they are planned and
+// launched), in a header so that the emulated device runs the very same code on the CPU.
+// defines: lw_forward_kernel, lw_backward_kernel (in namespace sk_plstm_lw)
+#ifndef SK_LSTM_LAYERWISE_KERNELS_CUH
+#define SK_LSTM_LAYERWISE_KERNELS_CUH
+
+#include "device_port.cuh"
+#include "lstm_layerwise.h"
+#include "lstm_persistent_dots.cuh"
+#include "lstm_persistent_kernels.cuh" // sigmoidf, stage_row, stage_convert
+#include "shakespeare/hash.h"
+
+namespace sk_plstm_lw {
+
+namespace cg = cooperative_groups;
+using sk_plstm::block_dots;
+using sk_plstm::sigmoidf;
+using sk_plstm::stage_convert;
+using sk_plstm::stage_row;
+
+// Row offsets (floats) inside the per-layer buffers (lstm_persistent.h): padded sequences
+// (row stride len + 1) and plain ones.
+__device__ __forceinline__ size_t pad_at(const sk_plstm_lw_args &a, int k, int b, int t, int width) {
+    return ((size_t)k * a.B * (a.T + 1) + (size_t)b * (a.len + 1) + t) * width;
+}
+__device__ __forceinline__ size_t seq_at(const sk_plstm_lw_args &a, int k, int b, int t, int width) {
+    return ((size_t)k * a.B * a.T + (size_t)b * a.len + t) * width;
+}
+
+// The block's tile: batch rows [b0, b0 + nb), units [j0, j0 + nu).
+struct tile {
+    int b0, nb, j0, nu;
+};
+__device__ __forceinline__ tile tile_of(const sk_plstm_lw_args &a) {
+    const int g = blockIdx.x / a.plan.slices, n = blockIdx.x % a.plan.slices;
+    tile t;
+    t.b0 = g * a.plan.Bb, t.nb = min(a.plan.Bb, a.B - t.b0);
+    t.j0 = n * a.plan.U, t.nu = min(a.plan.U, a.H - t.j0);
+    return t;
+}
+
+// Dropout's factor for element j of row (b, t) of site k's output (hash.h): 0 or keep_scale.
+__device__ __forceinline__ float keep(const sk_plstm_lw_args &a, uint64_t key, int b, int t, int j) {
+    return sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * a.len + t) * a.H + j) >= a.p ? a.keep_scale : 0.0f;
+}
+
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_lw_args a) {
+    cg::grid_group grid = cg::this_grid();
+    unsigned char *smem = sk_dynamic_smem();
+    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, tid = threadIdx.x, nt = blockDim.x;
+    const tile tl = tile_of(a);
+    const sk_plstm_layer ly = a.layers[k];
+    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(U, a.plan.Bb, H, 4, 0);
+    float *w = (float *)(smem + lay.w);        // [4U][H]: row u*4 + g = W_hh row g*H + j0 + u
+    float *bias = (float *)(smem + lay.bias);  // [4U][2]: b_ih, b_hh
+    float *cst = (float *)(smem + lay.state);  // [Bb][U]: the carried cell state
+    float *vec = (float *)(smem + lay.vec);    // [Bb][H]: h_{t-1} of the group's rows
+    float *pre = (float *)(smem + lay.acc);    // [Bb][4 nu]: W_hh h_{t-1}
+    for (int idx = tid; idx < 4 * tl.nu * H; idx += nt) {
+        const int r = idx / H, i = idx % H;
+        w[idx] = a.w[ly.w_hh + ((size_t)(r % 4) * H + tl.j0 + r / 4) * H + i];
+    }
+    for (int r = tid; r < 4 * tl.nu; r += nt) {
+        const size_t row = (size_t)(r % 4) * H + tl.j0 + r / 4;
+        bias[2 * r] = a.w[ly.b_ih + row], bias[2 * r + 1] = a.w[ly.b_hh + row];
+    }
+    for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
+        const int bb = idx / tl.nu, u = idx % tl.nu, b = tl.b0 + bb, j = tl.j0 + u;
+        cst[bb * U + u] = a.cx[((size_t)k * B + b) * H + j];
+        a.hh[pad_at(a, k, b, 0, H) + j] = a.hx[((size_t)k * B + b) * H + j]; // the dW_hh GEMM's row 0
+        // The next layer's pad row meets a zero gate gradient in its weight GEMM: finite, zero.
+        if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, len, H) + j] = 0.0f;
+    }
+    const int drop = a.train && a.p > 0.0f && k < a.L - 1;
+    const uint64_t key = drop ? a.keys[k] : 0;
+    __syncthreads();
+    for (int t = 0; t < len; t++) {
+        for (int bb = 0; bb < tl.nb; bb++) { // h_{t-1}: the initial state, or row t of hh (others wrote it)
+            const int b = tl.b0 + bb;
+            if (t == 0) stage_convert(vec + (size_t)bb * H, a.hx + ((size_t)k * B + b) * H, H);
+            else stage_row(vec + (size_t)bb * H, a.hh + pad_at(a, k, b, t, H), H);
+        }
+        sk_cp_async_wait_all();
+        __syncthreads();
+        block_dots(w, H, 4 * tl.nu, 4, 0, H, vec, H, tl.nb, pre);
+        __syncthreads();
+        for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
+            const int bb = idx / tl.nu, u = idx % tl.nu, b = tl.b0 + bb, j = tl.j0 + u;
+            const float *xp = a.xproj + ((size_t)b * a.xrows + t) * 4 * H;
+            float gv[4];
+            for (int g = 0; g < 4; g++) {
+                const int r = u * 4 + g;
+                gv[g] = pre[(size_t)bb * 4 * tl.nu + r] + xp[g * H + j] + bias[2 * r] + bias[2 * r + 1];
+            }
+            const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
+            const float c = fg * cst[bb * U + u] + ig * gg, h = og * tanhf(c);
+            cst[bb * U + u] = c;
+            a.hh[pad_at(a, k, b, t + 1, H) + j] = h;
+            if (a.train) {
+                a.cs[seq_at(a, k, b, t, H) + j] = c;
+                float *gr = a.gates + seq_at(a, k, b, t, 4 * H);
+                gr[j] = ig, gr[H + j] = fg, gr[2 * H + j] = gg, gr[3 * H + j] = og;
+            }
+            if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, t, H) + j] = drop ? h * keep(a, key, b, t, j) : h;
+            else a.y[((size_t)b * len + t) * H + j] = h;
+            if (t == len - 1) a.hy[((size_t)k * B + b) * H + j] = h, a.cy[((size_t)k * B + b) * H + j] = c;
+        }
+        grid.sync(); // h(t) of every tile, before anyone stages it (also orders vec and pre's reuse)
+    }
+}
+
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_lw_args a) {
+    cg::grid_group grid = cg::this_grid();
+    unsigned char *smem = sk_dynamic_smem();
+    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, H4 = 4 * H, tid = threadIdx.x, nt = blockDim.x;
+    const tile tl = tile_of(a);
+    const int top = k == a.L - 1;
+    const sk_plstm_layer ly = a.layers[k];
+    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(U, a.plan.Bb, H, 4, 1);
+    float *w = (float *)(smem + lay.w);        // [U][4H]: row u = column j0 + u of W_hh
+    float *dcs = (float *)(smem + lay.state);  // [Bb][U]: the carried cell-state gradient
+    float *vec = (float *)(smem + lay.vec);    // [Bb][4H]: dg(t+1) of the group's rows
+    float *acc = (float *)(smem + lay.acc);    // [Bb][nu]: W_hh^T dg(t+1)
+    for (int idx = tid; idx < tl.nu * H4; idx += nt) {
+        const int u = idx / H4, r = idx % H4;
+        w[idx] = a.w[ly.w_hh + (size_t)r * H + tl.j0 + u];
+    }
+    for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) dcs[(idx / tl.nu) * U + idx % tl.nu] = 0.0f;
+    const int drop = a.p > 0.0f && !top; // the mask layer k's output met on its way up
+    const uint64_t key = drop ? a.keys[k] : 0;
+    __syncthreads();
+    for (int t = len - 1; t >= 0; t--) {
+        for (int bb = 0; bb < tl.nb; bb++) { // dg(t+1): zero past the window, else row t+1 (others wrote it)
+            const int b = tl.b0 + bb;
+            if (t + 1 < len) stage_row(vec + (size_t)bb * H4, a.dg + pad_at(a, k, b, t + 1, H4), H4);
+            else stage_convert(vec + (size_t)bb * H4, (const float *)nullptr, H4);
+        }
+        sk_cp_async_wait_all();
+        __syncthreads();
+        block_dots(w, H4, tl.nu, 1, 0, H4, vec, H4, tl.nb, acc);
+        __syncthreads();
+        for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
+            const int bb = idx / tl.nu, u = idx % tl.nu, b = tl.b0 + bb, j = tl.j0 + u;
+            float dh = acc[(size_t)bb * tl.nu + u]; // recurrent part: W_hh^T dg(t+1)
+            if (top) dh += a.dy[((size_t)b * len + t) * H + j];
+            else dh += (drop ? keep(a, key, b, t, j) : 1.0f) * a.dxin[((size_t)b * (len + 1) + t) * H + j];
+            const float *gr = a.gates + seq_at(a, k, b, t, H4);
+            const float ig = gr[j], fg = gr[H + j], gg = gr[2 * H + j], og = gr[3 * H + j];
+            const float c = a.cs[seq_at(a, k, b, t, H) + j];
+            const float cprev = t > 0 ? a.cs[seq_at(a, k, b, t - 1, H) + j] : a.cx[((size_t)k * B + b) * H + j];
+            const float tc = tanhf(c);
+            const float dc = dcs[bb * U + u] + dh * og * (1.0f - tc * tc);
+            dcs[bb * U + u] = dc * fg;
+            float *dr = a.dg + pad_at(a, k, b, t, H4);
+            dr[j] = dc * gg * ig * (1.0f - ig);
+            dr[H + j] = dc * cprev * fg * (1.0f - fg);
+            dr[2 * H + j] = dc * ig * (1.0f - gg * gg);
+            dr[3 * H + j] = dh * tc * og * (1.0f - og);
+        }
+        grid.sync(); // dg(t) of every tile, before anyone stages it
+    }
+}
+
+} // namespace sk_plstm_lw
+
+#endif
