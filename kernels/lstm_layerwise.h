@@ -1,9 +1,9 @@
 // lstm_layerwise.h: the persistent LSTM kernels rebuilt over W_hh alone, one layer per launch
 // (issue 33, the rebuild's steps 1 and 2: kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's
 // design"), fp32 operands on CUDA cores.
-// defines: sk_plstm_lw_args, sk_plstm_lw_plan_make, sk_plstm_lw_forward, sk_plstm_lw_backward
-// (the tiles and the shared-memory carve-up: lstm_layerwise_plan.h; the kernel bodies:
-// lstm_layerwise_kernels.cuh)
+// defines: sk_plstm_lw_plan_make, sk_plstm_lw_forward, sk_plstm_lw_backward
+// (the arguments: lstm_layerwise_args.h; the tiles and the shared-memory carve-up:
+// lstm_layerwise_plan.h; the kernel bodies: lstm_layerwise_kernels.cuh)
 //
 // What moved off the chain: layer k's input projection x_k W_ih_k^T for the whole window is
 // one GEMM before its forward launch (xproj), and the gradient reaching layer k from the layer
@@ -23,34 +23,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "lstm_layerwise_plan.h"
-#include "lstm_persistent_args.h" // sk_plstm_layer
+#include "lstm_layerwise_args.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct {
-    int B, T, len, H, L;
-    int k;                        // the layer this launch runs
-    sk_plstm_lw_plan plan;
-    const float *w;               // the LSTM weights (canonical tensors)
-    const sk_plstm_layer *layers; // (L,) device
-    // Forward: x_k W_ih_k^T (no bias), row b * xrows + t of 4H floats: xrows = len for layer 0
-    // (the embedding's rows), len + 1 above (xin's).
-    const float *xproj;
-    int xrows;
-    const float *hx, *cx;         // (L, B, H) initial state
-    float *hy, *cy;               // (L, B, H) final state
-    float *hh, *xin, *cs, *gates, *dg; // lstm_persistent.h's layouts
-    float *y;                     // (B, len, H): the top layer's output
-    const float *dy;              // backward, top layer: (B, len, H)
-    const float *dxin;            // backward, below the top: (B, len + 1, H) dg_{k+1} W_ih_{k+1}, unmasked
-    int train;                    // store cs and gates; apply dropout
-    float p, keep_scale;          // dropout between layers (training only; p = 0: none)
-    const uint64_t *keys;         // (L,) device: dropout key of site k
-    int stream_offset;            // the global stream of b = 0
-} sk_plstm_lw_args;
 
 // Tiles the grid for device `device` (plan->supported = 0 with a reason when a tile does not
 // fit or the blocks cannot all be resident). Host only.

@@ -6,7 +6,7 @@
 #define SK_LSTM_LAYERWISE_KERNELS_CUH
 
 #include "device_port.cuh"
-#include "lstm_layerwise.h"
+#include "lstm_layerwise_args.h"
 #include "lstm_persistent_dots.cuh"
 #include "lstm_persistent_kernels.cuh" // sigmoidf, stage_row, stage_convert
 #include "shakespeare/hash.h"

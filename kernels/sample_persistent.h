@@ -1,9 +1,9 @@
 // sample_persistent.h: text generation on the GPU as one persistent kernel: every step of every
 // stream (embedding, L LSTM cells, fc, temperature / top-k / top-p and the draw) runs inside one
 // cooperative launch, the weights in shared memory throughout, the tokens copied back once.
-// defines: sk_sample_args, sk_sample_plan_make, sk_sample_run
-// (the plan and the shared-memory carve-up: sample_persistent_plan.h; the kernel body:
-// sample_persistent_kernels.cuh)
+// defines: sk_sample_plan_make, sk_sample_run
+// (the arguments: sample_persistent_args.h; the plan and the shared-memory carve-up:
+// sample_persistent_plan.h; the kernel body: sample_persistent_kernels.cuh)
 //
 // Step i (i < n) of stream b feeds its input (x[b], then the token it drew at step i-1) and
 // draws tokens[b * n + i] with sample_draw.h's arithmetic and the keyed uniform
@@ -25,31 +25,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "lstm_persistent_args.h" // sk_plstm_layer: a layer's tensors in the canonical buffer
-#include "sample_persistent_plan.h"
-#include "shakespeare/sample_draw.h"
+#include "sample_persistent_args.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct {
-    int B, V, E, H, L;
-    sk_sample_plan plan;
-    const float *w;               // the parameters, canonical layout (model.h)
-    const sk_plstm_layer *layers; // (L,) device
-    size_t off_emb, off_fcw, off_fcb; // floats into w
-    const float *hx, *cx;         // (L, B, H) the state before step 0
-    float *hy, *cy;               // (L, B, H) the state after step n-1; must not alias hx, cx
-    float *hbuf;                  // (2, L, B, H) the exchange of h between blocks
-    const int32_t *x;             // (B,) the first inputs, ids in [0, V)
-    int n;                        // steps, >= 1
-    int64_t position;             // the draw position of step 0
-    const uint64_t *keys;         // (B,) sk_sample_key of each stream's seed
-    sk_sample_opts opts;
-    int32_t *tokens;              // (B, n) the draws
-    float *logits;                // (B, V) the logits of step n-1's draws
-} sk_sample_args;
 
 // The plan for device `device` (plan->supported = 0 with a reason when the shape does not fit
 // or the device cannot launch it cooperatively). Host only.

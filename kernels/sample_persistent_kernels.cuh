@@ -8,7 +8,7 @@
 #include "device_port.cuh"
 #include "lstm_persistent_dots.cuh"
 #include "lstm_persistent_kernels.cuh" // sigmoidf, stage_row
-#include "sample_persistent.h"
+#include "sample_persistent_args.h"
 
 namespace sk_sample {
 
@@ -147,7 +147,8 @@ __global__ void __launch_bounds__(SK_SAMPLE_THREADS) sample_kernel(sk_sample_arg
                     hcur[at] = h;
                     if (i == a.n - 1) a.hy[at] = h, a.cy[at] = c;
                 }
-                __syncthreads(); // vec and pre are reused by the next streams
+                // No barrier here: the next streams' staging writes vec, which this loop does not
+                // read, and their dot products write pre only after the barrier that follows it.
             }
             wk += (size_t)4 * U * K;
             grid.sync();

@@ -1,0 +1,203 @@
+// test_layerwise_emu.cpp: the layer-after-layer persistent LSTM kernels
+// (kernels/lstm_layerwise_kernels.cuh, the code the GPU runs) executed on the CPU by
+// tests/emu/cuda_emu.h, one fiber per GPU thread, in the sequence lstm_impl_persistent.cu
+// launches them (the GEMMs between launches done here on the host): a training forward of
+// every layer, then the backward data pass top layer first, dropout between the layers.
+// Checks (the CPU backend's parity with these kernels is test_plstm_layerwise.sh's):
+//  1. race-free: the whole sequence in both schedules (threads in ascending, then descending
+//     order between barriers) leaves every buffer bit-identical; buffers start as NaN, so a
+//     read of something never written shows;
+//  2. the plan's synchronization: every block of every launch passes len grid syncs (one a
+//     step), whatever its tile;
+//  3. the forward against a double-precision LSTM computed here with the same masks: y, hy and
+//     cy within 1e-5 of the tensor's scale + 1e-4 relative (fp32 sums in other orders);
+//  4. the pad rows the weight GEMMs rely on: dg rows (b, len) stay zero, xin rows (b, len)
+//     of the layer above are written zero.
+// Shape: B = 11 in two batch groups (6 and 5 rows), H = 13 in slices of 5, 5 and 3 units,
+// len < T, a data-parallel stream offset.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <vector>
+
+#include "lstm_layerwise_kernels.cuh"
+
+extern "C" {
+#include "shakespeare/model.h"
+#include "shakespeare/rng.h"
+#include "test_util.h"
+}
+
+using std::vector;
+
+namespace {
+
+enum { V = 7, E = 5, H = 13, L = 2, B = 11, T = 6, LEN = 5, SMS = 6, OFFSET = 3 };
+const float P = 0.4f;
+
+struct Buffers {
+    vector<float> hh, xin, cs, gates, dg, y, hy, cy, xproj, dxin;
+};
+
+size_t pad(int k, int b, int t, int width) { return ((size_t)k * B * (T + 1) + (size_t)b * (LEN + 1) + t) * width; }
+
+float keep(uint64_t key, int b, int t, int j) {
+    return sk_hash_uniform(key, ((uint64_t)(OFFSET + b) * LEN + t) * H + j) >= P ? 1.0f / (1.0f - P) : 0.0f;
+}
+
+// out (rows, n) = in (rows, K, row stride K) x W^T, W (n, K) row-major: the projections' GEMM.
+void gemm_nt(const float *in, int rows, int K, const float *W, int n, float *out) {
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < n; i++) {
+            float s = 0.0f;
+            for (int k = 0; k < K; k++) s += in[(size_t)r * K + k] * W[(size_t)i * K + k];
+            out[(size_t)r * n + i] = s;
+        }
+}
+
+// One whole sequence (forward of every layer, backward top first) in one schedule; every
+// launch's grid syncs checked.
+Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<sk_plstm_layer> &ly,
+            const vector<float> &x, const vector<float> &dy, bool reverse, int *syncs_ok) {
+    Buffers f;
+    const size_t slab = (size_t)B * (T + 1);
+    f.hh.assign(L * slab * H, NAN), f.xin.assign(L * slab * H, NAN), f.dg.assign(L * slab * 4 * H, NAN);
+    f.cs.assign((size_t)L * B * T * H, NAN), f.gates.assign((size_t)L * B * T * 4 * H, NAN);
+    f.y.assign((size_t)B * LEN * H, NAN), f.hy.assign((size_t)L * B * H, NAN), f.cy.assign(f.hy.size(), NAN);
+    f.xproj.assign(slab * 4 * H, NAN), f.dxin.assign(slab * H, NAN);
+    for (int k = 0; k < L; k++) // the pad rows the host clears before backward
+        for (int b = 0; b < B; b++) memset(&f.dg[pad(k, b, LEN, 4 * H)], 0, sizeof(float) * 4 * H);
+    sk_plstm_lw_args a = base;
+    a.hh = f.hh.data(), a.xin = f.xin.data(), a.cs = f.cs.data(), a.gates = f.gates.data(), a.dg = f.dg.data();
+    a.y = f.y.data(), a.hy = f.hy.data(), a.cy = f.cy.data(), a.xproj = f.xproj.data(), a.dxin = f.dxin.data();
+    a.dy = dy.data();
+    auto launch = [&](bool backward) {
+        sk_emu_config cfg;
+        cfg.grid = (unsigned)a.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.cooperative = true, cfg.reverse = reverse;
+        cfg.dynamic_smem = backward ? a.plan.smem_bwd : a.plan.smem_fwd;
+        const std::string err = sk_emu_launch(cfg, [&] {
+            if (backward) sk_plstm_lw::lw_backward_kernel(a);
+            else sk_plstm_lw::lw_forward_kernel(a);
+        });
+        if (!err.empty()) fprintf(stderr, "%s\n", err.c_str()), sk_test_failures++;
+        for (int b = 0; b < a.plan.blocks; b++) *syncs_ok &= sk_emu_block_counts((unsigned)b).grid_syncs == LEN;
+    };
+    for (int k = 0; k < L; k++) {
+        a.k = k, a.xrows = k == 0 ? LEN : LEN + 1;
+        if (k == 0) gemm_nt(x.data(), B * LEN, E, &w[ly[0].w_ih], 4 * H, f.xproj.data());
+        else gemm_nt(&f.xin[pad(k, 0, 0, H)], B * (LEN + 1), H, &w[ly[k].w_ih], 4 * H, f.xproj.data());
+        launch(false);
+    }
+    for (int k = L - 1; k >= 0; k--) {
+        a.k = k;
+        if (k < L - 1) // dxin (rows, H) = dg_{k+1} (rows, 4H) W_ih_{k+1} (4H, H)
+            for (int r = 0; r < B * (LEN + 1); r++)
+                for (int j = 0; j < H; j++) {
+                    float s = 0.0f;
+                    for (int i = 0; i < 4 * H; i++) s += f.dg[pad(k + 1, 0, 0, 4 * H) + (size_t)r * 4 * H + i] * w[ly[k + 1].w_ih + (size_t)i * H + j];
+                    f.dxin[(size_t)r * H + j] = s;
+                }
+        launch(true);
+    }
+    return f;
+}
+
+bool same_bits(const vector<float> &a, const vector<float> &b) {
+    return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+} // namespace
+
+int main() {
+    sk_model_config m = {V, E, H, L, P, 0.0f};
+    sk_param_layout layout;
+    sk_error err = {{0}};
+    CHECK_OK(sk_param_layout_init(&layout, &m, &err));
+    sk_rng r;
+    sk_rng_seed(&r, 23);
+    vector<float> w(layout.total), x((size_t)B * LEN * E), dy((size_t)B * LEN * H), hx((size_t)L * B * H), cx(hx.size());
+    for (float &v : w) v = 0.4f * (2.0f * sk_rng_uniform(&r) - 1.0f);
+    for (float &v : x) v = sk_rng_normal(&r);
+    for (float &v : dy) v = sk_rng_normal(&r);
+    for (size_t i = 0; i < hx.size(); i++) hx[i] = 0.3f * sk_rng_normal(&r), cx[i] = 0.5f * sk_rng_normal(&r);
+    vector<sk_plstm_layer> ly(L);
+    for (int k = 0; k < L; k++) {
+        const sk_lstm_layer_offsets o = sk_lstm_layer(&layout, k);
+        ly[k] = {o.w_ih, o.w_hh, o.b_ih, o.b_hh, o.in};
+    }
+    const uint64_t keys[L] = {sk_dropout_key(5, 9, 0), sk_dropout_key(5, 9, 1)};
+    sk_plstm_lw_args a;
+    memset(&a, 0, sizeof a);
+    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, 4));
+    CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == 5 && a.plan.slices == 3);
+    a.B = B, a.T = T, a.len = LEN, a.H = H, a.L = L, a.w = w.data(), a.layers = ly.data();
+    a.hx = hx.data(), a.cx = cx.data(), a.train = 1, a.p = P, a.keep_scale = 1.0f / (1.0f - P), a.keys = keys;
+    a.stream_offset = OFFSET;
+
+    int syncs_ok = 1;
+    const Buffers up = run(a, w, ly, x, dy, false, &syncs_ok), down = run(a, w, ly, x, dy, true, &syncs_ok);
+    const bool same = same_bits(up.hh, down.hh) && same_bits(up.xin, down.xin) && same_bits(up.cs, down.cs) &&
+                      same_bits(up.gates, down.gates) && same_bits(up.dg, down.dg) && same_bits(up.y, down.y) &&
+                      same_bits(up.hy, down.hy) && same_bits(up.cy, down.cy);
+    CHECK(same);     // 1
+    CHECK(syncs_ok); // 2
+    int pads = 1, finite = 1;
+    for (int b = 0; b < B; b++)
+        for (int i = 0; i < 4 * H; i++) pads &= up.dg[pad(1, b, LEN, 4 * H) + i] == 0.0f && up.dg[pad(0, b, LEN, 4 * H) + i] == 0.0f;
+    for (int b = 0; b < B; b++)
+        for (int j = 0; j < H; j++) pads &= up.xin[pad(1, b, LEN, H) + j] == 0.0f;
+    for (int k = 0; k < L; k++)
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < LEN; t++)
+                for (int i = 0; i < 4 * H; i++) finite &= isfinite(up.dg[pad(k, b, t, 4 * H) + i]);
+    CHECK(pads && finite); // 4
+
+    // 3: the forward in double, the same masks.
+    vector<double> in((size_t)B * LEN * H), y((size_t)B * LEN * H), hy(hx.size()), cy(hx.size());
+    for (int k = 0; k < L; k++) {
+        const int K = ly[k].in;
+        for (int b = 0; b < B; b++) {
+            vector<double> h(H), c(H), g(4 * H);
+            for (int j = 0; j < H; j++) h[j] = hx[((size_t)k * B + b) * H + j], c[j] = cx[((size_t)k * B + b) * H + j];
+            for (int t = 0; t < LEN; t++) {
+                for (int q = 0; q < 4 * H; q++) {
+                    double s = (double)w[ly[k].b_ih + q] + w[ly[k].b_hh + q];
+                    for (int i = 0; i < K; i++)
+                        s += (double)w[ly[k].w_ih + (size_t)q * K + i] *
+                             (k == 0 ? (double)x[((size_t)b * LEN + t) * E + i] : in[((size_t)b * LEN + t) * H + i]);
+                    for (int i = 0; i < H; i++) s += (double)w[ly[k].w_hh + (size_t)q * H + i] * h[i];
+                    g[q] = s;
+                }
+                for (int j = 0; j < H; j++) {
+                    const double ig = 1 / (1 + exp(-g[j])), fg = 1 / (1 + exp(-g[H + j])), gg = tanh(g[2 * H + j]),
+                                 og = 1 / (1 + exp(-g[3 * H + j]));
+                    c[j] = fg * c[j] + ig * gg, h[j] = og * tanh(c[j]);
+                }
+                for (int j = 0; j < H; j++) {
+                    const size_t at = ((size_t)b * LEN + t) * H + j;
+                    if (k < L - 1) y[at] = h[j] * keep(keys[k], b, t, j); // the next layer's input
+                    else y[at] = h[j];
+                }
+            }
+            for (int j = 0; j < H; j++) hy[((size_t)k * B + b) * H + j] = h[j], cy[((size_t)k * B + b) * H + j] = c[j];
+        }
+        in = y;
+    }
+    vector<float> yf(y.begin(), y.end()), hyf(hy.begin(), hy.end()), cyf(cy.begin(), cy.end());
+    auto scale = [](const vector<float> &v) {
+        double s = 1e-3;
+        for (float f : v) s = fmax(s, fabs((double)f));
+        return s;
+    };
+    printf("B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, dropout %.1f: "
+           "both schedules bit-identical: %s; %d grid syncs a launch: %s; pad rows zero: %s\n",
+           B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN, T, (double)P, same ? "yes" : "NO", LEN,
+           syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
+    sk_test_compare("  y", up.y.data(), yf.data(), yf.size(), 1e-5 * scale(yf), 1e-4);
+    sk_test_compare("  hy", up.hy.data(), hyf.data(), hyf.size(), 1e-5 * scale(hyf), 1e-4);
+    sk_test_compare("  cy", up.cy.data(), cyf.data(), cyf.size(), 1e-5 * scale(cyf), 1e-4);
+    sk_param_layout_free(&layout);
+    return sk_test_done("test_layerwise_emu");
+}

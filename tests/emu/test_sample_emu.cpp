@@ -1,0 +1,168 @@
+// test_sample_emu.cpp: the sampling kernel (kernels/sample_persistent_kernels.cuh, the code the
+// GPU runs) executed on the CPU by tests/emu/cuda_emu.h, one fiber per GPU thread, against the
+// CPU backend fed the same tokens.
+// Per case (random weights, a nonzero initial state, n steps of B streams):
+//  1. race-free: the launch in both schedules (threads in ascending, then descending order
+//     between barriers) gives the same tokens, logits and final state bit for bit;
+//  2. the plan's synchronization: every block passes n (L + 1) - 1 grid syncs (L layer phases
+//     and the draws per step, none after the last draws);
+//  3. the draw is the CPU's: the last step's token of every stream is what sk_sample_token
+//     draws from the kernel's own logits with the same keyed uniform (the same logits in, the
+//     same arithmetic of sample_draw.h: bit for bit, no tolerance);
+//  4. the LSTM is the CPU's: the CPU backend, from the same state, fed the kernel's inputs (x,
+//     then its tokens), ends with logits and state within 1e-5 of the tensor's scale + 1e-4
+//     relative (fp32 sums in other orders: test_cuda_parity.c's forward tolerance);
+//  5. no deadlock, no write past the shared memory the plan asked for, and buffers the kernel
+//     must write start as NaN (cuda_emu's checks and the comparisons above).
+// Shapes: H not a multiple of the block's units (a last block with fewer), L = 1, 2 and 3,
+// B = 1, B above the block count (blocks draw several streams), fewer staged streams than B (a
+// small shared-memory budget), argmax, top-k with top-p, and plain draws.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "sample_persistent_kernels.cuh"
+
+extern "C" {
+#include "shakespeare/backend.h"
+#include "shakespeare/rng.h"
+#include "shakespeare/sampler.h"
+#include "test_util.h"
+}
+
+using std::vector;
+
+namespace {
+
+struct Case {
+    const char *name;
+    int V, E, H, L, B, n;
+    int sms;
+    bool small_smem; // a budget that stages two streams at a time
+    sk_sample_opts opts;
+};
+
+struct Result {
+    vector<int32_t> tokens;
+    vector<float> logits, hy, cy;
+};
+
+Result launch(const Case &c, const sk_sample_args &base, bool reverse, const sk_sample_plan &plan) {
+    Result r;
+    const size_t state = (size_t)c.L * c.B * c.H;
+    r.tokens.assign((size_t)c.B * c.n, -1);
+    r.logits.assign((size_t)c.B * c.V, NAN), r.hy.assign(state, NAN), r.cy.assign(state, NAN);
+    vector<float> hbuf(2 * state, NAN);
+    sk_sample_args a = base;
+    a.hy = r.hy.data(), a.cy = r.cy.data(), a.hbuf = hbuf.data(), a.tokens = r.tokens.data(), a.logits = r.logits.data();
+    sk_emu_config cfg;
+    cfg.grid = (unsigned)plan.blocks, cfg.block = SK_SAMPLE_THREADS, cfg.dynamic_smem = plan.smem;
+    cfg.cooperative = true, cfg.reverse = reverse;
+    const std::string err = sk_emu_launch(cfg, [&] { sk_sample::sample_kernel(a); });
+    if (!err.empty()) {
+        fprintf(stderr, "%s: %s\n", c.name, err.c_str());
+        sk_test_failures++;
+    }
+    return r;
+}
+
+void run(const Case &c) {
+    sk_model_config m = {c.V, c.E, c.H, c.L, 0.0f, 0.0f};
+    sk_param_layout layout;
+    sk_error err = {{0}};
+    CHECK_OK(sk_param_layout_init(&layout, &m, &err));
+    sk_rng r;
+    sk_rng_seed(&r, 17 + (uint64_t)c.H);
+    vector<float> w(layout.total), hx((size_t)c.L * c.B * c.H), cx(hx.size());
+    for (float &v : w) v = 0.5f * (2.0f * sk_rng_uniform(&r) - 1.0f);
+    for (size_t i = 0; i < hx.size(); i++) hx[i] = 0.3f * sk_rng_normal(&r), cx[i] = 0.5f * sk_rng_normal(&r);
+    vector<int32_t> x((size_t)c.B);
+    vector<uint64_t> keys((size_t)c.B);
+    for (int b = 0; b < c.B; b++) x[b] = (int32_t)(sk_rng_u64(&r) % (uint64_t)c.V), keys[b] = sk_sample_key(40 + b);
+    vector<sk_plstm_layer> layers((size_t)c.L);
+    for (int k = 0; k < c.L; k++) {
+        const sk_lstm_layer_offsets o = sk_lstm_layer(&layout, k);
+        layers[k] = {o.w_ih, o.w_hh, o.b_ih, o.b_hh, o.in};
+    }
+    sk_sample_plan plan;
+    int optin = 227 * 1024;
+    if (c.small_smem) { // exactly what two staged streams need
+        const int U = (c.H + c.sms - 1) / c.sms;
+        optin = (int)sk_sample_smem_carve(U, 2, c.B, c.V, c.E, c.H, c.L).total;
+    }
+    CHECK(sk_sample_plan_shape(&plan, c.sms, optin, c.B, c.V, c.E, c.H, c.L));
+    if (c.small_smem) CHECK(plan.sb == 2 && plan.sb < c.B);
+    sk_sample_args a;
+    memset(&a, 0, sizeof a);
+    a.B = c.B, a.V = c.V, a.E = c.E, a.H = c.H, a.L = c.L, a.plan = plan, a.w = w.data(), a.layers = layers.data();
+    a.off_emb = sk_param_find(&layout, "embedding.weight")->offset;
+    a.off_fcw = sk_param_find(&layout, "fc.weight")->offset, a.off_fcb = sk_param_find(&layout, "fc.bias")->offset;
+    a.hx = hx.data(), a.cx = cx.data(), a.x = x.data(), a.n = c.n, a.position = 7, a.keys = keys.data(), a.opts = c.opts;
+
+    const Result up = launch(c, a, false, plan);
+    int syncs_ok = 1;
+    for (int b = 0; b < plan.blocks; b++) syncs_ok &= sk_emu_block_counts((unsigned)b).grid_syncs == (uint64_t)(c.n * (c.L + 1) - 1);
+    CHECK(syncs_ok); // 2
+    const Result down = launch(c, a, true, plan);
+    const int same = up.tokens == down.tokens && memcmp(up.logits.data(), down.logits.data(), up.logits.size() * 4) == 0 &&
+                     memcmp(up.hy.data(), down.hy.data(), up.hy.size() * 4) == 0 &&
+                     memcmp(up.cy.data(), down.cy.data(), up.cy.size() * 4) == 0;
+    CHECK(same); // 1
+
+    int draws_ok = 1; // 3
+    vector<float> p((size_t)c.V);
+    vector<sk_candidate> cand((size_t)c.V);
+    for (int b = 0; b < c.B; b++) {
+        for (int i = 0; i < c.n; i++) draws_ok &= up.tokens[(size_t)b * c.n + i] >= 0 && up.tokens[(size_t)b * c.n + i] < c.V;
+        const float u = sk_sample_uniform(keys[b], (uint64_t)(a.position + c.n - 1));
+        draws_ok &= sk_sample_token(&up.logits[(size_t)b * c.V], c.V, &c.opts, u, p.data(), cand.data()) ==
+                    up.tokens[(size_t)b * c.n + c.n - 1];
+    }
+    CHECK(draws_ok);
+
+    // 4: the CPU backend from the same state, fed the kernel's inputs.
+    sk_backend_config bc;
+    memset(&bc, 0, sizeof bc);
+    bc.model = m, bc.batch_size = c.B, bc.seq_len = 1, bc.threads = 1;
+    sk_backend *cpu;
+    CHECK_OK(sk_backend_create_cpu(&bc, &cpu, &err));
+    CHECK(cpu->ops->set_params(cpu, w.data()) == SK_OK && cpu->ops->set_state(cpu, hx.data(), cx.data()) == SK_OK);
+    vector<int32_t> in = x;
+    for (int i = 0; i < c.n; i++) {
+        CHECK(cpu->ops->forward(cpu, in.data(), NULL, 1, SK_MODE_EVAL, 0, NULL) == SK_OK);
+        for (int b = 0; b < c.B; b++) in[b] = up.tokens[(size_t)b * c.n + i];
+    }
+    vector<float> lg((size_t)c.B * c.V), h(hx.size()), cs(hx.size());
+    CHECK(cpu->ops->get_logits(cpu, lg.data()) == SK_OK && cpu->ops->get_state(cpu, h.data(), cs.data()) == SK_OK);
+    printf("%s: V=%d E=%d H=%d L=%d B=%d, %d steps, %d blocks of %d units, %d streams staged at once; both schedules "
+           "bit-identical: %s; %d grid syncs a block; last draws = the CPU's from the same logits: %s\n",
+           c.name, c.V, c.E, c.H, c.L, c.B, c.n, plan.blocks, plan.U, plan.sb, same ? "yes" : "NO",
+           c.n * (c.L + 1) - 1, draws_ok ? "yes" : "NO");
+    auto scale = [](const vector<float> &v) {
+        double s = 1e-3;
+        for (float f : v) s = fmax(s, fabs((double)f));
+        return s;
+    };
+    sk_test_compare("  logits", up.logits.data(), lg.data(), lg.size(), 1e-5 * scale(lg), 1e-4);
+    sk_test_compare("  h", up.hy.data(), h.data(), h.size(), 1e-5 * scale(h), 1e-4);
+    sk_test_compare("  c", up.cy.data(), cs.data(), cs.size(), 1e-5 * scale(cs), 1e-4);
+    sk_backend_free(cpu);
+    sk_param_layout_free(&layout);
+}
+
+} // namespace
+
+int main() {
+    const Case cases[] = {
+        {"top-k and top-p, a last block of 1 unit", 17, 6, 13, 2, 3, 6, 4, false, {0.8f, 5, 0, 0.9f}},
+        {"one layer, B above the blocks", 11, 5, 7, 1, 5, 4, 4, false, {1.0f, 0, 0, 0.0f}},
+        {"three layers, argmax, B = 1", 9, 4, 40, 3, 1, 5, 8, false, {1.0f, 0, 1, 0.0f}},
+        {"two streams staged at a time", 13, 7, 10, 2, 6, 3, 3, true, {1.3f, 0, 0, 0.5f}},
+    };
+    for (const Case &c : cases) run(c);
+    return sk_test_done("test_sample_emu");
+}
