@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shakespeare/hash.h" // SK_HOST_DEVICE
+#include "lstm_persistent_plan.h" // SK_HOST_DEVICE
 
 #ifdef __cplusplus
 extern "C" {

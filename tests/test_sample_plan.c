@@ -10,11 +10,15 @@
 //     of them (weights 4U(E+H) + (L-1)4U(2H), biases, c (L, B, U), sb staged rows of
 //     max(E, H) + H, pre-activations, the draw's three V-long arrays), and sb the largest that fits
 //     (at most SK_SAMPLE_MAX_SB and B); every refusal really needs more than the block has,
-//     even staging one stream.
+//     even staging one stream;
+//  4. the cost model (kernels/sample_persistent_cost.h, the H100's measured grid.sync and L2
+//     numbers, the draw's serial sums estimated) predicts config A at batch 1 at or above issue
+//     35's 100,000 characters/s, and more characters/s at batch 16 than at batch 1: a model's
+//     prediction held to its target, which the GPU run measures (sample-gpu.txt).
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/sample_persistent_plan.h"
+#include "../kernels/sample_persistent_cost.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
 
@@ -73,5 +77,12 @@ int main(void) {
     CHECK(bad == 0 && fits > 100 && refused > 100);
     printf("%d random shapes: %d planned, %d refused, every invariant held: %s\n", fits + refused, fits, refused,
            bad == 0 ? "yes" : "NO");
+    // 4: the prediction.
+    CHECK(sk_sample_plan_shape(&p, SMS, OPTIN, 1, 65, 128, 256, 2));
+    const double one = 1e6 / sk_sample_cost_step(&p, 1, 65, 128, 256, 2);
+    CHECK(sk_sample_plan_shape(&p, SMS, OPTIN, 16, 65, 128, 256, 2));
+    const double sixteen = 16e6 / sk_sample_cost_step(&p, 16, 65, 128, 256, 2);
+    printf("predicted at config A: %.0f characters/s at batch 1, %.0f at batch 16\n", one, sixteen);
+    CHECK(one >= 100000 && sixteen > one);
     return sk_test_done("test_sample_plan");
 }

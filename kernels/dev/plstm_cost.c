@@ -7,6 +7,7 @@
 
 #include "lstm_layerwise_cost.h"
 #include "lstm_persistent_rebuild_cost.h"
+#include "sample_persistent_cost.h"
 
 static const char *name(sk_plstm_operands o) {
     static const char *n[] = {"fp32", "bf16", "bf16-mma", "tf32-mma"};
@@ -78,6 +79,21 @@ static void built_layerwise(const char *label, int B, int H, int L, int T) {
            b.lds, L * T, sk_plstm_lw_chain_ms(&p, H, L, T));
 }
 
+// The sampling kernel (kernels/sample_persistent_cost.h) at batch 1, 16 and 256.
+static void sampler(const char *label, int V, int E, int H, int L) {
+    for (int B = 1; B <= 256; B *= 16) {
+        sk_sample_plan p;
+        printf("sampling kernel, config %s (V=%d E=%d H=%d L=%d), batch %d:", label, V, E, H, L, B);
+        if (!sk_sample_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, V, E, H, L)) {
+            printf(" does not fit: %s\n", p.why_not);
+            continue;
+        }
+        const double us = sk_sample_cost_step(&p, B, V, E, H, L);
+        printf(" %d blocks of %d units, streams staged at once %d; %.2f us a step: %.0f characters/s\n", p.blocks, p.U,
+               p.sb, us, B / us * 1e6);
+    }
+}
+
 int main(int argc, char **argv) {
     printf("H100 assumptions: clock %.3f GHz, grid.sync %.1f us, dependent L2 round trip %.2f us, L2 %.0f B/ns "
            "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us\n",
@@ -108,5 +124,6 @@ int main(int argc, char **argv) {
     rebuild("B", 64, 256, 512, 4, 128);
     built_layerwise("A", 32, 256, 2, 100);
     built_layerwise("B", 64, 512, 4, 128);
+    sampler("A", 65, 128, 256, 2);
     return 0;
 }
