@@ -9,14 +9,28 @@
 
 using namespace sk_plstm_lw;
 
-extern "C" cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H) {
+typedef void (*lw_kernel)(sk_plstm_lw_args);
+
+static lw_kernel forward_kernel(int mma) { return mma ? lw_forward_kernel<true> : lw_forward_kernel<false>; }
+static lw_kernel backward_kernel(int mma) { return mma ? lw_backward_kernel<true> : lw_backward_kernel<false>; }
+
+extern "C" cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma) {
     memset(plan, 0, sizeof *plan);
     int sms = 0, optin = 0, coop = 0;
     cudaError_t e = sk_cooperative_device(device, &sms, &optin, &coop, plan->why_not, sizeof plan->why_not);
     if (e != cudaSuccess || !coop) return e;
-    if (!sk_plstm_lw_plan_shape(plan, sms, optin, B, H, 4)) return cudaSuccess;
+    if (mma) {
+        int major = 0;
+        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+        if (e != cudaSuccess) return e;
+        if (major < 8) {
+            snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
+            return cudaSuccess;
+        }
+    }
+    if (!sk_plstm_lw_plan_shape(plan, sms, optin, B, H, mma)) return cudaSuccess;
     // Every block must be resident at once for the grid syncs.
-    const void *kernels[2] = {(const void *)lw_forward_kernel, (const void *)lw_backward_kernel};
+    const void *kernels[2] = {(const void *)forward_kernel(mma), (const void *)backward_kernel(mma)};
     const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
     int fits = 0;
     e = sk_cooperative_fits(kernels, smem, 2, plan->blocks, SK_PLSTM_THREADS, sms, &fits, plan->why_not,
@@ -26,8 +40,7 @@ extern "C" cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device,
     return cudaSuccess;
 }
 
-static cudaError_t launch(void (*kernel)(sk_plstm_lw_args), const sk_plstm_lw_args *a, size_t smem,
-                          cudaStream_t stream) {
+static cudaError_t launch(lw_kernel kernel, const sk_plstm_lw_args *a, size_t smem, cudaStream_t stream) {
     if (!a->plan.supported) return cudaErrorInvalidConfiguration;
     // Set at every launch: plans of other sizes share the kernel (lstm_persistent.cu says why).
     cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -36,9 +49,9 @@ static cudaError_t launch(void (*kernel)(sk_plstm_lw_args), const sk_plstm_lw_ar
 }
 
 extern "C" cudaError_t sk_plstm_lw_forward(const sk_plstm_lw_args *a, cudaStream_t stream) {
-    return launch(lw_forward_kernel, a, a->plan.smem_fwd, stream);
+    return launch(forward_kernel(a->plan.mma), a, a->plan.smem_fwd, stream);
 }
 
 extern "C" cudaError_t sk_plstm_lw_backward(const sk_plstm_lw_args *a, cudaStream_t stream) {
-    return launch(lw_backward_kernel, a, a->plan.smem_bwd, stream);
+    return launch(backward_kernel(a->plan.mma), a, a->plan.smem_bwd, stream);
 }

@@ -1,5 +1,6 @@
 // lstm_layerwise_cost.h: the cost model of the layer-after-layer kernels as built
-// (lstm_layerwise_kernels.cuh: fp32 operands on CUDA cores, one grid.sync per step), counted as
+// (lstm_layerwise_kernels.cuh: fp32 operands on CUDA cores, one grid.sync per step; the tensor-core
+// variant is lstm_persistent_rebuild_cost.h's "tf32-mma layerwise grid.sync"), counted as
 // lstm_persistent_cost.h counts the wavefront kernels and timed under its H100 numbers. Printed
 // by kernels/dev/plstm_cost.c; tests/test_plstm_plan.c holds it beside the wavefront's.
 // defines: sk_plstm_lw_cost_forward, sk_plstm_lw_cost_backward, sk_plstm_lw_chain_ms

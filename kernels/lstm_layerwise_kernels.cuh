@@ -1,7 +1,11 @@
 // lstm_layerwise_kernels.cuh: the bodies of the layer-after-layer persistent LSTM kernels
 // (lstm_layerwise.h says what they compute, lstm_layerwise.cu how they are planned and
 // launched), in a header so that the emulated device runs the very same code on the CPU.
-// defines: lw_forward_kernel, lw_backward_kernel (in namespace sk_plstm_lw)
+// defines: lw_forward_kernel, lw_backward_kernel (templates on the inner product, in namespace
+//          sk_plstm_lw)
+// The inner products: block_dots on CUDA cores (fp32 operands), or mma_dots on TF32 tensor
+// cores (operands rounded to TF32 as they are loaded, fp32 accumulation), over the plan's
+// padded rows (zero past the real ones).
 #ifndef SK_LSTM_LAYERWISE_KERNELS_CUH
 #define SK_LSTM_LAYERWISE_KERNELS_CUH
 
@@ -15,6 +19,7 @@ namespace sk_plstm_lw {
 
 namespace cg = cooperative_groups;
 using sk_plstm::block_dots;
+using sk_plstm::mma_dots;
 using sk_plstm::sigmoidf;
 using sk_plstm::stage_convert;
 using sk_plstm::stage_row;
@@ -45,22 +50,27 @@ __device__ __forceinline__ float keep(const sk_plstm_lw_args &a, uint64_t key, i
     return sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * a.len + t) * a.H + j) >= a.p ? a.keep_scale : 0.0f;
 }
 
+template <bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_lw_args a) {
     cg::grid_group grid = cg::this_grid();
     unsigned char *smem = sk_dynamic_smem();
-    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, tid = threadIdx.x, nt = blockDim.x;
+    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, Kf = a.plan.kf, tid = threadIdx.x, nt = blockDim.x;
     const tile tl = tile_of(a);
     const sk_plstm_layer ly = a.layers[k];
-    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(U, a.plan.Bb, H, 4, 0);
-    float *w = (float *)(smem + lay.w);        // [4U][H]: row u*4 + g = W_hh row g*H + j0 + u
+    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(&a.plan, 0);
+    float *w = (float *)(smem + lay.w);        // [wrows][Kf]: row u*4 + g = W_hh row g*H + j0 + u
     float *bias = (float *)(smem + lay.bias);  // [4U][2]: b_ih, b_hh
     float *cst = (float *)(smem + lay.state);  // [Bb][U]: the carried cell state
-    float *vec = (float *)(smem + lay.vec);    // [Bb][H]: h_{t-1} of the group's rows
+    float *vec = (float *)(smem + lay.vec);    // [bbr][Kf]: h_{t-1} of the group's rows
     float *pre = (float *)(smem + lay.acc);    // [Bb][4 nu]: W_hh h_{t-1}
-    for (int idx = tid; idx < 4 * tl.nu * H; idx += nt) {
-        const int r = idx / H, i = idx % H;
-        w[idx] = a.w[ly.w_hh + ((size_t)(r % 4) * H + tl.j0 + r / 4) * H + i];
+    float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
+    // The slice, zero past H and past the block's rows, and the staged rows zero (their
+    // padding is never written again; the tensor cores read it).
+    for (int idx = tid; idx < a.plan.wrows * Kf; idx += nt) {
+        const int r = idx / Kf, i = idx % Kf;
+        w[idx] = r < 4 * tl.nu && i < H ? a.w[ly.w_hh + ((size_t)(r % 4) * H + tl.j0 + r / 4) * H + i] : 0.0f;
     }
+    for (int idx = tid; idx < a.plan.bbr * Kf; idx += nt) vec[idx] = 0.0f;
     for (int r = tid; r < 4 * tl.nu; r += nt) {
         const size_t row = (size_t)(r % 4) * H + tl.j0 + r / 4;
         bias[2 * r] = a.w[ly.b_ih + row], bias[2 * r + 1] = a.w[ly.b_hh + row];
@@ -78,12 +88,13 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
     for (int t = 0; t < len; t++) {
         for (int bb = 0; bb < tl.nb; bb++) { // h_{t-1}: the initial state, or row t of hh (others wrote it)
             const int b = tl.b0 + bb;
-            if (t == 0) stage_convert(vec + (size_t)bb * H, a.hx + ((size_t)k * B + b) * H, H);
-            else stage_row(vec + (size_t)bb * H, a.hh + pad_at(a, k, b, t, H), H);
+            if (t == 0) stage_convert(vec + (size_t)bb * Kf, a.hx + ((size_t)k * B + b) * H, H);
+            else stage_row(vec + (size_t)bb * Kf, a.hh + pad_at(a, k, b, t, H), H);
         }
         sk_cp_async_wait_all();
         __syncthreads();
-        block_dots(w, H, 4 * tl.nu, 4, 0, H, vec, H, tl.nb, pre);
+        if constexpr (MMA) mma_dots(w, Kf, 0, vec, Kf, 0, 1, 4 * tl.nu, tl.nb, (H + 7) / 8 * 8, pre, scratch);
+        else block_dots(w, Kf, 4 * tl.nu, 4, 0, H, vec, Kf, tl.nb, pre);
         __syncthreads();
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
             const int bb = idx / tl.nu, u = idx % tl.nu, b = tl.b0 + bb, j = tl.j0 + u;
@@ -110,22 +121,26 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
     }
 }
 
+template <bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_lw_args a) {
     cg::grid_group grid = cg::this_grid();
     unsigned char *smem = sk_dynamic_smem();
-    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, H4 = 4 * H, tid = threadIdx.x, nt = blockDim.x;
+    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, H4 = 4 * H, G = a.plan.gs, tid = threadIdx.x,
+              nt = blockDim.x;
     const tile tl = tile_of(a);
     const int top = k == a.L - 1;
     const sk_plstm_layer ly = a.layers[k];
-    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(U, a.plan.Bb, H, 4, 1);
-    float *w = (float *)(smem + lay.w);        // [U][4H]: row u = column j0 + u of W_hh
+    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(&a.plan, 1);
+    float *w = (float *)(smem + lay.w);        // [wunits][G]: row u = column j0 + u of W_hh
     float *dcs = (float *)(smem + lay.state);  // [Bb][U]: the carried cell-state gradient
-    float *vec = (float *)(smem + lay.vec);    // [Bb][4H]: dg(t+1) of the group's rows
+    float *vec = (float *)(smem + lay.vec);    // [bbr][G]: dg(t+1) of the group's rows
     float *acc = (float *)(smem + lay.acc);    // [Bb][nu]: W_hh^T dg(t+1)
-    for (int idx = tid; idx < tl.nu * H4; idx += nt) {
-        const int u = idx / H4, r = idx % H4;
-        w[idx] = a.w[ly.w_hh + (size_t)r * H + tl.j0 + u];
+    float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
+    for (int idx = tid; idx < a.plan.wunits * G; idx += nt) { // zero past 4H and the block's units
+        const int u = idx / G, r = idx % G;
+        w[idx] = u < tl.nu && r < H4 ? a.w[ly.w_hh + (size_t)r * H + tl.j0 + u] : 0.0f;
     }
+    for (int idx = tid; idx < a.plan.bbr * G; idx += nt) vec[idx] = 0.0f;
     for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) dcs[(idx / tl.nu) * U + idx % tl.nu] = 0.0f;
     const int drop = a.p > 0.0f && !top; // the mask layer k's output met on its way up
     const uint64_t key = drop ? a.keys[k] : 0;
@@ -133,12 +148,13 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_
     for (int t = len - 1; t >= 0; t--) {
         for (int bb = 0; bb < tl.nb; bb++) { // dg(t+1): zero past the window, else row t+1 (others wrote it)
             const int b = tl.b0 + bb;
-            if (t + 1 < len) stage_row(vec + (size_t)bb * H4, a.dg + pad_at(a, k, b, t + 1, H4), H4);
-            else stage_convert(vec + (size_t)bb * H4, (const float *)nullptr, H4);
+            if (t + 1 < len) stage_row(vec + (size_t)bb * G, a.dg + pad_at(a, k, b, t + 1, H4), H4);
+            else stage_convert(vec + (size_t)bb * G, (const float *)nullptr, H4);
         }
         sk_cp_async_wait_all();
         __syncthreads();
-        block_dots(w, H4, tl.nu, 1, 0, H4, vec, H4, tl.nb, acc);
+        if constexpr (MMA) mma_dots(w, G, 0, vec, G, 0, 1, tl.nu, tl.nb, (H4 + 7) / 8 * 8, acc, scratch);
+        else block_dots(w, G, tl.nu, 1, 0, H4, vec, G, tl.nb, acc);
         __syncthreads();
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
             const int bb = idx / tl.nu, u = idx % tl.nu, b = tl.b0 + bb, j = tl.j0 + u;

@@ -5,7 +5,7 @@
 #   probe-persistent.txt  build/sync_bench (grid.sync, cluster barriers, flag hand-off, L2
 #                         re-read), build/plstm_cost (the model the probes check), lstm_bench at
 #                         A and B, step_bench's persistent kernel for every precision with
-#                         tensor cores on and off, and its layer-after-layer kernels in fp32
+#                         tensor cores on and off, and its layer-after-layer kernels
 #   ncu-persistent.txt    ncu --clock-control none on the persistent kernels at A (fp32) and B
 #                         (bf16, tensor cores on): SpeedOfLight, MemoryWorkloadAnalysis,
 #                         SchedulerStats, WarpStateStats, SourceCounters, as text, one training
@@ -81,11 +81,11 @@ fi
 run 8 "$build/lstm_bench" $shape_a 5 all
 run 8 "$build/lstm_bench" $shape_b 3 all
 # The layer-after-layer kernels (kernels/lstm_layerwise.h: W_hh alone on the chain, batch-group
-# tiles; fp32 on CUDA cores), before the budget runs out: A's step beside the wavefront's fp32
-# run below; at B a tile does not fit in fp32, which the run says.
-for shape in "$shape_a" "$shape_b"; do
-  run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape 10 persistent 0 fp32 off
-done
+# tiles), before the budget runs out: A in fp32 (CUDA cores) and tf32 (tensor cores) beside the
+# wavefront's runs below; B in tf32 (its tile may not fit, which the run says).
+run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_a 10 persistent 0 fp32 off
+run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_a 10 persistent 0 tf32 on
+run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_b 10 persistent 0 tf32 on
 for shape in "$shape_a" "$shape_b"; do
   run "$step_limit" "$build/step_bench" $shape 10 persistent 0 fp32 off
   for p in tf32 bf16; do

@@ -335,18 +335,18 @@ int sk_lstm_persistent_layerwise(void) {
     return v && strcmp(v, "1") == 0;
 }
 
-// Their plan, or why not (operands other than fp32 on CUDA cores are not built yet).
+// Their plan, or why not: fp32 operands, on CUDA cores or, in tf32 with tensor cores, TF32
+// tensor cores (bf16 operands are not built yet).
 static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_lw_plan *plan, sk_error *err) {
     memset(plan, 0, sizeof *plan);
-    if (cfg->precision == SK_PRECISION_BF16 || tensor_cores) {
+    if (cfg->precision == SK_PRECISION_BF16) {
         snprintf(plan->why_not, sizeof plan->why_not,
-                 "the layer-after-layer kernels run fp32 operands on CUDA cores only (--precision fp32, or tf32 "
-                 "with --tensor-cores off)");
+                 "the layer-after-layer kernels run fp32 operands only (--precision fp32, or tf32)");
         return SK_OK;
     }
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H));
+    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->precision == SK_PRECISION_TF32));
     return SK_OK;
 }
 

@@ -3,6 +3,7 @@
 // tests/emu/cuda_emu.h, one fiber per GPU thread, in the sequence lstm_impl_persistent.cu
 // launches them (the GEMMs between launches done here on the host): a training forward of
 // every layer, then the backward data pass top layer first, dropout between the layers.
+// Both inner products: CUDA cores (fp32) and TF32 tensor cores (the emulated mma.sync).
 // Checks (the CPU backend's parity with these kernels is test_plstm_layerwise.sh's):
 //  1. race-free: the whole sequence in both schedules (threads in ascending, then descending
 //     order between barriers) leaves every buffer bit-identical; buffers start as NaN, so a
@@ -10,7 +11,8 @@
 //  2. the plan's synchronization: every block of every launch passes len grid syncs (one a
 //     step), whatever its tile;
 //  3. the forward against a double-precision LSTM computed here with the same masks: y, hy and
-//     cy within 1e-5 of the tensor's scale + 1e-4 relative (fp32 sums in other orders);
+//     cy within 1e-5 of the tensor's scale + 1e-4 relative (fp32 sums in other orders), or
+//     TF32's forward tolerance (tests/gpu/precision_tolerance.h: the operands' rounding);
 //  4. the pad rows the weight GEMMs rely on: dg rows (b, len) stay zero, xin rows (b, len)
 //     of the layer above are written zero.
 // Shape: B = 11 in two batch groups (6 and 5 rows), H = 13 in slices of 5, 5 and 3 units,
@@ -25,6 +27,7 @@
 #include "lstm_layerwise_kernels.cuh"
 
 extern "C" {
+#include "gpu/precision_tolerance.h"
 #include "shakespeare/model.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
@@ -78,8 +81,8 @@ Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<s
         cfg.grid = (unsigned)a.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.cooperative = true, cfg.reverse = reverse;
         cfg.dynamic_smem = backward ? a.plan.smem_bwd : a.plan.smem_fwd;
         const std::string err = sk_emu_launch(cfg, [&] {
-            if (backward) sk_plstm_lw::lw_backward_kernel(a);
-            else sk_plstm_lw::lw_forward_kernel(a);
+            if (backward) a.plan.mma ? sk_plstm_lw::lw_backward_kernel<true>(a) : sk_plstm_lw::lw_backward_kernel<false>(a);
+            else a.plan.mma ? sk_plstm_lw::lw_forward_kernel<true>(a) : sk_plstm_lw::lw_forward_kernel<false>(a);
         });
         if (!err.empty()) fprintf(stderr, "%s\n", err.c_str()), sk_test_failures++;
         for (int b = 0; b < a.plan.blocks; b++) *syncs_ok &= sk_emu_block_counts((unsigned)b).grid_syncs == LEN;
@@ -108,9 +111,8 @@ bool same_bits(const vector<float> &a, const vector<float> &b) {
     return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-} // namespace
-
-int main() {
+// The whole check with the inner products on CUDA cores (mma 0) or TF32 tensor cores (1).
+void check(int mma) {
     sk_model_config m = {V, E, H, L, P, 0.0f};
     sk_param_layout layout;
     sk_error err = {{0}};
@@ -130,7 +132,7 @@ int main() {
     const uint64_t keys[L] = {sk_dropout_key(5, 9, 0), sk_dropout_key(5, 9, 1)};
     sk_plstm_lw_args a;
     memset(&a, 0, sizeof a);
-    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, 4));
+    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma));
     CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == 5 && a.plan.slices == 3);
     a.B = B, a.T = T, a.len = LEN, a.H = H, a.L = L, a.w = w.data(), a.layers = ly.data();
     a.hx = hx.data(), a.cx = cx.data(), a.train = 1, a.p = P, a.keep_scale = 1.0f / (1.0f - P), a.keys = keys;
@@ -191,13 +193,24 @@ int main() {
         for (float f : v) s = fmax(s, fabs((double)f));
         return s;
     };
-    printf("B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, dropout %.1f: "
-           "both schedules bit-identical: %s; %d grid syncs a launch: %s; pad rows zero: %s\n",
-           B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN, T, (double)P, same ? "yes" : "NO", LEN,
-           syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
-    sk_test_compare("  y", up.y.data(), yf.data(), yf.size(), 1e-5 * scale(yf), 1e-4);
-    sk_test_compare("  hy", up.hy.data(), hyf.data(), hyf.size(), 1e-5 * scale(hyf), 1e-4);
-    sk_test_compare("  cy", up.cy.data(), cyf.data(), cyf.size(), 1e-5 * scale(cyf), 1e-4);
+    printf("%s: B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, dropout "
+           "%.1f: both schedules bit-identical: %s; %d grid syncs a launch: %s; pad rows zero: %s\n",
+           mma ? "TF32 tensor cores" : "CUDA cores", B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN,
+           T, (double)P, same ? "yes" : "NO", LEN, syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
+    // fp32: summation order (test_cuda_parity.c's forward tolerance); TF32: the operands'
+    // rounding (precision_tolerance.h derives it).
+    const precision_tol tol = precision_tol_of(mma ? SK_PRECISION_TF32 : SK_PRECISION_FP32);
+    const double atol = mma ? tol.fwd_atol : 1e-5, rtol = mma ? tol.fwd_rtol : 1e-4;
+    sk_test_compare("  y", up.y.data(), yf.data(), yf.size(), atol * scale(yf), rtol);
+    sk_test_compare("  hy", up.hy.data(), hyf.data(), hyf.size(), atol * scale(hyf), rtol);
+    sk_test_compare("  cy", up.cy.data(), cyf.data(), cyf.size(), atol * scale(cyf), rtol);
     sk_param_layout_free(&layout);
+}
+
+} // namespace
+
+int main() {
+    check(0);
+    check(1);
     return sk_test_done("test_layerwise_emu");
 }
