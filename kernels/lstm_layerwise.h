@@ -1,6 +1,6 @@
 // lstm_layerwise.h: the persistent LSTM kernels rebuilt over W_hh alone, one layer per launch
 // (issue 33, the rebuild's steps 1 and 2: kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's
-// design"), fp32 operands on CUDA cores or TF32 tensor cores.
+// design"): fp32 or bf16 operands, on CUDA cores or tensor cores.
 // defines: sk_plstm_lw_plan_make, sk_plstm_lw_forward, sk_plstm_lw_backward
 // (the arguments: lstm_layerwise_args.h; the tiles and the shared-memory carve-up:
 // lstm_layerwise_plan.h; the kernel bodies: lstm_layerwise_kernels.cuh)
@@ -30,10 +30,10 @@ extern "C" {
 #endif
 
 
-// Tiles the grid for device `device`, with the inner products on TF32 tensor cores when mma
-// (plan->supported = 0 with a reason when a tile does not fit, the blocks cannot all be
-// resident, or mma below compute capability 8.0). Host only.
-cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma);
+// Tiles the grid for device `device`, operands of s bytes (4: fp32, 2: bf16), the inner
+// products on tensor cores when mma (plan->supported = 0 with a reason when a tile does not
+// fit, the blocks cannot all be resident, or mma below compute capability 8.0). Host only.
+cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma, int s);
 
 // Layer a->k forward over len steps; with a->train it keeps cs and gates for backward.
 cudaError_t sk_plstm_lw_forward(const sk_plstm_lw_args *a, cudaStream_t stream);

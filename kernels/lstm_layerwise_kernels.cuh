@@ -3,9 +3,11 @@
 // launched), in a header so that the emulated device runs the very same code on the CPU.
 // defines: lw_forward_kernel, lw_backward_kernel (templates on the inner product, in namespace
 //          sk_plstm_lw)
-// The inner products: block_dots on CUDA cores (fp32 operands), or mma_dots on TF32 tensor
-// cores (operands rounded to TF32 as they are loaded, fp32 accumulation), over the plan's
-// padded rows (zero past the real ones).
+// Templates on the operand type T (float, or __nv_bfloat16: the weight slice converted at
+// launch, h and dg staged from their bf16 copies) and the inner product: block_dots on CUDA
+// cores, or mma_dots on tensor cores (bf16 m16n8k16, or fp32 rounded to TF32 on m16n8k8 as it
+// is loaded), over the plan's padded rows (zero past the real ones); fp32 accumulation, fp32
+// cell state, fp32 buffers in global memory.
 #ifndef SK_LSTM_LAYERWISE_KERNELS_CUH
 #define SK_LSTM_LAYERWISE_KERNELS_CUH
 
@@ -19,7 +21,11 @@ namespace sk_plstm_lw {
 
 namespace cg = cooperative_groups;
 using sk_plstm::block_dots;
+using sk_plstm::from_f;
+using sk_plstm::kMmaK;
 using sk_plstm::mma_dots;
+using sk_plstm::staging_source;
+using sk_plstm::store_staged;
 using sk_plstm::sigmoidf;
 using sk_plstm::stage_convert;
 using sk_plstm::stage_row;
@@ -50,7 +56,7 @@ __device__ __forceinline__ float keep(const sk_plstm_lw_args &a, uint64_t key, i
     return sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * a.len + t) * a.H + j) >= a.p ? a.keep_scale : 0.0f;
 }
 
-template <bool MMA>
+template <typename T, bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_lw_args a) {
     cg::grid_group grid = cg::this_grid();
     unsigned char *smem = sk_dynamic_smem();
@@ -58,19 +64,19 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
     const tile tl = tile_of(a);
     const sk_plstm_layer ly = a.layers[k];
     const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(&a.plan, 0);
-    float *w = (float *)(smem + lay.w);        // [wrows][Kf]: row u*4 + g = W_hh row g*H + j0 + u
+    T *w = (T *)(smem + lay.w);                // [wrows][Kf]: row u*4 + g = W_hh row g*H + j0 + u
     float *bias = (float *)(smem + lay.bias);  // [4U][2]: b_ih, b_hh
     float *cst = (float *)(smem + lay.state);  // [Bb][U]: the carried cell state
-    float *vec = (float *)(smem + lay.vec);    // [bbr][Kf]: h_{t-1} of the group's rows
+    T *vec = (T *)(smem + lay.vec);            // [bbr][Kf]: h_{t-1} of the group's rows
     float *pre = (float *)(smem + lay.acc);    // [Bb][4 nu]: W_hh h_{t-1}
     float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
     // The slice, zero past H and past the block's rows, and the staged rows zero (their
     // padding is never written again; the tensor cores read it).
     for (int idx = tid; idx < a.plan.wrows * Kf; idx += nt) {
         const int r = idx / Kf, i = idx % Kf;
-        w[idx] = r < 4 * tl.nu && i < H ? a.w[ly.w_hh + ((size_t)(r % 4) * H + tl.j0 + r / 4) * H + i] : 0.0f;
+        w[idx] = from_f<T>(r < 4 * tl.nu && i < H ? a.w[ly.w_hh + ((size_t)(r % 4) * H + tl.j0 + r / 4) * H + i] : 0.0f);
     }
-    for (int idx = tid; idx < a.plan.bbr * Kf; idx += nt) vec[idx] = 0.0f;
+    for (int idx = tid; idx < a.plan.bbr * Kf; idx += nt) vec[idx] = from_f<T>(0.0f);
     for (int r = tid; r < 4 * tl.nu; r += nt) {
         const size_t row = (size_t)(r % 4) * H + tl.j0 + r / 4;
         bias[2 * r] = a.w[ly.b_ih + row], bias[2 * r + 1] = a.w[ly.b_hh + row];
@@ -89,11 +95,11 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
         for (int bb = 0; bb < tl.nb; bb++) { // h_{t-1}: the initial state, or row t of hh (others wrote it)
             const int b = tl.b0 + bb;
             if (t == 0) stage_convert(vec + (size_t)bb * Kf, a.hx + ((size_t)k * B + b) * H, H);
-            else stage_row(vec + (size_t)bb * Kf, a.hh + pad_at(a, k, b, t, H), H);
+            else stage_row(vec + (size_t)bb * Kf, staging_source<T>(a.hh, a.hh16) + pad_at(a, k, b, t, H), H);
         }
         sk_cp_async_wait_all();
         __syncthreads();
-        if constexpr (MMA) mma_dots(w, Kf, 0, vec, Kf, 0, 1, 4 * tl.nu, tl.nb, (H + 7) / 8 * 8, pre, scratch);
+        if constexpr (MMA) mma_dots(w, Kf, 0, vec, Kf, 0, 1, 4 * tl.nu, tl.nb, (H + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, pre, scratch);
         else block_dots(w, Kf, 4 * tl.nu, 4, 0, H, vec, Kf, tl.nb, pre);
         __syncthreads();
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
@@ -107,7 +113,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
             const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
             const float c = fg * cst[bb * U + u] + ig * gg, h = og * tanhf(c);
             cst[bb * U + u] = c;
-            a.hh[pad_at(a, k, b, t + 1, H) + j] = h;
+            store_staged<T>(a.hh, a.hh16, pad_at(a, k, b, t + 1, H) + j, h);
             if (a.train) {
                 a.cs[seq_at(a, k, b, t, H) + j] = c;
                 float *gr = a.gates + seq_at(a, k, b, t, 4 * H);
@@ -121,7 +127,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
     }
 }
 
-template <bool MMA>
+template <typename T, bool MMA>
 __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_lw_args a) {
     cg::grid_group grid = cg::this_grid();
     unsigned char *smem = sk_dynamic_smem();
@@ -131,16 +137,16 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_
     const int top = k == a.L - 1;
     const sk_plstm_layer ly = a.layers[k];
     const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(&a.plan, 1);
-    float *w = (float *)(smem + lay.w);        // [wunits][G]: row u = column j0 + u of W_hh
+    T *w = (T *)(smem + lay.w);                // [wunits][G]: row u = column j0 + u of W_hh
     float *dcs = (float *)(smem + lay.state);  // [Bb][U]: the carried cell-state gradient
-    float *vec = (float *)(smem + lay.vec);    // [bbr][G]: dg(t+1) of the group's rows
+    T *vec = (T *)(smem + lay.vec);            // [bbr][G]: dg(t+1) of the group's rows
     float *acc = (float *)(smem + lay.acc);    // [Bb][nu]: W_hh^T dg(t+1)
     float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
     for (int idx = tid; idx < a.plan.wunits * G; idx += nt) { // zero past 4H and the block's units
         const int u = idx / G, r = idx % G;
-        w[idx] = u < tl.nu && r < H4 ? a.w[ly.w_hh + (size_t)r * H + tl.j0 + u] : 0.0f;
+        w[idx] = from_f<T>(u < tl.nu && r < H4 ? a.w[ly.w_hh + (size_t)r * H + tl.j0 + u] : 0.0f);
     }
-    for (int idx = tid; idx < a.plan.bbr * G; idx += nt) vec[idx] = 0.0f;
+    for (int idx = tid; idx < a.plan.bbr * G; idx += nt) vec[idx] = from_f<T>(0.0f);
     for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) dcs[(idx / tl.nu) * U + idx % tl.nu] = 0.0f;
     const int drop = a.p > 0.0f && !top; // the mask layer k's output met on its way up
     const uint64_t key = drop ? a.keys[k] : 0;
@@ -148,12 +154,12 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_
     for (int t = len - 1; t >= 0; t--) {
         for (int bb = 0; bb < tl.nb; bb++) { // dg(t+1): zero past the window, else row t+1 (others wrote it)
             const int b = tl.b0 + bb;
-            if (t + 1 < len) stage_row(vec + (size_t)bb * G, a.dg + pad_at(a, k, b, t + 1, H4), H4);
+            if (t + 1 < len) stage_row(vec + (size_t)bb * G, staging_source<T>(a.dg, a.dg16) + pad_at(a, k, b, t + 1, H4), H4);
             else stage_convert(vec + (size_t)bb * G, (const float *)nullptr, H4);
         }
         sk_cp_async_wait_all();
         __syncthreads();
-        if constexpr (MMA) mma_dots(w, G, 0, vec, G, 0, 1, tl.nu, tl.nb, (H4 + 7) / 8 * 8, acc, scratch);
+        if constexpr (MMA) mma_dots(w, G, 0, vec, G, 0, 1, tl.nu, tl.nb, (H4 + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, acc, scratch);
         else block_dots(w, G, tl.nu, 1, 0, H4, vec, G, tl.nb, acc);
         __syncthreads();
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
@@ -168,11 +174,11 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_
             const float tc = tanhf(c);
             const float dc = dcs[bb * U + u] + dh * og * (1.0f - tc * tc);
             dcs[bb * U + u] = dc * fg;
-            float *dr = a.dg + pad_at(a, k, b, t, H4);
-            dr[j] = dc * gg * ig * (1.0f - ig);
-            dr[H + j] = dc * cprev * fg * (1.0f - fg);
-            dr[2 * H + j] = dc * ig * (1.0f - gg * gg);
-            dr[3 * H + j] = dh * tc * og * (1.0f - og);
+            const size_t dr = pad_at(a, k, b, t, H4);
+            store_staged<T>(a.dg, a.dg16, dr + j, dc * gg * ig * (1.0f - ig));
+            store_staged<T>(a.dg, a.dg16, dr + H + j, dc * cprev * fg * (1.0f - fg));
+            store_staged<T>(a.dg, a.dg16, dr + 2 * H + j, dc * ig * (1.0f - gg * gg));
+            store_staged<T>(a.dg, a.dg16, dr + 3 * H + j, dh * tc * og * (1.0f - og));
         }
         grid.sync(); // dg(t) of every tile, before anyone stages it
     }

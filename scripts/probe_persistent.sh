@@ -81,11 +81,12 @@ fi
 run 8 "$build/lstm_bench" $shape_a 5 all
 run 8 "$build/lstm_bench" $shape_b 3 all
 # The layer-after-layer kernels (kernels/lstm_layerwise.h: W_hh alone on the chain, batch-group
-# tiles), before the budget runs out: A in fp32 (CUDA cores) and tf32 (tensor cores) beside the
-# wavefront's runs below; B in tf32 (its tile may not fit, which the run says).
-run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_a 10 persistent 0 fp32 off
-run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_a 10 persistent 0 tf32 on
-run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_b 10 persistent 0 tf32 on
+# tiles), before the budget runs out: A in fp32 (CUDA cores), tf32 and bf16 (tensor cores),
+# beside the wavefront's runs below; B in bf16 on tensor cores (in fp32 its tile does not fit).
+for pt in "fp32 off" "tf32 on" "bf16 on"; do
+  run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_a 10 persistent 0 $pt
+done
+run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_b 10 persistent 0 bf16 on
 for shape in "$shape_a" "$shape_b"; do
   run "$step_limit" "$build/step_bench" $shape 10 persistent 0 fp32 off
   for p in tf32 bf16; do

@@ -18,8 +18,9 @@
 //     targets under the stated H100 numbers, W_hh read once per window, one exchange per
 //     chain step, one batch pass, B planned in TF32 (check_rebuild).
 //  5. the layer-after-layer kernels as built (kernels/lstm_layerwise_plan.h, fp32 on CUDA
-//     cores, or TF32 tensor cores with their padded tiles): config A in tiles of 8 batch rows by 8 units on 128 blocks, 41 KiB forward and
-//     64 KiB backward; B refused in fp32 with the size named; over random shapes every plan's
+//     cores; TF32 and bf16 tensor cores with their padded tiles): config A in tiles of 8 batch rows by 8 units on 128 blocks, 41 KiB forward and
+//     64 KiB backward; B refused in fp32 with the size named, and fitting in bf16 on tensor cores;
+//     over random shapes (both operand sizes, both inner products) every plan's
 //     tiles cover the batch and the units, its blocks fit the SMs, its carve-up the block,
 //     in order and aligned; their cost model (lstm_layerwise_cost.h) puts A's chain under half
 //     of the wavefront's fp32 prediction, with one grid.sync a step and one batch pass
@@ -145,7 +146,7 @@ static void check_rebuild(void) {
 
 static void check_layerwise(void) {
     sk_plstm_lw_plan p;
-    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 0));
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 0, 4));
     CHECK(p.Bb == 8 && p.groups == 4 && p.U == 8 && p.slices == 32 && p.blocks == 128);
     CHECK(p.smem_fwd >> 10 == 41 && p.smem_bwd >> 10 == 64);
     const double lw = sk_plstm_lw_chain_ms(&p, 256, 2, 100);
@@ -157,15 +158,19 @@ static void check_layerwise(void) {
     printf("layer after layer (built, fp32), config A: chain %.2f ms per training step, the wavefront's %.2f\n", lw,
            wave);
     CHECK(lw < 0.5 * wave);
-    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0) && strstr(p.why_not, "322 KiB"));
+    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0, 4) && strstr(p.why_not, "322 KiB"));
+    // B fits in bf16 on tensor cores: tiles of 8 rows by 32 units on 128 blocks.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 2) && p.U == 32 && p.Bb == 8 && p.blocks == 128);
+    printf("layer after layer, config B in bf16 on tensor cores: %zu KiB forward, %zu KiB backward a block\n",
+           p.smem_fwd >> 10, p.smem_bwd >> 10);
     sk_rng r;
     sk_rng_seed(&r, 12);
     int fits = 0, bad = 0;
     for (int i = 0; i < 3000; i++) {
         const int sms = 8 + (int)(sk_rng_u64(&r) % 125), optin = 49152 + (int)(sk_rng_u64(&r) % 183297);
         const int B = 1 + (int)(sk_rng_u64(&r) % 200), H = 1 + (int)(sk_rng_u64(&r) % 800);
-        const int mma = i % 2;
-        if (!sk_plstm_lw_plan_shape(&p, sms, optin, B, H, mma)) {
+        const int mma = i % 2, s = (i / 2) % 2 ? 2 : 4;
+        if (!sk_plstm_lw_plan_shape(&p, sms, optin, B, H, mma, s)) {
             bad += !strstr(p.why_not, "needs");
             continue;
         }
@@ -175,13 +180,14 @@ static void check_layerwise(void) {
                (p.slices - 1) * p.U >= H || l[0].total != p.smem_fwd || l[1].total != p.smem_bwd ||
                p.smem_fwd > (size_t)optin || p.smem_bwd > (size_t)optin || p.kf < H || p.gs < 4 * H ||
                p.wrows < 4 * p.U || p.wunits < p.U || p.bbr < p.Bb;
-        if (mma) // the tensor cores' tiles: rows of 16, staged rows of 8, K of 8, strides 4 mod 8 words
-            bad += p.wrows % 16 || p.wunits % 16 || p.bbr % 8 || p.kf % 8 != 4 || p.gs % 8 != 4 || p.kf - 4 < H ||
+        if (mma) // the tensor cores' tiles: rows of 16, staged rows of 8, strides 4 mod 8 words, 16-byte rows
+            bad += p.wrows % 16 || p.wunits % 16 || p.bbr % 8 || (p.kf * s / 4) % 8 != 4 || (p.gs * s / 4) % 8 != 4 ||
+                   (p.kf * s) % 16 || (p.gs * s) % 16 || (p.kf - 16 / s) < H ||
                    l[0].total - l[0].scratch != SK_PLSTM_MMA_SCRATCH_BYTES;
         for (int d = 0; d < 2; d++)
             bad += l[d].w != 0 || l[d].bias % 16 || l[d].state % 16 || l[d].vec % 16 || l[d].acc % 16 ||
-                   l[d].scratch % 16 || l[d].bias < (size_t)(d ? p.wunits * p.gs : p.wrows * p.kf) * 4 ||
-                   l[d].acc - l[d].vec < (size_t)p.bbr * (d ? p.gs : p.kf) * 4;
+                   l[d].scratch % 16 || l[d].bias < (size_t)(d ? p.wunits * p.gs : p.wrows * p.kf) * s ||
+                   l[d].acc - l[d].vec < (size_t)p.bbr * (d ? p.gs : p.kf) * s;
     }
     printf("layer after layer, random shapes: %d plans fit, invariants broken: %d\n", fits, bad);
     CHECK(fits > 500 && bad == 0);

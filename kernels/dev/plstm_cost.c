@@ -68,7 +68,7 @@ static void built_layerwise(const char *label, int B, int H, int L, int T) {
     sk_plstm_lw_plan p;
     printf("built, layer after layer, fp32 CUDA cores, grid.sync, config %s (B=%d H=%d L=%d T=%d):", label, B, H, L,
            T);
-    if (!sk_plstm_lw_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, H, 0)) {
+    if (!sk_plstm_lw_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, H, 0, 4)) {
         printf(" does not fit: %s\n", p.why_not);
         return;
     }

@@ -110,7 +110,7 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
                                             sk_error *err);
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
 // 1 when SHAKESPEARE_PLSTM_LAYERWISE=1 asks the persistent implementation for its layer-after-layer
-// kernels (kernels/lstm_layerwise.h; fp32 operands, on TF32 tensor cores in tf32), a benchmark knob until a GPU
+// kernels (kernels/lstm_layerwise.h: the precision's operands, tensor cores as the kernel's), a benchmark knob until a GPU
 // has validated them.
 int sk_lstm_persistent_layerwise(void);
 

@@ -300,6 +300,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     if (p->layerwise) {
         sk_plstm_lw_args *w = &p->lw;
         w->hh = a->hh, w->xin = a->xin, w->cs = a->cs, w->gates = a->gates, w->dg = a->dg;
+        w->hh16 = a->hh16, w->dg16 = a->dg16; // allocated by the plan's bf16 operands (above)
     }
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     return SK_OK;
@@ -335,18 +336,14 @@ int sk_lstm_persistent_layerwise(void) {
     return v && strcmp(v, "1") == 0;
 }
 
-// Their plan, or why not: fp32 operands, on CUDA cores or, in tf32 with tensor cores, TF32
-// tensor cores (bf16 operands are not built yet).
+// Their plan: the precision's operands (bf16 in bf16, else fp32), the inner products on tensor
+// cores where the persistent kernel's would be (TF32 in tf32, bf16 in bf16).
 static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_lw_plan *plan, sk_error *err) {
-    memset(plan, 0, sizeof *plan);
-    if (cfg->precision == SK_PRECISION_BF16) {
-        snprintf(plan->why_not, sizeof plan->why_not,
-                 "the layer-after-layer kernels run fp32 operands only (--precision fp32, or tf32)");
-        return SK_OK;
-    }
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->precision == SK_PRECISION_TF32));
+    const int bf16 = cfg->precision == SK_PRECISION_BF16;
+    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->precision != SK_PRECISION_FP32,
+                                     bf16 ? 2 : 4));
     return SK_OK;
 }
 

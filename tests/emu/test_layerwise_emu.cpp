@@ -3,7 +3,8 @@
 // tests/emu/cuda_emu.h, one fiber per GPU thread, in the sequence lstm_impl_persistent.cu
 // launches them (the GEMMs between launches done here on the host): a training forward of
 // every layer, then the backward data pass top layer first, dropout between the layers.
-// Both inner products: CUDA cores (fp32) and TF32 tensor cores (the emulated mma.sync).
+// Every instance: fp32 and bf16 operands, each on CUDA cores and on tensor cores (the emulated
+// mma.sync: TF32 m16n8k8, bf16 m16n8k16).
 // Checks (the CPU backend's parity with these kernels is test_plstm_layerwise.sh's):
 //  1. race-free: the whole sequence in both schedules (threads in ascending, then descending
 //     order between barriers) leaves every buffer bit-identical; buffers start as NaN, so a
@@ -42,6 +43,7 @@ const float P = 0.4f;
 
 struct Buffers {
     vector<float> hh, xin, cs, gates, dg, y, hy, cy, xproj, dxin;
+    vector<uint16_t> hh16, dg16; // bf16 operands' copies
 };
 
 size_t pad(int k, int b, int t, int width) { return ((size_t)k * B * (T + 1) + (size_t)b * (LEN + 1) + t) * width; }
@@ -70,19 +72,25 @@ Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<s
     f.cs.assign((size_t)L * B * T * H, NAN), f.gates.assign((size_t)L * B * T * 4 * H, NAN);
     f.y.assign((size_t)B * LEN * H, NAN), f.hy.assign((size_t)L * B * H, NAN), f.cy.assign(f.hy.size(), NAN);
     f.xproj.assign(slab * 4 * H, NAN), f.dxin.assign(slab * H, NAN);
+    f.hh16.assign(L * slab * H, 0x7fc0), f.dg16.assign(L * slab * 4 * H, 0x7fc0); // bf16 NaN
     for (int k = 0; k < L; k++) // the pad rows the host clears before backward
         for (int b = 0; b < B; b++) memset(&f.dg[pad(k, b, LEN, 4 * H)], 0, sizeof(float) * 4 * H);
     sk_plstm_lw_args a = base;
     a.hh = f.hh.data(), a.xin = f.xin.data(), a.cs = f.cs.data(), a.gates = f.gates.data(), a.dg = f.dg.data();
     a.y = f.y.data(), a.hy = f.hy.data(), a.cy = f.cy.data(), a.xproj = f.xproj.data(), a.dxin = f.dxin.data();
     a.dy = dy.data();
+    if (a.plan.operand_bytes == 2) a.hh16 = f.hh16.data(), a.dg16 = f.dg16.data();
     auto launch = [&](bool backward) {
         sk_emu_config cfg;
         cfg.grid = (unsigned)a.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.cooperative = true, cfg.reverse = reverse;
         cfg.dynamic_smem = backward ? a.plan.smem_bwd : a.plan.smem_fwd;
         const std::string err = sk_emu_launch(cfg, [&] {
-            if (backward) a.plan.mma ? sk_plstm_lw::lw_backward_kernel<true>(a) : sk_plstm_lw::lw_backward_kernel<false>(a);
-            else a.plan.mma ? sk_plstm_lw::lw_forward_kernel<true>(a) : sk_plstm_lw::lw_forward_kernel<false>(a);
+            using namespace sk_plstm_lw;
+            const bool half = a.plan.operand_bytes == 2;
+            if (backward && half) a.plan.mma ? lw_backward_kernel<__nv_bfloat16, true>(a) : lw_backward_kernel<__nv_bfloat16, false>(a);
+            else if (backward) a.plan.mma ? lw_backward_kernel<float, true>(a) : lw_backward_kernel<float, false>(a);
+            else if (half) a.plan.mma ? lw_forward_kernel<__nv_bfloat16, true>(a) : lw_forward_kernel<__nv_bfloat16, false>(a);
+            else a.plan.mma ? lw_forward_kernel<float, true>(a) : lw_forward_kernel<float, false>(a);
         });
         if (!err.empty()) fprintf(stderr, "%s\n", err.c_str()), sk_test_failures++;
         for (int b = 0; b < a.plan.blocks; b++) *syncs_ok &= sk_emu_block_counts((unsigned)b).grid_syncs == LEN;
@@ -111,8 +119,9 @@ bool same_bits(const vector<float> &a, const vector<float> &b) {
     return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// The whole check with the inner products on CUDA cores (mma 0) or TF32 tensor cores (1).
-void check(int mma) {
+// The whole check with operands of s bytes (4: fp32, 2: bf16), the inner products on CUDA cores
+// (mma 0) or tensor cores (1).
+void check(int mma, int s) {
     sk_model_config m = {V, E, H, L, P, 0.0f};
     sk_param_layout layout;
     sk_error err = {{0}};
@@ -132,7 +141,7 @@ void check(int mma) {
     const uint64_t keys[L] = {sk_dropout_key(5, 9, 0), sk_dropout_key(5, 9, 1)};
     sk_plstm_lw_args a;
     memset(&a, 0, sizeof a);
-    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma));
+    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma, s));
     CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == 5 && a.plan.slices == 3);
     a.B = B, a.T = T, a.len = LEN, a.H = H, a.L = L, a.w = w.data(), a.layers = ly.data();
     a.hx = hx.data(), a.cx = cx.data(), a.train = 1, a.p = P, a.keep_scale = 1.0f / (1.0f - P), a.keys = keys;
@@ -140,7 +149,7 @@ void check(int mma) {
 
     int syncs_ok = 1;
     const Buffers up = run(a, w, ly, x, dy, false, &syncs_ok), down = run(a, w, ly, x, dy, true, &syncs_ok);
-    const bool same = same_bits(up.hh, down.hh) && same_bits(up.xin, down.xin) && same_bits(up.cs, down.cs) &&
+    const bool same = up.hh16 == down.hh16 && up.dg16 == down.dg16 && same_bits(up.hh, down.hh) && same_bits(up.xin, down.xin) && same_bits(up.cs, down.cs) &&
                       same_bits(up.gates, down.gates) && same_bits(up.dg, down.dg) && same_bits(up.y, down.y) &&
                       same_bits(up.hy, down.hy) && same_bits(up.cy, down.cy);
     CHECK(same);     // 1
@@ -195,12 +204,13 @@ void check(int mma) {
     };
     printf("%s: B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, dropout "
            "%.1f: both schedules bit-identical: %s; %d grid syncs a launch: %s; pad rows zero: %s\n",
-           mma ? "TF32 tensor cores" : "CUDA cores", B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN,
+           s == 2 ? (mma ? "bf16, tensor cores" : "bf16, CUDA cores") : (mma ? "TF32 tensor cores" : "fp32, CUDA cores"), B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN,
            T, (double)P, same ? "yes" : "NO", LEN, syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
-    // fp32: summation order (test_cuda_parity.c's forward tolerance); TF32: the operands'
-    // rounding (precision_tolerance.h derives it).
-    const precision_tol tol = precision_tol_of(mma ? SK_PRECISION_TF32 : SK_PRECISION_FP32);
-    const double atol = mma ? tol.fwd_atol : 1e-5, rtol = mma ? tol.fwd_rtol : 1e-4;
+    // fp32: summation order (test_cuda_parity.c's forward tolerance); TF32 and bf16: the
+    // operands' rounding (precision_tolerance.h derives it).
+    const sk_precision prec = s == 2 ? SK_PRECISION_BF16 : mma ? SK_PRECISION_TF32 : SK_PRECISION_FP32;
+    const precision_tol tol = precision_tol_of(prec);
+    const double atol = prec == SK_PRECISION_FP32 ? 1e-5 : tol.fwd_atol, rtol = prec == SK_PRECISION_FP32 ? 1e-4 : tol.fwd_rtol;
     sk_test_compare("  y", up.y.data(), yf.data(), yf.size(), atol * scale(yf), rtol);
     sk_test_compare("  hy", up.hy.data(), hyf.data(), hyf.size(), atol * scale(hyf), rtol);
     sk_test_compare("  cy", up.cy.data(), cyf.data(), cyf.size(), atol * scale(cyf), rtol);
@@ -210,7 +220,9 @@ void check(int mma) {
 } // namespace
 
 int main() {
-    check(0);
-    check(1);
+    check(0, 4);
+    check(1, 4);
+    check(0, 2);
+    check(1, 2);
     return sk_test_done("test_layerwise_emu");
 }
