@@ -14,7 +14,7 @@
 #include "device_port.cuh"
 #include "lstm_layerwise_args.h"
 #include "lstm_persistent_dots.cuh"
-#include "lstm_persistent_kernels.cuh" // sigmoidf, stage_row, stage_convert
+#include "lstm_persistent_kernels.cuh" // lstm_cell, stage_row, stage_convert
 #include "shakespeare/hash.h"
 
 namespace sk_plstm_lw {
@@ -26,7 +26,7 @@ using sk_plstm::kMmaK;
 using sk_plstm::mma_dots;
 using sk_plstm::staging_source;
 using sk_plstm::store_staged;
-using sk_plstm::sigmoidf;
+using sk_plstm::lstm_cell;
 using sk_plstm::stage_convert;
 using sk_plstm::stage_row;
 
@@ -110,8 +110,8 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
                 const int r = u * 4 + g;
                 gv[g] = pre[(size_t)bb * 4 * tl.nu + r] + xp[g * H + j] + bias[2 * r] + bias[2 * r + 1];
             }
-            const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
-            const float c = fg * cst[bb * U + u] + ig * gg, h = og * tanhf(c);
+            const sk_plstm::cell_out o = lstm_cell(gv, cst[bb * U + u]);
+            const float ig = o.ig, fg = o.fg, gg = o.gg, og = o.og, c = o.c, h = o.h;
             cst[bb * U + u] = c;
             store_staged<T>(a.hh, a.hh16, pad_at(a, k, b, t + 1, H) + j, h);
             if (a.train) {

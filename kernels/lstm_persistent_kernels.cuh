@@ -16,6 +16,20 @@ namespace cg = cooperative_groups;
 
 __device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+// One LSTM cell from its gate pre-activations gv (i, f, g, o) and the previous cell state: the
+// gates after their activations, c and h. Every kernel that steps a cell (the wavefront and
+// layer-after-layer forwards, the sampler) computes it here, in this order.
+struct cell_out {
+    float ig, fg, gg, og, c, h;
+};
+__device__ __forceinline__ cell_out lstm_cell(const float (&gv)[4], float cprev) {
+    cell_out o;
+    o.ig = sigmoidf(gv[0]), o.fg = sigmoidf(gv[1]), o.gg = tanhf(gv[2]), o.og = sigmoidf(gv[3]);
+    o.c = o.fg * cprev + o.ig * o.gg;
+    o.h = o.og * tanhf(o.c);
+    return o;
+}
+
 // Row offsets (floats) inside the per-layer sequence buffers.
 __device__ __forceinline__ size_t pad_row(const sk_plstm_args &a, int k, int b, int t, int width) {
     return ((size_t)k * a.B * (a.T + 1) + (size_t)b * (a.len + 1) + t) * width;
@@ -159,9 +173,8 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                         const size_t row = (size_t)g * H + j;
                         gv[g] = pre[sk_plstm_acc_index(bb, u * 4 + g, nu * 4, 1, 0)] + a.w[ly.b_ih + row] + a.w[ly.b_hh + row];
                     }
-                    const float ig = sigmoidf(gv[0]), fg = sigmoidf(gv[1]), gg = tanhf(gv[2]), og = sigmoidf(gv[3]);
-                    const float c = fg * cst[b * U + u] + ig * gg;
-                    const float h = og * tanhf(c);
+                    const cell_out o = lstm_cell(gv, cst[b * U + u]);
+                    const float ig = o.ig, fg = o.fg, gg = o.gg, og = o.og, c = o.c, h = o.h;
                     cst[b * U + u] = c;
                     store_staged<T>(a.hh, a.hh16, pad_row(a, k, b, t + 1, H) + j, h);
                     if (a.train) {

@@ -7,7 +7,7 @@
 
 #include "device_port.cuh"
 #include "lstm_persistent_dots.cuh"
-#include "lstm_persistent_kernels.cuh" // sigmoidf, stage_row
+#include "lstm_persistent_kernels.cuh" // lstm_cell, stage_row
 #include "sample_persistent_args.h"
 
 namespace sk_sample {
@@ -138,10 +138,9 @@ __global__ void __launch_bounds__(SK_SAMPLE_THREADS) sample_kernel(sk_sample_arg
                         const float *br = bias + ((size_t)k * 4 * U + r) * 2;
                         gv[g] = pre[(size_t)bb * 4 * nu + r] + br[0] + br[1];
                     }
-                    const float ig = sk_plstm::sigmoidf(gv[0]), fg = sk_plstm::sigmoidf(gv[1]), gg = tanhf(gv[2]),
-                                og = sk_plstm::sigmoidf(gv[3]);
                     float *cp = cst + ((size_t)k * B + b) * U + u;
-                    const float c = fg * *cp + ig * gg, h = og * tanhf(c);
+                    const sk_plstm::cell_out o = sk_plstm::lstm_cell(gv, *cp);
+                    const float c = o.c, h = o.h;
                     *cp = c;
                     const size_t at = ((size_t)k * B + b) * H + j0 + u;
                     hcur[at] = h;
