@@ -3,11 +3,12 @@
 // such a build puts tests/emu on the include path). The one header in kernels/ that knows of
 // the emulator.
 // defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
-//          sk_cp_async_wait_all, sk_capped_blocks, sk_launch, sk_launch_cooperative; brings in
-//          cooperative groups and bf16
-// Launchers start kernels only through sk_launch and sk_launch_cooperative, so that the
-// emulated CUDA module (tests/emu/backend.cmake, -DSK_CUDA_EMU_RUNTIME) runs the very same
-// launchers on the emulated device.
+//          sk_cp_async_wait_all, sk_capped_blocks, sk_launch, sk_launch_cooperative,
+//          sk_launch_cluster, sk_cluster_config, sk_cooperative_device, sk_cooperative_fits,
+//          sk_cluster_fits; brings in cooperative groups and bf16
+// Launchers start kernels only through sk_launch, sk_launch_cooperative and
+// sk_launch_cluster, so that the emulated CUDA module (tests/emu/backend.cmake,
+// -DSK_CUDA_EMU_RUNTIME) runs the very same launchers on the emulated device.
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
@@ -46,6 +47,20 @@ __device__ __forceinline__ void sk_cp_async_wait_all() {
 }
 #endif
 
+#if !defined(SK_CUDA_EMU) || defined(SK_CUDA_EMU_RUNTIME) // the launchers' side (not the kernel tests')
+// A launch of clusters of `cluster` blocks along x; attr: the caller's storage for the
+// cluster attribute, which the configuration points to. Host code.
+inline cudaLaunchConfig_t sk_cluster_config(dim3 grid, dim3 block, size_t smem, cudaStream_t stream, unsigned cluster,
+                                            cudaLaunchAttribute *attr) {
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = cluster, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid, cfg.blockDim = block, cfg.dynamicSmemBytes = smem, cfg.stream = stream;
+    cfg.attrs = attr, cfg.numAttrs = 1;
+    return cfg;
+}
+#endif
+
 // kernel<<<grid, block, smem, stream>>>(args...), then the launch's error
 // (cudaGetLastError): the arguments convert to the kernel's parameter types here, at launch.
 #if !defined(SK_CUDA_EMU)
@@ -63,16 +78,31 @@ inline cudaError_t sk_launch_cooperative(void (*kernel)(P), dim3 grid, dim3 bloc
     void *params[] = {&arg};
     return cudaLaunchCooperativeKernel((const void *)kernel, grid, block, params, smem, stream);
 }
+// The same for a kernel of thread-block clusters (cooperative_groups::this_cluster(), sm_90):
+// grid.x a multiple of `cluster` blocks along x, each cluster's blocks resident at once; more
+// than 8 needs the kernel's cudaFuncAttributeNonPortableClusterSizeAllowed (sk_cluster_fits).
+template <typename P>
+inline cudaError_t sk_launch_cluster(void (*kernel)(P), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                     unsigned cluster, P arg) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = sk_cluster_config(grid, block, smem, stream, cluster, &attr);
+    return cudaLaunchKernelEx(&cfg, kernel, arg);
+}
 #elif defined(SK_CUDA_EMU_RUNTIME)
 template <typename... P, typename... A>
 inline cudaError_t sk_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                              A... args) {
-    return sk_emu_launch_kernel(false, kernel, grid, block, smem, stream, args...);
+    return sk_emu_launch_kernel(false, 0, kernel, grid, block, smem, stream, args...);
 }
 template <typename P>
 inline cudaError_t sk_launch_cooperative(void (*kernel)(P), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                                          P arg) {
-    return sk_emu_launch_kernel(true, kernel, grid, block, smem, stream, arg);
+    return sk_emu_launch_kernel(true, 0, kernel, grid, block, smem, stream, arg);
+}
+template <typename P>
+inline cudaError_t sk_launch_cluster(void (*kernel)(P), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                                     unsigned cluster, P arg) {
+    return sk_emu_launch_kernel(false, cluster, kernel, grid, block, smem, stream, arg);
 }
 #endif
 
@@ -112,6 +142,42 @@ inline cudaError_t sk_cooperative_fits(const void *const *kernels, const size_t 
             *fits = 0;
             return cudaSuccess;
         }
+    }
+    return cudaSuccess;
+}
+
+// How many clusters of `cluster` blocks along x (`threads` each) of every one of the n kernels
+// (smem[i] bytes of dynamic shared memory) can be resident at once: *max_clusters, the least
+// over the kernels (cudaOccupancyMaxActiveClusters), 0 with why when none can launch. Raises
+// each kernel's dynamic shared-memory limit to smem[i], and allows clusters past the portable
+// 8 blocks when cluster > 8, on the way. Host code, on the current device.
+inline cudaError_t sk_cluster_fits(const void *const *kernels, const size_t *smem, int n, int cluster, int threads,
+                                   int *max_clusters, char *why, size_t why_size) {
+    *max_clusters = 0;
+    int device = 0, ok = 0;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&ok, cudaDevAttrClusterLaunch, device);
+    if (e != cudaSuccess) return e;
+    if (!ok) snprintf(why, why_size, "the device has no cluster launch");
+    else if (cluster < 1 || cluster > 16) snprintf(why, why_size, "clusters of %d blocks: 1 to 16 only", cluster);
+    if (!ok || cluster < 1 || cluster > 16) return cudaSuccess;
+    cudaLaunchAttribute attr; // one cluster's grid: the configuration asks about the cluster's shape only
+    cudaLaunchConfig_t cfg = sk_cluster_config(dim3((unsigned)cluster), dim3((unsigned)threads), 0, 0,
+                                               (unsigned)cluster, &attr);
+    for (int i = 0; i < n; i++) {
+        int fit = 0;
+        cfg.dynamicSmemBytes = smem[i];
+        e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem[i]);
+        if (e == cudaSuccess && cluster > 8)
+            e = cudaFuncSetAttribute(kernels[i], cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        if (e == cudaSuccess) e = cudaOccupancyMaxActiveClusters(&fit, kernels[i], &cfg);
+        if (e != cudaSuccess) return e;
+        if (fit == 0) {
+            snprintf(why, why_size, "no cluster of %d blocks of %zu KiB can be resident", cluster, smem[i] >> 10);
+            *max_clusters = 0;
+            return cudaSuccess;
+        }
+        if (i == 0 || fit < *max_clusters) *max_clusters = fit;
     }
     return cudaSuccess;
 }

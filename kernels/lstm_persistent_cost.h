@@ -4,14 +4,14 @@
 // under the numbers below (kernels/PERSISTENT_LSTM_FLOOR.md, "Cost model"). Printed by
 // kernels/dev/plstm_cost.c; tests/emu/test_plstm_emu.cpp holds the counts the emulated device
 // can see (barriers, grid syncs, mma, bytes staged) to what the kernels do.
-// defines: sk_plstm_cost, sk_plstm_cost_forward(_layer), sk_plstm_cost_backward, kSkCost* (the H100 numbers)
+// defines: sk_plstm_cost, sk_plstm_cost_inner, sk_plstm_cost_forward(_layer), sk_plstm_cost_backward, kSkCost* (the H100 numbers)
 //
 // Counts are warp instructions (an SM issues warp instructions), per chain step, for the
 // block holding units [0, U) of the slowest layer, in a step where it works:
 //   l2_rd/wr   bytes staged (cp.async / __ldcg) and stored through L2 by the block
 //   lds        shared-memory load instructions in the inner products (CUDA cores: one weight
-//              and kBatchBlock = 4 vector loads per 4 FMA per lane; tensor cores: 4 A and 2 B
-//              scalar fragment loads per mma.sync, no ldmatrix, no reuse)
+//              and kBatchBlock = 4 vector loads per 4 FMA per lane; tensor cores: one
+//              ldmatrix.x4 for A and one .x2 for B per mma.sync, kSkCostLdsPerMma, no reuse)
 //   fma, mma   FMA warp instructions (CUDA cores) or mma.sync instructions (tensor cores)
 //   bar, gsync __syncthreads and grid.sync per chain step
 //   rt         dependent global round trips on the chain (staging wait and epilogue per
@@ -37,11 +37,13 @@ static const double kSkCostL2BytesPerNsPerSM = 12.1; // L2 re-read per block (me
 static const double kSkCostLdsPerClk = 1.0;        // shared-memory instructions per clock per SM
 static const double kSkCostFmaPerClk = 4.0;        // FMA warp instructions per clock per SM (128 lanes)
 static const double kSkCostMmaClk = 2.0;           // clocks per mma.sync per SM (bf16 m16n8k16, TF32 m16n8k8)
+static const double kSkCostLdsPerMma = 2.0;        // ldmatrix instructions per mma.sync in mma_dots (A x4, B x2)
 static const double kSkCostBarUs = 0.02;           // one __syncthreads of 8 warps (~35 clk)
 static const int kSkCostSMs = 132, kSkCostOptin = 227 * 1024;
 
 typedef struct { // per chain step; us: the predicted time
     double l2_rd, l2_wr, lds, fma, mma, bar, gsync, rt, us;
+    double dsmem, csync; // bytes stored into other blocks' shared memory, cluster barriers (lstm_layerwise_cost.h)
 } sk_plstm_cost;
 
 static inline void sk_plstm_cost_finish(sk_plstm_cost *c) {
@@ -53,19 +55,23 @@ static inline void sk_plstm_cost_finish(sk_plstm_cost *c) {
             c->l2_rd / kSkCostL2BytesPerNsPerSM / 1e3 + alu * clk_ns / 1e3;
 }
 
-// The inner products of one batch chunk of nb rows: nrows weight rows of length K.
-static inline void sk_plstm_cost_dots(sk_plstm_cost *c, const sk_plstm_plan *p, int nrows, int R, int nb, int K) {
-    if (sk_plstm_uses_mma(p->operands)) {
-        const int kstep = p->operands == SK_PLSTM_BF16_MMA ? 16 : 8;
+// The inner products of one batch chunk of nb rows: nrows weight rows of length K, in R slices
+// (mma_dots or block_dots; on tensor cores when mma, with operands of s bytes).
+static inline void sk_plstm_cost_inner(sk_plstm_cost *c, int mma, int s, int nrows, int R, int nb, int K) {
+    if (mma) {
+        const int kstep = s == 2 ? 16 : 8;
         const int tiles = R * sk_plstm_mma_tiles(nrows / R, nb), ksteps = (K + kstep - 1) / kstep;
         c->mma += (double)tiles * ksteps;
-        c->lds += 6.0 * tiles * ksteps;
+        c->lds += kSkCostLdsPerMma * tiles * ksteps;
         if (sk_plstm_mma_split(tiles, ksteps, SK_PLSTM_THREADS / 32) > 1) c->bar += 1;
     } else {
         const double iters = (double)((nb + 3) / 4) * nrows * ((K + 31) / 32);
         c->fma += 4 * iters;
         c->lds += 5 * iters;
     }
+}
+static inline void sk_plstm_cost_dots(sk_plstm_cost *c, const sk_plstm_plan *p, int nrows, int R, int nb, int K) {
+    sk_plstm_cost_inner(c, sk_plstm_uses_mma(p->operands), (int)sk_plstm_operand_bytes(p->operands), nrows, R, nb, K);
 }
 
 // One forward chain step of the block holding units [0, U) of a layer whose input is `in` wide.

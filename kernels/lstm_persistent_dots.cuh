@@ -1,6 +1,6 @@
 // lstm_persistent_dots.cuh: the inner products of the persistent LSTM kernels
 // (lstm_persistent.cu): a block's weight slice in shared memory times the staged batch rows.
-// defines: to_f, from_f, warp_sum, block_dots, mma_step, mma_tile_sum, mma_dots, kMmaK, kMmaEpr (device
+// defines: to_f, from_f, warp_sum, block_dots, ldmatrix, tf32_bits, mma_step, mma_tile_sum, mma_dots, kMmaK, kMmaEpr (device
 //          only, in namespace sk_plstm)
 //
 // Both compute acc[n * nrows + m * R + q] = sum_k w_q[m][k] * vec_q[n][k] for the weight
@@ -86,20 +86,39 @@ template <typename T> constexpr int kMmaEpr = sizeof(T) == 2 ? 2 : 1;
 // only, and columns past nb are dropped). bf16 strides are even (pairs are 4-byte aligned).
 // Each tile's K steps are summed in an order fixed by the shape (mma_tile_sum, and the
 // split among warps of lstm_persistent_mma.h). Row strides of 4 mod 8 32-bit words (the
-// plan's) put the 8 rows a fragment load touches in different banks.
+// plan's: an odd multiple of 16 bytes) put the 8 rows of 16 bytes an ldmatrix matrix reads in
+// different banks.
 //
-// One fragment register: bf16, one 32-bit word of a row, low half first; TF32, one fp32
-// element rounded by cvt.rna.tf32.f32 (to nearest, ties away).
-__device__ __forceinline__ uint32_t frag_at(const __nv_bfloat16 *p) { return *(const uint32_t *)p; }
-__device__ __forceinline__ uint32_t frag_at(const float *p) {
+// Fragments come from shared memory by ldmatrix (one instruction a register set: A's four 8 x 8
+// matrices of 16-bit elements, B's two; sk_plstm_ldm_* say which lane addresses which row), read
+// as words: a bf16 register is one 32-bit word of a row, low half first; a TF32 one is one fp32
+// element, then rounded by cvt.rna.tf32.f32 (to nearest, ties away). The rows must be 16-byte
+// aligned: the plans' strides are multiples of 16 bytes.
+template <int N> __device__ __forceinline__ void ldmatrix(uint32_t (&r)[N], const void *row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned a = (unsigned)__cvta_generic_to_shared(row);
+    if constexpr (N == 4)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                     : "r"(a));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(a));
+#elif defined(SK_CUDA_EMU)
+    sk_emu_ldmatrix(N, r, row);
+#else
+    (void)r, (void)row;
+    __trap(); // the plan never picks tensor cores below compute capability 8.0
+#endif
+}
+__device__ __forceinline__ uint32_t tf32_bits(uint32_t u) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(*p));
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(u)));
     return r;
 #elif defined(SK_CUDA_EMU)
-    return sk_emu_tf32_rna(*p);
+    return sk_emu_tf32_rna(__uint_as_float(u));
 #else
-    return __float_as_uint(*p); // never reached: mma_tile traps below 8.0
+    return u; // never reached: mma_tile traps below 8.0
 #endif
 }
 
@@ -132,15 +151,19 @@ __device__ __forceinline__ void mma_tile(const float *, float (&d)[4], const uin
 #endif
 }
 
-// c += the tile's product over K step ks (kMmaK<T> columns from ks * kMmaK<T>).
+// c += the tile's product over K step ks (kMmaK<T> columns from ks * kMmaK<T>); a_ld, b_ld: the
+// rows this lane addresses for ldmatrix, as element offsets from the tiles' corners.
 template <typename T>
-__device__ __forceinline__ void mma_step(const T *wt, const T *vt, const int (&a_off)[4], const int (&b_off)[2],
-                                         int ks, float (&c)[4]) {
+__device__ __forceinline__ void mma_step(const T *wt, const T *vt, int a_ld, int b_ld, int ks, float (&c)[4]) {
     uint32_t a[4], b[2];
+    ldmatrix(a, wt + a_ld + ks * kMmaK<T>);
+    ldmatrix(b, vt + b_ld + ks * kMmaK<T>);
+    if constexpr (sizeof(T) == 4) {
 #pragma unroll
-    for (int r = 0; r < 4; r++) a[r] = frag_at(wt + a_off[r] + ks * kMmaK<T>);
+        for (int r = 0; r < 4; r++) a[r] = tf32_bits(a[r]);
 #pragma unroll
-    for (int r = 0; r < 2; r++) b[r] = frag_at(vt + b_off[r] + ks * kMmaK<T>);
+        for (int r = 0; r < 2; r++) b[r] = tf32_bits(b[r]);
+    }
     mma_tile(wt, c, a, b);
 }
 
@@ -148,15 +171,14 @@ __device__ __forceinline__ void mma_step(const T *wt, const T *vt, const int (&a
 // steps: an mma whose accumulator is the previous one's result waits out that one's
 // latency, and two independent chains overlap it; c = chain 0 + chain 1 keeps the order fixed.
 template <typename T>
-__device__ __forceinline__ void mma_tile_sum(const T *wt, const T *vt, const int (&a_off)[4], const int (&b_off)[2],
-                                             int k0, int k1, float (&c)[4]) {
+__device__ __forceinline__ void mma_tile_sum(const T *wt, const T *vt, int a_ld, int b_ld, int k0, int k1, float (&c)[4]) {
     float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     int ks = k0;
     for (; ks + 1 < k1; ks += 2) {
-        mma_step(wt, vt, a_off, b_off, ks, c0);
-        mma_step(wt, vt, a_off, b_off, ks + 1, c1);
+        mma_step(wt, vt, a_ld, b_ld, ks, c0);
+        mma_step(wt, vt, a_ld, b_ld, ks + 1, c1);
     }
-    if (ks < k1) mma_step(wt, vt, a_off, b_off, ks, c0);
+    if (ks < k1) mma_step(wt, vt, a_ld, b_ld, ks, c0);
 #pragma unroll
     for (int r = 0; r < 4; r++) c[r] = c0[r] + c1[r];
 }
@@ -172,12 +194,9 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
                          int mrows, int nb, int K, float *acc, float *scratch) {
     constexpr int epr = kMmaEpr<T>;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // This lane's fragment offsets (elements) from a tile's corner, the same for every tile.
-    int a_off[4], b_off[2];
-#pragma unroll
-    for (int r = 0; r < 4; r++) a_off[r] = sk_plstm_mma_a_row(lane, r) * wstride + sk_plstm_mma_a_col(lane, r, epr);
-#pragma unroll
-    for (int r = 0; r < 2; r++) b_off[r] = sk_plstm_mma_b_row(lane) * vstride + sk_plstm_mma_b_col(lane, r, epr);
+    // The rows this lane addresses for ldmatrix (elements from a tile's corner), the same for every tile.
+    const int a_ld = sk_plstm_ldm_a_row(lane) * wstride + sk_plstm_ldm_a_col(lane, epr);
+    const int b_ld = sk_plstm_ldm_b_row(lane) * vstride + sk_plstm_ldm_b_col(lane, epr);
     const int tiles = R * sk_plstm_mma_tiles(mrows, nb), ksteps = K / kMmaK<T>, nrows = mrows * R;
     const int split = sk_plstm_mma_split(tiles, ksteps, kWarps);
     for (int item = warp; item < tiles * split; item += kWarps) {
@@ -185,7 +204,7 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
         int q, m0, n0;
         sk_plstm_mma_tile_origin(item / split, mrows, nb, &q, &m0, &n0);
         float c[4];
-        mma_tile_sum(w + q * wslice + (size_t)m0 * wstride, vec + q * vslice + (size_t)n0 * vstride, a_off, b_off,
+        mma_tile_sum(w + q * wslice + (size_t)m0 * wstride, vec + q * vslice + (size_t)n0 * vstride, a_ld, b_ld,
                      sk_plstm_mma_kbegin(part, split, ksteps), sk_plstm_mma_kbegin(part + 1, split, ksteps), c);
 #pragma unroll
         for (int r = 0; r < 4; r++) {

@@ -4,7 +4,7 @@
 // device, so that tests/test_plstm_mma.c checks it against the PTX ISA's fragment tables
 // without a GPU. mma_dots computes its addresses with these functions and nothing else.
 // defines: sk_plstm_mma_a_row, sk_plstm_mma_a_col, sk_plstm_mma_b_row,
-//          sk_plstm_mma_b_col, sk_plstm_mma_c_row, sk_plstm_mma_c_col, sk_plstm_mma_tiles,
+//          sk_plstm_mma_b_col, sk_plstm_ldm_a_row, sk_plstm_ldm_a_col, sk_plstm_ldm_b_row, sk_plstm_ldm_b_col, sk_plstm_mma_c_row, sk_plstm_mma_c_col, sk_plstm_mma_tiles,
 //          sk_plstm_mma_tile_origin, sk_plstm_mma_split, sk_plstm_mma_kbegin,
 //          sk_plstm_mma_scratch_index, sk_plstm_acc_index, sk_plstm_mma_part_sum
 //
@@ -41,6 +41,16 @@ static inline SK_HOST_DEVICE int sk_plstm_mma_a_col(int lane, int r, int epr) {
 // B: register r (0..1) of `lane` starts at vec[n0 + b_row][k0 + b_col] (epr elements).
 static inline SK_HOST_DEVICE int sk_plstm_mma_b_row(int lane) { return lane >> 2; }
 static inline SK_HOST_DEVICE int sk_plstm_mma_b_col(int lane, int r, int epr) { return epr * (lane & 3) + 4 * epr * r; }
+// ldmatrix (mma_dots' fragment loads: .x4 for A, .x2 for B): the row `lane` addresses, as an
+// offset from the tile's corner. Matrix m (8 rows of 16 bytes) is fragment register m, and
+// lanes 8m..8m+7 give its rows: A's matrix m starts 8 (m & 1) rows and 4 epr (m >> 1)
+// elements in, B's matrix m (lanes 0..15; the rest repeat them) 4 epr m elements in. Lane l then
+// receives word l % 4 of row l / 4: register r's element of sk_plstm_mma_a_row/col
+// (tests/test_plstm_mma.c holds the two to each other).
+static inline SK_HOST_DEVICE int sk_plstm_ldm_a_row(int lane) { return (lane & 7) + 8 * ((lane >> 3) & 1); }
+static inline SK_HOST_DEVICE int sk_plstm_ldm_a_col(int lane, int epr) { return 4 * epr * ((lane >> 4) & 1); }
+static inline SK_HOST_DEVICE int sk_plstm_ldm_b_row(int lane) { return lane & 7; }
+static inline SK_HOST_DEVICE int sk_plstm_ldm_b_col(int lane, int epr) { return 4 * epr * ((lane >> 3) & 1); }
 // C/D: accumulator register r (0..3) of `lane` is C[m0 + c_row][n0 + c_col].
 static inline SK_HOST_DEVICE int sk_plstm_mma_c_row(int lane, int r) { return (lane >> 2) + 8 * (r >> 1); }
 static inline SK_HOST_DEVICE int sk_plstm_mma_c_col(int lane, int r) { return 2 * (lane & 3) + (r & 1); }

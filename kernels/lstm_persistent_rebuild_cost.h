@@ -74,7 +74,7 @@ static inline double sk_plstm_xchg_us(sk_plstm_exchange x) {
 static inline void sk_plstm_rebuild_step(sk_plstm_cost *c, sk_plstm_exchange x, double stage, double mma,
                                          double rd, double wr) {
     memset(c, 0, sizeof *c);
-    c->l2_rd = stage + rd, c->l2_wr = wr, c->mma = mma, c->lds = 1.5 * mma; // ldmatrix: x4 for A, x2 for B
+    c->l2_rd = stage + rd, c->l2_wr = wr, c->mma = mma, c->lds = kSkCostLdsPerMma * mma;
     c->bar = 2, c->gsync = 1, c->rt = 1;
     const double stage_us = (stage + rd) / kSkCostL2BytesPerNsPerSM / 1e3;
     double alu = c->lds / kSkCostLdsPerClk;

@@ -1,8 +1,9 @@
 // test_plstm_mma.c: the persistent LSTM kernel's tensor-core inner products (mma_dots in
 // kernels/lstm_persistent_dots.cuh) on the host, without a GPU. mma_dots takes every
-// address from kernels/lstm_persistent_mma.h; this test loads each lane's fragments from
-// those addresses exactly as mma_dots does (a bf16 pair as one little-endian 32-bit word,
-// a TF32 element rounded by cvt.rna), hands them to an emulated mma.sync that reads them
+// address from kernels/lstm_persistent_mma.h; this test loads each lane's fragments (the
+// elements its ldmatrix delivers: check 1 holds them equal) as mma_dots reads them (a bf16
+// pair as one little-endian 32-bit word, a TF32 element rounded by cvt.rna), hands them to
+// an emulated mma.sync that reads them
 // by the PTX ISA's fragment tables, and stores the results where mma_dots stores them.
 // The fragment tables (tests/emu/mma_ptx.h) are transcribed from the PTX ISA (Parallel Thread Execution ISA,
 // section 9.7.14.5.8 "Matrix Fragments for mma.m16n8k16 with floating point type", .bf16 A,
@@ -11,7 +12,9 @@
 // header's register-offset form. Semantics: D = A * B + C, A 16 x k row, B k x 8 col.
 //  1. Per lane and register, the element the kernel loads is the one the ISA says that
 //     register holds (row, column, half), and every element of A, B and C is owned by
-//     exactly one (lane, register, half).
+//     exactly one (lane, register, half); and the ldmatrix the kernel loads them with (the
+//     rows sk_plstm_ldm_* address, lane l receiving word l % 4 of row l / 4 of matrix r in
+//     register r, the PTX ISA's "Matrix Load Instruction: ldmatrix") delivers that element.
 //  2. The whole mma_dots (tiles over 8 warps, or each tile's K split among warps with the
 //     partial sums added through the scratch; the two accumulator chains; bounds on the
 //     store) on 2,000 random problems per instruction, the forward's (R = 1) and the
@@ -24,7 +27,7 @@
 //     every partial sum is an integer below 2^24 and any summation order (the tensor
 //     core's is unspecified) gives the same fp32 value.
 //  3. The fragment loads of real plans' strides are free of shared-memory bank conflicts:
-//     for each register, the 32 lanes' 32-bit words fall in 32 distinct banks.
+//     for each ldmatrix matrix, its 8 rows of 16 bytes fall in 8 distinct groups of 4 banks.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,6 +172,19 @@ static void check_fragment_tables(int kind) {
             seen_c[row][col]++;
         }
     }
+    for (int lane = 0; lane < 32; lane++) { // what ldmatrix hands each lane, register by register
+        const int row_lane = lane / 4, word = lane % 4;
+        for (int r = 0; r < 4; r++) {
+            const int src = 8 * r + row_lane; // the lane addressing matrix r's row lane / 4
+            const int got = sk_plstm_ldm_a_row(src) * stride + sk_plstm_ldm_a_col(src, epr) + word * epr;
+            if (got != sk_plstm_mma_a_row(lane, r) * stride + sk_plstm_mma_a_col(lane, r, epr)) bad++;
+        }
+        for (int r = 0; r < 2; r++) {
+            const int src = 8 * r + row_lane;
+            const int got = sk_plstm_ldm_b_row(src) * stride + sk_plstm_ldm_b_col(src, epr) + word * epr;
+            if (got != sk_plstm_mma_b_row(lane) * stride + sk_plstm_mma_b_col(lane, r, epr)) bad++;
+        }
+    }
     const int K = kstep_of(kind);
     for (int r = 0; r < 16; r++)
         for (int c = 0; c < 16; c++) {
@@ -288,15 +304,15 @@ static void check_random_problems(int kind, sk_rng *r) {
 // ---- 3. Bank conflicts of the fragment loads at real plans' strides.
 static int conflict_free_loads(int kind, int stride_elems) {
     const int epr = epr_of(kind);
-    for (int r = 0; r < 4; r++) {
-        unsigned banks_a = 0, banks_b = 0;
-        for (int lane = 0; lane < 32; lane++) {
-            const int a = sk_plstm_mma_a_row(lane, r) * stride_elems + sk_plstm_mma_a_col(lane, r, epr);
-            const int b = sk_plstm_mma_b_row(lane) * stride_elems + sk_plstm_mma_b_col(lane, r & 1, epr);
-            banks_a |= 1u << ((a / epr) % 32);
-            banks_b |= 1u << ((b / epr) % 32);
+    for (int m = 0; m < 6; m++) { // A's four matrices, then B's two
+        unsigned groups = 0;
+        for (int i = 0; i < 8; i++) { // row i of matrix m: lane (m % 4) * 8 + i's address
+            const int lane = (m % 4) * 8 + i;
+            const int off = m < 4 ? sk_plstm_ldm_a_row(lane) * stride_elems + sk_plstm_ldm_a_col(lane, epr)
+                                  : sk_plstm_ldm_b_row(lane) * stride_elems + sk_plstm_ldm_b_col(lane, epr);
+            groups |= 1u << ((off / epr) % 32 / 4);
         }
-        if (banks_a != 0xffffffffu || banks_b != 0xffffffffu) return 0;
+        if (groups != 0xffu) return 0;
     }
     return 1;
 }

@@ -51,6 +51,7 @@ struct WarpScratch {
     double shfl[2][32]; // alternate shuffles use alternate rows (see shuffle_xor)
     uint32_t a[32][4], b[32][2];
     float d[32][4];
+    const unsigned char *rows[32]; // ldmatrix: the lanes' row addresses
 };
 
 // A saved execution context: a stack pointer (x86-64) or a ucontext.
@@ -73,11 +74,11 @@ struct Fiber {
 struct Launch {
     sk_emu_config cfg;
     const std::function<void()> *body = nullptr;
-    std::vector<Fiber> fibers;                 // this round's: every block (cooperative) or one
+    std::vector<Fiber> fibers;                 // this round's: every block (cooperative), a cluster's or one
     std::vector<unsigned char *> smem;         // per block of this round
     std::vector<Barrier> block_bars, warp_bars; // per block, per (block, warp)
     std::vector<WarpScratch> scratch;          // per (block, warp)
-    Barrier grid_bar;
+    Barrier grid_bar, cluster_bar;
     std::deque<Fiber *> run;
     unsigned first_block = 0; // the round's first block
     Context scheduler;
@@ -287,6 +288,9 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
     L.grid_bar = Barrier();
     L.grid_bar.what = "grid.sync()";
     L.grid_bar.expected = L.cfg.cooperative ? (int)(nb * T) : 0;
+    L.cluster_bar = Barrier();
+    L.cluster_bar.what = "cluster.sync()";
+    L.cluster_bar.expected = L.cfg.cluster ? (int)(nb * T) : 0; // a round is one cluster
     for (unsigned b = 0; b < nb; b++) {
         L.block_bars[b].what = "__syncthreads()";
         L.block_bars[b].expected = (int)T;
@@ -341,6 +345,7 @@ std::string run_round(Launch &L, unsigned b0, unsigned nb) {
             if (!b.waiting.empty()) stuck = &b;
         };
         count(L.grid_bar);
+        count(L.cluster_bar);
         for (const Barrier &b : L.block_bars) count(b);
         for (const Barrier &b : L.warp_bars) count(b);
         snprintf(line, sizeof line,
@@ -379,6 +384,8 @@ std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &b
     if (g_launch) return "sk_emu_launch: launches do not nest";
     if (c.grid == 0 || c.grid_y == 0 || c.block == 0 || c.block > 1024) return "sk_emu_launch: bad grid or block size";
     if (c.cooperative && c.grid_y != 1) return "sk_emu_launch: a cooperative launch takes a 1-D grid";
+    if (c.cluster && (c.cooperative || c.grid_y != 1 || c.cluster > 16 || c.grid % c.cluster != 0))
+        return "sk_emu_launch: clusters take a 1-D grid of whole clusters of at most 16 blocks, not cooperative";
     Launch L;
     L.cfg = c;
     L.body = &body;
@@ -390,6 +397,10 @@ std::string sk_emu_launch(const sk_emu_config &c, const std::function<void()> &b
     std::string err;
     if (c.cooperative) {
         err = run_round(L, 0, c.grid);
+    } else if (c.cluster) {
+        const unsigned n = c.grid / c.cluster;
+        for (unsigned i = 0; i < n && err.empty(); i++)
+            err = run_round(L, (c.reverse ? n - 1 - i : i) * c.cluster, c.cluster);
     } else {
         for (unsigned i = 0; i < blocks && err.empty(); i++) err = run_round(L, c.reverse ? blocks - 1 - i : i, 1);
     }
@@ -443,6 +454,47 @@ void cooperative_groups::grid_group::sync() const {
 }
 cooperative_groups::grid_group cooperative_groups::this_grid() { return grid_group(); }
 
+namespace {
+Launch &cluster_launch(const char *what) {
+    Launch &L = launch();
+    if (!L.cfg.cluster) {
+        char line[200];
+        snprintf(line, sizeof line, "%s outside a cluster launch (sk_emu_config.cluster)", what);
+        die(line);
+    }
+    return L;
+}
+} // namespace
+
+void cooperative_groups::cluster_group::sync() const {
+    Launch &L = cluster_launch("cluster.sync()");
+    if (L.current->thread == 0) g_counts[L.current->block].cluster_syncs++;
+    arrive(L.cluster_bar);
+}
+unsigned cooperative_groups::cluster_group::block_rank() const {
+    return (unsigned)local_block(cluster_launch("cluster.block_rank()").current); // a round is one cluster
+}
+unsigned cooperative_groups::cluster_group::num_blocks() const {
+    return cluster_launch("cluster.num_blocks()").cfg.cluster;
+}
+cooperative_groups::cluster_group cooperative_groups::this_cluster() { return cluster_group(); }
+
+void *sk_emu_map_shared_rank(const void *addr, unsigned rank) {
+    Launch &L = cluster_launch("cluster.map_shared_rank()");
+    const uintptr_t mine = (uintptr_t)L.smem[local_block(L.current)], at = (uintptr_t)addr;
+    char line[200];
+    if (at < mine || at - mine >= L.cfg.dynamic_smem) {
+        snprintf(line, sizeof line, "map_shared_rank of an address outside the block's %zu bytes of dynamic shared"
+                 " memory", L.cfg.dynamic_smem);
+        die(line);
+    }
+    if (rank >= L.cfg.cluster) {
+        snprintf(line, sizeof line, "map_shared_rank to rank %u of a cluster of %u blocks", rank, L.cfg.cluster);
+        die(line);
+    }
+    return L.smem[rank] + (at - mine);
+}
+
 unsigned char *sk_dynamic_smem() {
     Launch &L = launch();
     return L.smem[local_block(L.current)];
@@ -459,6 +511,26 @@ void sk_emu_mma(int kind, float (&d)[4], const uint32_t (&a)[4], const uint32_t 
     if (lane == 0 && sk_ptx_mma(kind, s.a, s.b, s.d) != 0) die("the PTX fragment tables are not a partition");
     arrive(L.warp_bars[w]);
     memcpy(d, s.d[lane], sizeof d);
+    arrive(L.warp_bars[w]);
+}
+
+void sk_emu_ldmatrix(int n, uint32_t *r, const void *row) {
+    Launch &L = launch();
+    const unsigned lane = L.current->thread % 32, w = (unsigned)warp_index(L.current);
+    if (L.warp_bars[w].expected != 32) die("an ldmatrix outside a full warp");
+    if (n != 2 && n != 4) die("ldmatrix of other than 2 or 4 matrices is not emulated");
+    if (lane == 0) g_counts[L.current->block].ldmatrix++;
+    WarpScratch &s = L.scratch[w];
+    // Only the lanes that address a row (8 per matrix) are checked: the others' are ignored.
+    const unsigned char *p = (const unsigned char *)row, *smem = L.smem[local_block(L.current)];
+    if (lane < 8u * (unsigned)n) {
+        if ((uintptr_t)p & 15) die("ldmatrix of a row not 16-byte aligned");
+        if (p < smem || p + 16 > smem + L.cfg.dynamic_smem) die("ldmatrix of a row outside the block's dynamic shared memory");
+    }
+    s.rows[lane] = p;
+    arrive(L.warp_bars[w]);
+    // Matrix m's row i is at lane 8m + i's address; lane l gets word l % 4 of row l / 4.
+    for (int m = 0; m < n; m++) memcpy(&r[m], s.rows[8 * m + lane / 4] + 4 * (lane % 4), 4);
     arrive(L.warp_bars[w]);
 }
 

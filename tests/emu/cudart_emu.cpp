@@ -14,7 +14,8 @@
 //     a capture is given, as a library call that cannot be captured would (the tests of
 //     --cuda-graph try's eager fallback);
 //   - cudaMemcpy kinds against where the pointers are; device ranges inside one allocation;
-//   - launch configurations, and dynamic shared memory above the kernel's attribute;
+//   - launch configurations, dynamic shared memory above the kernel's attribute, and
+//     cluster sizes (whole clusters, at most 8 blocks unless the kernel allows 16);
 //   - a fault in a kernel (a deadlock, a shared-memory overrun) is sticky, as on a GPU.
 // Not modelled: devices of their own (SK_EMU_DEVICES gives a process that many, which all
 // share one memory and one queue: a data-parallel rank uses one), other streams' concurrency (one global order of all
@@ -85,6 +86,7 @@ std::map<uintptr_t, int> &g_device_owner = *new std::map<uintptr_t, int>; // all
 std::set<Stream *> &g_streams = *new std::set<Stream *>;
 std::set<Event *> &g_events = *new std::set<Event *>;
 std::map<const void *, int> &g_max_dynamic_smem = *new std::map<const void *, int>; // per kernel, as set
+std::set<const void *> &g_nonportable_clusters = *new std::set<const void *>; // kernels allowed clusters of 16
 Stream &g_default = *new Stream;
 int g_capturing = 0; // streams in capture
 int g_device_index = 0; // cudaSetDevice's: every device of a process shares the one memory and queue
@@ -223,6 +225,17 @@ int blocks_per_sm(const void *kernel, int threads, size_t smem) {
     return n < 32 ? n : 32;
 }
 
+// How many clusters of cs blocks (threads each, smem bytes) can be resident at once: the
+// device's blocks in whole clusters; 0 when cs passes 8, or 16 for a kernel with
+// cudaFuncAttributeNonPortableClusterSizeAllowed (an H100's limits). No GPCs: an H100 keeps
+// a cluster within one GPC (16 to 18 SMs), so it may answer fewer, as when a GPC's spare
+// SMs cannot hold another whole cluster of large blocks.
+int active_clusters(const void *kernel, unsigned cs, int threads, size_t smem) {
+    const unsigned limit = g_nonportable_clusters.count(kernel) ? 16 : 8;
+    if (cs == 0 || cs > limit) return 0;
+    return blocks_per_sm(kernel, threads, smem) * sk_emu_device_sms() / (int)cs;
+}
+
 } // namespace
 
 // ---- the seam (emu_runtime.h) --------------------------------------------------------
@@ -275,20 +288,23 @@ int sk_emu_device_count() {
     return n;
 }
 
-cudaError_t sk_emu_enqueue_launch(const void *kernel, bool cooperative, dim3 grid, dim3 block, size_t smem,
-                                  cudaStream_t stream, std::function<void()> body) {
+cudaError_t sk_emu_enqueue_launch(const void *kernel, bool cooperative, unsigned cluster, dim3 grid, dim3 block,
+                                  size_t smem, cudaStream_t stream, std::function<void()> body) {
     if (g_sticky) return g_sticky;
     const unsigned threads = block.x * block.y * block.z;
-    if (block.y != 1 || block.z != 1 || grid.z != 1 || (cooperative && grid.y != 1))
+    if (block.y != 1 || block.z != 1 || grid.z != 1 || ((cooperative || cluster) && grid.y != 1) ||
+        (cooperative && cluster))
         return fail(cudaErrorNotSupported); // cuda_emu.h's launches: 1-D blocks, 2-D grids
     if (grid.x == 0 || grid.y == 0 || grid.x > 0x7fffffffu || grid.y > 65535 || threads == 0 || threads > 1024)
         return fail(cudaErrorInvalidConfiguration);
     if (smem > (size_t)max_dynamic_smem(kernel)) return fail(cudaErrorInvalidValue);
     if (cooperative && (long)grid.x > (long)blocks_per_sm(kernel, (int)threads, smem) * sk_emu_device_sms())
         return fail(cudaErrorCooperativeLaunchTooLarge);
+    if (cluster && (grid.x % cluster != 0 || active_clusters(kernel, cluster, (int)threads, smem) == 0))
+        return fail(cudaErrorInvalidClusterSize);
     sk_emu_config cfg;
     cfg.grid = grid.x, cfg.grid_y = grid.y, cfg.block = threads, cfg.dynamic_smem = smem;
-    cfg.cooperative = cooperative;
+    cfg.cooperative = cooperative, cfg.cluster = cluster;
     const char *rev = getenv("SK_EMU_REVERSE");
     cfg.reverse = rev && rev[0] == '1';
     return sk_emu_enqueue(stream, [cfg, body] {
@@ -323,6 +339,7 @@ const char *cudaGetErrorName(cudaError_t e) {
         NAME(cudaErrorNotSupported)
         NAME(cudaErrorLaunchFailure)
         NAME(cudaErrorCooperativeLaunchTooLarge)
+        NAME(cudaErrorInvalidClusterSize)
         NAME(cudaErrorStreamCaptureUnsupported)
         NAME(cudaErrorStreamCaptureInvalidated)
         NAME(cudaErrorStreamCaptureIsolation)
@@ -346,6 +363,7 @@ const char *cudaGetErrorString(cudaError_t e) {
     case cudaErrorNotSupported: return "operation not supported (by the emulated device)";
     case cudaErrorLaunchFailure: return "unspecified launch failure (the emulated device reported why on stderr)";
     case cudaErrorCooperativeLaunchTooLarge: return "too many blocks in cooperative launch";
+    case cudaErrorInvalidClusterSize: return "invalid cluster size";
     case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
     case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
@@ -389,6 +407,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = kOptinSmem; break;
     case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = kSmemPerSm; break;
     case cudaDevAttrCooperativeLaunch: *value = 1; break;
+    case cudaDevAttrClusterLaunch: *value = 1; break;
     case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
     case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
     case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
@@ -409,6 +428,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device) {
     p->maxThreadsPerBlock = 1024;
     p->warpSize = 32;
     p->cooperativeLaunch = 1;
+    p->clusterLaunch = 1;
     p->totalGlobalMem = (size_t)4 << 30;
     p->uuid.bytes[15] = (char)(device + 1); // distinct per device, as a GPU's UUID is
     return cudaSuccess;
@@ -683,6 +703,12 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t g) {
 }
 
 cudaError_t cudaFuncSetAttribute(const void *kernel, cudaFuncAttribute attr, int value) {
+    if (attr == cudaFuncAttributeNonPortableClusterSizeAllowed) {
+        if (value != 0 && value != 1) return fail(cudaErrorInvalidValue);
+        if (value) g_nonportable_clusters.insert(kernel);
+        else g_nonportable_clusters.erase(kernel);
+        return cudaSuccess;
+    }
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return fail(cudaErrorNotSupported);
     if (value < 0 || value > kOptinSmem) return fail(cudaErrorInvalidValue);
     g_max_dynamic_smem[kernel] = value;
@@ -693,12 +719,28 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, const void *kernel) {
     memset(a, 0, sizeof *a);
     a->maxThreadsPerBlock = 1024;
     a->maxDynamicSharedSizeBytes = max_dynamic_smem(kernel);
+    a->nonPortableClusterSizeAllowed = (int)g_nonportable_clusters.count(kernel);
     a->ptxVersion = a->binaryVersion = 90;
     return cudaSuccess;
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *n, const void *kernel, int threads, size_t smem) {
     *n = blocks_per_sm(kernel, threads, smem);
+    return cudaSuccess;
+}
+
+// active_clusters for the cluster size in config's attributes, which must be there (no
+// kernel here has a required cluster size), 1-D.
+cudaError_t cudaOccupancyMaxActiveClusters(int *n, const void *kernel, const cudaLaunchConfig_t *config) {
+    if (!n || !config) return fail(cudaErrorInvalidValue);
+    const cudaLaunchAttribute *dim = nullptr;
+    for (unsigned i = 0; i < config->numAttrs; i++)
+        if (config->attrs[i].id == cudaLaunchAttributeClusterDimension) dim = &config->attrs[i];
+    if (!dim || dim->val.clusterDim.x == 0) return fail(cudaErrorInvalidClusterSize);
+    const dim3 b = config->blockDim;
+    if (dim->val.clusterDim.y != 1 || dim->val.clusterDim.z != 1 || b.y != 1 || b.z != 1)
+        return fail(cudaErrorNotSupported); // cuda_emu.h's clusters and blocks: 1-D
+    *n = active_clusters(kernel, dim->val.clusterDim.x, (int)b.x, config->dynamicSmemBytes);
     return cudaSuccess;
 }
 

@@ -4,7 +4,7 @@
 // (tests/emu/backend.cmake): the backend's own sources (src/cuda, kernels) compile against
 // the toolkit's real headers, and these files define the functions those headers declare.
 // defines: sk_emu_enqueue, sk_emu_fault, sk_emu_device_range, sk_emu_device_sms, sk_emu_device_count,
-//          sk_emu_enqueue_launch, sk_emu_launch_kernel (kernels/device_port.cuh's sk_launch)
+//          sk_emu_enqueue_launch, sk_emu_launch_kernel (kernels/device_port.cuh's launchers)
 //
 // The model of a stream: work enqueued on it runs at the latest moment CUDA allows, that
 // is at the next synchronization that covers it (cudaStreamSynchronize, cudaEventSynchronize,
@@ -57,18 +57,21 @@ int sk_emu_device_count();
 // A kernel launch (cuda_emu.h's sk_emu_launch) checked as CUDA checks it when it is made:
 // a grid or block out of range, more dynamic shared memory than the kernel's attribute
 // (cudaFuncAttributeMaxDynamicSharedMemorySize: 48 KiB unless raised) allows, a
-// cooperative grid larger than can be resident. Then enqueued on stream.
-cudaError_t sk_emu_enqueue_launch(const void *kernel, bool cooperative, dim3 grid, dim3 block, size_t smem,
-                                  cudaStream_t stream, std::function<void()> body);
+// cooperative grid larger than can be resident, clusters (cluster blocks each along x; 0:
+// none) that do not divide the grid or pass 8 blocks (16 with the kernel's
+// cudaFuncAttributeNonPortableClusterSizeAllowed). Then enqueued on stream.
+cudaError_t sk_emu_enqueue_launch(const void *kernel, bool cooperative, unsigned cluster, dim3 grid, dim3 block,
+                                  size_t smem, cudaStream_t stream, std::function<void()> body);
 
-// kernel<<<grid, block, smem, stream>>>(args...) on the emulated device: the arguments are
-// converted to the parameters' types now, at the launch, as CUDA copies them; every thread
-// of the launch then calls kernel on that copy.
+// kernel<<<grid, block, smem, stream>>>(args...) on the emulated device (cooperative and
+// cluster as for sk_emu_enqueue_launch): the arguments are converted to the parameters'
+// types now, at the launch, as CUDA copies them; every thread of the launch then calls
+// kernel on that copy.
 template <typename... P, typename... A>
-cudaError_t sk_emu_launch_kernel(bool cooperative, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
-                                 cudaStream_t stream, A... args) {
+cudaError_t sk_emu_launch_kernel(bool cooperative, unsigned cluster, void (*kernel)(P...), dim3 grid, dim3 block,
+                                 size_t smem, cudaStream_t stream, A... args) {
     std::tuple<std::decay_t<P>...> params(args...);
-    return sk_emu_enqueue_launch((const void *)kernel, cooperative, grid, block, smem, stream,
+    return sk_emu_enqueue_launch((const void *)kernel, cooperative, cluster, grid, block, smem, stream,
                                  [kernel, params] { std::apply(kernel, params); });
 }
 

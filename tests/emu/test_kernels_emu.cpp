@@ -47,14 +47,25 @@
 //   embedding_forward_kernel / embedding_backward_kernel vs embedding_cpu.c: bitwise (a
 //     copy; the gradient adds positions in the CPU's time-major order, kernels.h).
 //   copy_segments_kernel: bitwise, both directions, against the segment table's definition.
+// And the emulator's thread-block clusters (cuda_emu.h), with a kernel of this file's own: a
+// double-buffered exchange through map_shared_rank and cluster.sync, bitwise against the
+// host in both schedules, each cluster run whole and the clusters in order, one cluster.sync
+// per step counted per block; without the cluster.sync it must go wrong in some schedule;
+// and the misuses the emulator reports (a bad configuration and a skipped cluster.sync as
+// errors; cluster functions outside a cluster launch and map_shared_rank past the cluster
+// or off the dynamic shared memory by ending the process, checked in a child).
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "adam_kernels.cuh"
@@ -528,6 +539,149 @@ void test_copy_segments(const vector<sk_wseg> &segs, size_t canon_n, size_t ws_n
     }
 }
 
+// ---- thread-block clusters (cuda_emu.h) -----------------------------------------------------
+
+namespace cg = cooperative_groups;
+
+constexpr unsigned kClusterSize = 4, kClusters = 3, kClusterThreads = 64, kClusterSteps = 5;
+constexpr size_t kClusterSmem = 2 * kClusterSize * kClusterThreads * sizeof(float);
+
+// Each step, thread t of cluster rank me sends its v into slot [step % 2][me][t] of every
+// block of its cluster (itself included), then sums slots [step % 2][0..n)[t] in rank order:
+// out[g][step] = acc, and v = x[g] + 0.5 acc for the next step (g = the thread's global
+// index). Double-buffered, one cluster.sync a step: a block writes a buffer again two steps
+// on, after the next step's sync, which every peer reaches only once done reading it.
+// ranks[block] = block_rank * 100 + num_blocks. sync = false: the race.
+void cluster_exchange_kernel(float *out, unsigned *ranks, const float *x, bool sync) {
+    cg::cluster_group cluster = cg::this_cluster();
+    const unsigned me = cluster.block_rank(), n = cluster.num_blocks(), t = threadIdx.x, T = blockDim.x;
+    const size_t g = (size_t)blockIdx.x * T + t;
+    float *slots = (float *)sk_dynamic_smem(); // [2][n][T]
+    if (t == 0) ranks[blockIdx.x] = me * 100 + n;
+    float v = x[g];
+    for (unsigned s = 0; s < kClusterSteps; s++) {
+        float *buf = slots + (size_t)(s % 2) * n * T;
+        for (unsigned r = 0; r < n; r++) *cluster.map_shared_rank(buf + (size_t)me * T + t, r) = v;
+        if (sync) cluster.sync();
+        float acc = 0.0f;
+        for (unsigned r = 0; r < n; r++) acc += buf[(size_t)r * T + t];
+        out[g * kClusterSteps + s] = acc;
+        v = x[g] + 0.5f * acc;
+    }
+}
+
+sk_emu_config cluster_config(bool reverse) {
+    sk_emu_config cfg;
+    cfg.grid = kClusters * kClusterSize, cfg.block = kClusterThreads, cfg.cluster = kClusterSize;
+    cfg.dynamic_smem = kClusterSmem, cfg.reverse = reverse;
+    return cfg;
+}
+
+// Runs body in a child process, which must end on a signal (the emulator's die: abort) with
+// `message` on its stderr.
+void expect_death(const char *what, const char *message, const std::function<void()> &body) {
+    fflush(stdout), fflush(stderr);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        dup2(fds[1], 2);
+        close(fds[0]), close(fds[1]);
+        body();
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string err;
+    char buf[256];
+    for (ssize_t k; (k = read(fds[0], buf, sizeof buf)) > 0;) err.append(buf, (size_t)k);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const bool died = WIFSIGNALED(status) && err.find(message) != std::string::npos;
+    printf("  %s: %s", what, died ? err.c_str() : "did not die\n");
+    if (!died) fprintf(stderr, "  %s: expected to die with \"%s\"; stderr: %s\n", what, message, err.c_str());
+    CHECK(died);
+}
+
+void test_clusters() {
+    const unsigned blocks = kClusters * kClusterSize, n = blocks * kClusterThreads;
+    printf("clusters: %u of %u blocks x %u threads, %u steps\n", kClusters, kClusterSize, kClusterThreads,
+           kClusterSteps);
+    const vector<float> x = random_floats(n, -1.0f, 1.0f);
+    // The host's exchange: each step, per cluster and thread, the blocks' v summed in rank order.
+    vector<float> ref((size_t)n * kClusterSteps), v(x);
+    for (unsigned s = 0; s < kClusterSteps; s++)
+        for (unsigned c = 0; c < kClusters; c++)
+            for (unsigned t = 0; t < kClusterThreads; t++) {
+                float acc = 0.0f;
+                for (unsigned r = 0; r < kClusterSize; r++) acc += v[(c * kClusterSize + r) * kClusterThreads + t];
+                for (unsigned r = 0; r < kClusterSize; r++) {
+                    const size_t g = (c * kClusterSize + r) * kClusterThreads + t;
+                    ref[g * kClusterSteps + s] = acc;
+                    v[g] = x[g] + 0.5f * acc;
+                }
+            }
+    vector<float> out;
+    vector<unsigned> ranks, started; // started: the order in which blocks began
+    int raced = 0;
+    for (int sync = 1; sync >= 0; sync--)
+        for (bool reverse : {false, true}) {
+            out.assign((size_t)n * kClusterSteps, nanf("")), ranks.assign(blocks, 0), started.assign(blocks, 0);
+            unsigned next = 0;
+            const std::string err = sk_emu_launch(cluster_config(reverse), [&] {
+                if (threadIdx.x == 0) started[blockIdx.x] = next++;
+                cluster_exchange_kernel(out.data(), ranks.data(), x.data(), sync != 0);
+            });
+            if (!sync) {
+                raced += !err.empty() || memcmp(out.data(), ref.data(), out.size() * sizeof(float)) != 0;
+                continue;
+            }
+            if (!err.empty()) fprintf(stderr, "  clusters (%s schedule): %s\n", schedule_name(reverse), err.c_str());
+            CHECK(err.empty());
+            expect_bits("clusters: the exchange vs the host's", out, ref);
+            for (unsigned b = 0; b < blocks; b++) { // a cluster's blocks all start before the next cluster's
+                const unsigned c = b / kClusterSize;
+                CHECK(started[b] / kClusterSize == (reverse ? kClusters - 1 - c : c));
+                CHECK(ranks[b] == b % kClusterSize * 100 + kClusterSize);
+                CHECK(sk_emu_block_counts(b).cluster_syncs == kClusterSteps);
+            }
+        }
+    printf("  without cluster.sync: wrong in %d of 2 schedules\n", raced);
+    CHECK(raced > 0);
+
+    // Configurations the emulator does not run: errors, not launches.
+    for (int bad = 0; bad < 4; bad++) {
+        sk_emu_config cfg = cluster_config(false);
+        if (bad == 0) cfg.cooperative = true;
+        if (bad == 1) cfg.grid = 6;
+        if (bad == 2) cfg.cluster = 17, cfg.grid = 34;
+        if (bad == 3) cfg.grid_y = 2;
+        CHECK(!sk_emu_launch(cfg, [] { __trap(); }).empty());
+    }
+    // A block that skips a cluster.sync: a deadlock that names it.
+    const std::string stuck = sk_emu_launch(cluster_config(false), [] {
+        if (blockIdx.x % kClusterSize != 1) cg::this_cluster().sync();
+    });
+    printf("  a block skipping cluster.sync: %s\n", stuck.c_str());
+    CHECK(stuck.find("cluster.sync()") != std::string::npos);
+    // Misuses that end the process.
+    expect_death("cluster.sync outside a cluster launch", "cluster.sync() outside a cluster launch", [] {
+        sk_emu_config cfg;
+        cfg.grid = 2, cfg.block = 32;
+        sk_emu_launch(cfg, [] { cg::this_cluster().sync(); });
+    });
+    expect_death("map_shared_rank past the cluster", "rank 4 of a cluster of 4", [] {
+        sk_emu_launch(cluster_config(false),
+                      [] { cg::this_cluster().map_shared_rank(sk_dynamic_smem(), kClusterSize); });
+    });
+    expect_death("map_shared_rank off the dynamic shared memory", "outside the block's", [] {
+        sk_emu_launch(cluster_config(false),
+                      [] { cg::this_cluster().map_shared_rank(sk_dynamic_smem() + kClusterSmem, 0); });
+    });
+}
+
 } // namespace
 
 int main(void) {
@@ -569,5 +723,7 @@ int main(void) {
     test_copy_segments({{0, 500, 300}, {300, 0, 1}, {301, 900, 77}}, 400, 1000);
     const size_t long_seg = 1024 * 256 + 100;
     test_copy_segments({{10, 5, 1000}, {1010, 2000, long_seg}}, 1010 + long_seg, 2000 + long_seg);
+
+    test_clusters();
     return sk_test_done("test_kernels_emu");
 }
