@@ -5,60 +5,70 @@
 #include <string.h>
 
 #include "lstm_layerwise.h"
-#include "lstm_layerwise_kernels.cuh"
+#include "lstm_layerwise_cluster_kernels.cuh"
 
 using namespace sk_plstm_lw;
 
 typedef void (*lw_kernel)(sk_plstm_lw_args);
 
-// The instances for an operand size and inner product.
-static lw_kernel forward_kernel(const sk_plstm_lw_plan *p) {
-    if (p->operand_bytes == 2) return p->mma ? lw_forward_kernel<__nv_bfloat16, true> : lw_forward_kernel<__nv_bfloat16, false>;
-    return p->mma ? lw_forward_kernel<float, true> : lw_forward_kernel<float, false>;
+// The instances for an exchange, an operand size and an inner product.
+template <typename T, bool MMA> static lw_kernel pick(const sk_plstm_lw_plan *p, int backward) {
+    if (p->cluster) return backward ? lw_backward_cluster_kernel<T, MMA> : lw_forward_cluster_kernel<T, MMA>;
+    return backward ? lw_backward_kernel<T, MMA> : lw_forward_kernel<T, MMA>;
 }
-static lw_kernel backward_kernel(const sk_plstm_lw_plan *p) {
-    if (p->operand_bytes == 2) return p->mma ? lw_backward_kernel<__nv_bfloat16, true> : lw_backward_kernel<__nv_bfloat16, false>;
-    return p->mma ? lw_backward_kernel<float, true> : lw_backward_kernel<float, false>;
+static lw_kernel kernel_for(const sk_plstm_lw_plan *p, int backward) {
+    if (p->operand_bytes == 2) return p->mma ? pick<__nv_bfloat16, true>(p, backward) : pick<__nv_bfloat16, false>(p, backward);
+    return p->mma ? pick<float, true>(p, backward) : pick<float, false>(p, backward);
 }
 
-extern "C" cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma, int s) {
+extern "C" cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma, int s,
+                                             int cluster) {
     memset(plan, 0, sizeof *plan);
-    int sms = 0, optin = 0, coop = 0;
+    int sms = 0, optin = 0, coop = 0, major = 0;
     cudaError_t e = sk_cooperative_device(device, &sms, &optin, &coop, plan->why_not, sizeof plan->why_not);
-    if (e != cudaSuccess || !coop) return e;
-    if (mma) {
-        int major = 0;
-        e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-        if (e != cudaSuccess) return e;
-        if (major < 8) {
-            snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
-            return cudaSuccess;
-        }
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (e != cudaSuccess || (!coop && !cluster)) return e;
+    if (mma && major < 8) {
+        snprintf(plan->why_not, sizeof plan->why_not, "tensor cores need compute capability 8.0 or later");
+        return cudaSuccess;
     }
-    if (!sk_plstm_lw_plan_shape(plan, sms, optin, B, H, mma, s)) return cudaSuccess;
-    // Every block must be resident at once for the grid syncs.
-    const void *kernels[2] = {(const void *)forward_kernel(plan), (const void *)backward_kernel(plan)};
+    if (cluster && major < 9) {
+        snprintf(plan->why_not, sizeof plan->why_not, "thread-block clusters need compute capability 9.0 or later");
+        return cudaSuccess;
+    }
+    if (!sk_plstm_lw_plan_shape(plan, sms, optin, B, H, mma, s, cluster ? SK_PLSTM_LW_MAX_CLUSTER : 0))
+        return cudaSuccess;
+    const void *kernels[2] = {(const void *)kernel_for(plan, 0), (const void *)kernel_for(plan, 1)};
     const size_t smem[2] = {plan->smem_fwd, plan->smem_bwd};
     int fits = 0;
-    e = sk_cooperative_fits(kernels, smem, 2, plan->blocks, SK_PLSTM_THREADS, sms, &fits, plan->why_not,
+    if (cluster) { // a cluster's blocks must fit the device at once; clusters need not
+        e = sk_cluster_fits(kernels, smem, 2, plan->cluster, SK_PLSTM_THREADS, &fits, plan->why_not,
                             sizeof plan->why_not);
+    } else { // every block must be resident at once for the grid syncs
+        e = sk_cooperative_fits(kernels, smem, 2, plan->blocks, SK_PLSTM_THREADS, sms, &fits, plan->why_not,
+                                sizeof plan->why_not);
+    }
     if (e != cudaSuccess || !fits) return e;
     plan->supported = 1;
     return cudaSuccess;
 }
 
-static cudaError_t launch(lw_kernel kernel, const sk_plstm_lw_args *a, size_t smem, cudaStream_t stream) {
+static cudaError_t launch(const sk_plstm_lw_args *a, int backward, cudaStream_t stream) {
     if (!a->plan.supported) return cudaErrorInvalidConfiguration;
+    const lw_kernel kernel = kernel_for(&a->plan, backward);
+    const size_t smem = backward ? a->plan.smem_bwd : a->plan.smem_fwd;
     // Set at every launch: plans of other sizes share the kernel (lstm_persistent.cu says why).
     cudaError_t e = cudaFuncSetAttribute((const void *)kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
-    return sk_launch_cooperative(kernel, dim3((unsigned)a->plan.blocks), dim3(SK_PLSTM_THREADS), smem, stream, *a);
+    const dim3 grid((unsigned)a->plan.blocks), block(SK_PLSTM_THREADS);
+    if (a->plan.cluster) return sk_launch_cluster(kernel, grid, block, smem, stream, (unsigned)a->plan.cluster, *a);
+    return sk_launch_cooperative(kernel, grid, block, smem, stream, *a);
 }
 
 extern "C" cudaError_t sk_plstm_lw_forward(const sk_plstm_lw_args *a, cudaStream_t stream) {
-    return launch(forward_kernel(&a->plan), a, a->plan.smem_fwd, stream);
+    return launch(a, 0, stream);
 }
 
 extern "C" cudaError_t sk_plstm_lw_backward(const sk_plstm_lw_args *a, cudaStream_t stream) {
-    return launch(backward_kernel(&a->plan), a, a->plan.smem_bwd, stream);
+    return launch(a, 1, stream);
 }

@@ -1,20 +1,23 @@
 // lstm_layerwise.h: the persistent LSTM kernels rebuilt over W_hh alone, one layer per launch
-// (issue 33, the rebuild's steps 1 and 2: kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's
-// design"): fp32 or bf16 operands, on CUDA cores or tensor cores.
+// (issue 33, the rebuild: kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's design" and after):
+// fp32 or bf16 operands, on CUDA cores or tensor cores, exchanging through grid.sync or
+// thread-block clusters.
 // defines: sk_plstm_lw_plan_make, sk_plstm_lw_forward, sk_plstm_lw_backward
 // (the arguments: lstm_layerwise_args.h; the tiles and the shared-memory carve-up:
-// lstm_layerwise_plan.h; the kernel bodies: lstm_layerwise_kernels.cuh)
+// lstm_layerwise_plan.h; the kernel bodies: lstm_layerwise_kernels.cuh (grid.sync) and
+// lstm_layerwise_cluster_kernels.cuh (clusters))
 //
 // What moved off the chain: layer k's input projection x_k W_ih_k^T for the whole window is
 // one GEMM before its forward launch (xproj), and the gradient reaching layer k from the layer
 // above, dg_{k+1} W_ih_{k+1}, one GEMM before its backward launch (dxin): the recurrence holds
 // W_hh alone, in shared memory for the window. Block (group g, slice n) owns units
-// [nU, nU + U) for batch rows [g Bb, g Bb + Bb) and stages only those rows' h_{t-1} (forward)
-// or dg(t+1) (backward) at each step; one grid.sync per step orders the steps (len per launch).
+// [nU, nU + U) for batch rows [g Bb, g Bb + Bb); each step it exchanges its slice of h
+// (forward) or of the gate gradients (backward) with its group's blocks only: through global
+// memory and one grid.sync, or through its cluster's shared memory and one cluster barrier.
 // Everything else is the wavefront kernels' (lstm_persistent.h): the buffers and their layouts
 // (hh, xin, cs, gates, dg, row stride len+1), keyed dropout between layers (applied to h when
 // it is stored as the next layer's input, and to dxin when it is read), the fp32 cell state,
-// and sums in a fixed order (block_dots), so results are bitwise reproducible run to run.
+// and sums in a fixed order, so results are bitwise reproducible run to run.
 #ifndef SK_LSTM_LAYERWISE_H
 #define SK_LSTM_LAYERWISE_H
 
@@ -31,9 +34,11 @@ extern "C" {
 
 
 // Tiles the grid for device `device`, operands of s bytes (4: fp32, 2: bf16), the inner
-// products on tensor cores when mma (plan->supported = 0 with a reason when a tile does not
-// fit, the blocks cannot all be resident, or mma below compute capability 8.0). Host only.
-cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma, int s);
+// products on tensor cores when mma, exchanging through grid.sync (cluster 0) or thread-block
+// clusters (cluster 1; lstm_layerwise_cluster_kernels.cuh) (plan->supported = 0 with a reason
+// when a tile does not fit, the blocks cannot all be resident (grid.sync) or a cluster cannot
+// be launched, tensor cores below compute capability 8.0, clusters below 9.0). Host only.
+cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma, int s, int cluster);
 
 // Layer a->k forward over len steps; with a->train it keeps cs and gates for backward.
 cudaError_t sk_plstm_lw_forward(const sk_plstm_lw_args *a, cudaStream_t stream);

@@ -28,8 +28,9 @@ typedef struct {
     const float *hx, *cx;         // (L, B, H) initial state
     float *hy, *cy;               // (L, B, H) final state
     float *hh, *xin, *cs, *gates, *dg; // lstm_persistent.h's layouts
-    // bf16 operands only (else NULL): bf16 copies of hh and dg in their layouts, written beside
-    // them and staged instead of them (half the bytes; the fp32 ones feed the GEMMs).
+    // bf16 operands with grid.sync only (else NULL; clusters exchange through shared memory):
+    // bf16 copies of hh and dg in their layouts, written beside them and staged instead of them
+    // (half the bytes; the fp32 ones feed the GEMMs).
     uint16_t *hh16, *dg16;
     float *y;                     // (B, len, H): the top layer's output
     const float *dy;              // backward, top layer: (B, len, H)

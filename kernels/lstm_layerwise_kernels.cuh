@@ -56,27 +56,17 @@ __device__ __forceinline__ float keep(const sk_plstm_lw_args &a, uint64_t key, i
     return sk_hash_uniform(key, ((uint64_t)(a.stream_offset + b) * a.len + t) * a.H + j) >= a.p ? a.keep_scale : 0.0f;
 }
 
-template <typename T, bool MMA>
-__global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_lw_args a) {
-    cg::grid_group grid = cg::this_grid();
-    unsigned char *smem = sk_dynamic_smem();
-    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, Kf = a.plan.kf, tid = threadIdx.x, nt = blockDim.x;
-    const tile tl = tile_of(a);
+// Forward, before the first step: the block's W_hh rows (row u*4 + g = W_hh row g*H + j0 + u,
+// zero past H and past its rows, wrows x Kf), both biases ([4U][2]), its cell state from cx
+// ([Bb][U]), row 0 of hh (h_0, for the dW_hh GEMM) and the next layer's zero pad row.
+template <typename T>
+__device__ void forward_setup(const sk_plstm_lw_args &a, const tile &tl, T *w, int Kf, float *bias, float *cst) {
+    const int H = a.H, B = a.B, k = a.k, U = a.plan.U, tid = threadIdx.x, nt = blockDim.x;
     const sk_plstm_layer ly = a.layers[k];
-    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(&a.plan, 0);
-    T *w = (T *)(smem + lay.w);                // [wrows][Kf]: row u*4 + g = W_hh row g*H + j0 + u
-    float *bias = (float *)(smem + lay.bias);  // [4U][2]: b_ih, b_hh
-    float *cst = (float *)(smem + lay.state);  // [Bb][U]: the carried cell state
-    T *vec = (T *)(smem + lay.vec);            // [bbr][Kf]: h_{t-1} of the group's rows
-    float *pre = (float *)(smem + lay.acc);    // [Bb][4 nu]: W_hh h_{t-1}
-    float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
-    // The slice, zero past H and past the block's rows, and the staged rows zero (their
-    // padding is never written again; the tensor cores read it).
     for (int idx = tid; idx < a.plan.wrows * Kf; idx += nt) {
         const int r = idx / Kf, i = idx % Kf;
         w[idx] = from_f<T>(r < 4 * tl.nu && i < H ? a.w[ly.w_hh + ((size_t)(r % 4) * H + tl.j0 + r / 4) * H + i] : 0.0f);
     }
-    for (int idx = tid; idx < a.plan.bbr * Kf; idx += nt) vec[idx] = from_f<T>(0.0f);
     for (int r = tid; r < 4 * tl.nu; r += nt) {
         const size_t row = (size_t)(r % 4) * H + tl.j0 + r / 4;
         bias[2 * r] = a.w[ly.b_ih + row], bias[2 * r + 1] = a.w[ly.b_hh + row];
@@ -86,8 +76,61 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
         cst[bb * U + u] = a.cx[((size_t)k * B + b) * H + j];
         a.hh[pad_at(a, k, b, 0, H) + j] = a.hx[((size_t)k * B + b) * H + j]; // the dW_hh GEMM's row 0
         // The next layer's pad row meets a zero gate gradient in its weight GEMM: finite, zero.
-        if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, len, H) + j] = 0.0f;
+        if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, a.len, H) + j] = 0.0f;
     }
+}
+
+// Forward, one cell (b, t, j) computed: what the window keeps of it besides h in hh (cs and the
+// gates for backward, the next layer's input through keyed dropout or the output, the final state).
+__device__ __forceinline__ void forward_store(const sk_plstm_lw_args &a, int b, int t, int j,
+                                              const sk_plstm::cell_out &o, int drop, uint64_t key) {
+    const int H = a.H, k = a.k, len = a.len;
+    if (a.train) {
+        a.cs[seq_at(a, k, b, t, H) + j] = o.c;
+        float *gr = a.gates + seq_at(a, k, b, t, 4 * H);
+        gr[j] = o.ig, gr[H + j] = o.fg, gr[2 * H + j] = o.gg, gr[3 * H + j] = o.og;
+    }
+    if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, t, H) + j] = drop ? o.h * keep(a, key, b, t, j) : o.h;
+    else a.y[((size_t)b * len + t) * H + j] = o.h;
+    if (t == len - 1) a.hy[((size_t)k * a.B + b) * H + j] = o.h, a.cy[((size_t)k * a.B + b) * H + j] = o.c;
+}
+
+// Backward, one cell: from dh (recurrent part plus the gradient from above), the carried dc and
+// the forward's gates, c and c_prev, the four gate gradients (i, f, g, o) and the dc carried to
+// step t-1.
+struct cell_grads {
+    float dg[4], dc_carry;
+};
+__device__ __forceinline__ cell_grads backward_cell(float dh, float dc_carry, float ig, float fg, float gg, float og,
+                                                    float c, float cprev) {
+    const float tc = tanhf(c);
+    const float dc = dc_carry + dh * og * (1.0f - tc * tc);
+    cell_grads r;
+    r.dc_carry = dc * fg;
+    r.dg[0] = dc * gg * ig * (1.0f - ig);
+    r.dg[1] = dc * cprev * fg * (1.0f - fg);
+    r.dg[2] = dc * ig * (1.0f - gg * gg);
+    r.dg[3] = dh * tc * og * (1.0f - og);
+    return r;
+}
+
+template <typename T, bool MMA>
+__global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_lw_args a) {
+    cg::grid_group grid = cg::this_grid();
+    unsigned char *smem = sk_dynamic_smem();
+    const int H = a.H, B = a.B, len = a.len, k = a.k, U = a.plan.U, Kf = a.plan.kf, tid = threadIdx.x, nt = blockDim.x;
+    const tile tl = tile_of(a);
+    const sk_plstm_lw_smem lay = sk_plstm_lw_smem_carve(&a.plan, 0);
+    T *w = (T *)(smem + lay.w);                // [wrows][Kf]: row u*4 + g = W_hh row g*H + j0 + u
+    float *bias = (float *)(smem + lay.bias);  // [4U][2]: b_ih, b_hh
+    float *cst = (float *)(smem + lay.state);  // [Bb][U]: the carried cell state
+    T *vec = (T *)(smem + lay.vec);            // [bbr][Kf]: h_{t-1} of the group's rows
+    float *pre = (float *)(smem + lay.acc);    // [Bb][4 nu]: W_hh h_{t-1}
+    float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
+    // The slice and the state; the staged rows zero (their padding is never written again; the
+    // tensor cores read it).
+    forward_setup(a, tl, w, Kf, bias, cst);
+    for (int idx = tid; idx < a.plan.bbr * Kf; idx += nt) vec[idx] = from_f<T>(0.0f);
     const int drop = a.train && a.p > 0.0f && k < a.L - 1;
     const uint64_t key = drop ? a.keys[k] : 0;
     __syncthreads();
@@ -111,17 +154,9 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
                 gv[g] = pre[(size_t)bb * 4 * tl.nu + r] + xp[g * H + j] + bias[2 * r] + bias[2 * r + 1];
             }
             const sk_plstm::cell_out o = lstm_cell(gv, cst[bb * U + u]);
-            const float ig = o.ig, fg = o.fg, gg = o.gg, og = o.og, c = o.c, h = o.h;
-            cst[bb * U + u] = c;
-            store_staged<T>(a.hh, a.hh16, pad_at(a, k, b, t + 1, H) + j, h);
-            if (a.train) {
-                a.cs[seq_at(a, k, b, t, H) + j] = c;
-                float *gr = a.gates + seq_at(a, k, b, t, 4 * H);
-                gr[j] = ig, gr[H + j] = fg, gr[2 * H + j] = gg, gr[3 * H + j] = og;
-            }
-            if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, t, H) + j] = drop ? h * keep(a, key, b, t, j) : h;
-            else a.y[((size_t)b * len + t) * H + j] = h;
-            if (t == len - 1) a.hy[((size_t)k * B + b) * H + j] = h, a.cy[((size_t)k * B + b) * H + j] = c;
+            cst[bb * U + u] = o.c;
+            store_staged<T>(a.hh, a.hh16, pad_at(a, k, b, t + 1, H) + j, o.h);
+            forward_store(a, b, t, j, o, drop, key);
         }
         grid.sync(); // h(t) of every tile, before anyone stages it (also orders vec and pre's reuse)
     }
@@ -171,14 +206,10 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_
             const float ig = gr[j], fg = gr[H + j], gg = gr[2 * H + j], og = gr[3 * H + j];
             const float c = a.cs[seq_at(a, k, b, t, H) + j];
             const float cprev = t > 0 ? a.cs[seq_at(a, k, b, t - 1, H) + j] : a.cx[((size_t)k * B + b) * H + j];
-            const float tc = tanhf(c);
-            const float dc = dcs[bb * U + u] + dh * og * (1.0f - tc * tc);
-            dcs[bb * U + u] = dc * fg;
+            const cell_grads r = backward_cell(dh, dcs[bb * U + u], ig, fg, gg, og, c, cprev);
+            dcs[bb * U + u] = r.dc_carry;
             const size_t dr = pad_at(a, k, b, t, H4);
-            store_staged<T>(a.dg, a.dg16, dr + j, dc * gg * ig * (1.0f - ig));
-            store_staged<T>(a.dg, a.dg16, dr + H + j, dc * cprev * fg * (1.0f - fg));
-            store_staged<T>(a.dg, a.dg16, dr + 2 * H + j, dc * ig * (1.0f - gg * gg));
-            store_staged<T>(a.dg, a.dg16, dr + 3 * H + j, dh * tc * og * (1.0f - og));
+            for (int g = 0; g < 4; g++) store_staged<T>(a.dg, a.dg16, dr + g * H + j, r.dg[g]);
         }
         grid.sync(); // dg(t) of every tile, before anyone stages it
     }

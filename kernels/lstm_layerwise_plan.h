@@ -2,16 +2,29 @@
 // tile their grid and lay out shared memory, as host arithmetic in C, checked without a GPU
 // (tests/test_plstm_plan.c); the kernels carve their shared memory with the same function.
 // defines: sk_plstm_lw_plan, sk_plstm_lw_plan_shape, sk_plstm_lw_smem, sk_plstm_lw_smem_carve,
-//          SK_PLSTM_LW_MAX_BB
+//          SK_PLSTM_LW_MAX_BB, SK_PLSTM_LW_MAX_CLUSTER
 //
-// One launch runs one layer over the window on every block. The recurrence is independent
-// across batch rows, so the grid is tiles: the batch in `groups` groups of at most Bb rows,
-// each group's H units in slices of U, one block per (group, slice): blocks = groups *
-// ceil(H / U) <= SMs. A block stages only its group's rows of h_{t-1} (forward) or of the gate
-// gradients dg(t+1) (backward) once per step: one batch pass, Bb rows, not the whole batch.
+// One launch runs one layer over the window. The recurrence is independent across batch rows,
+// so the grid is tiles: the batch in `groups` groups of at most Bb rows, each group's H units in
+// slices of U, one block per (group, slice): blocks = groups * ceil(H / U). Two exchanges:
+//   grid.sync (cluster = 0): every block resident at once (blocks <= SMs); a block stages its
+//     group's rows of h_{t-1} (forward) or of the gate gradients dg(t+1) (backward) from global
+//     memory once per step, after one grid.sync;
+//   cluster (cluster = slices <= 16): each batch group is one thread-block cluster; a block
+//     pushes its slice of h(t) into every peer's shared memory (distributed shared memory),
+//     and backward its fp32 partial sums of W_hh^T dg(t+1) for each peer's units, and one
+//     cluster barrier per step publishes them: no global round trip, no grid-wide barrier,
+//     and clusters need not be co-resident (groups are independent).
 // Shared memory per block (floats; sk_plstm_lw_smem_carve):
-//   forward   W_hh rows 4U x H, biases 4U x 2, c Bb x U, staged h Bb x H, pre Bb x 4U
-//   backward  W_hh columns U x 4H, dc Bb x U, staged dg Bb x 4H, acc Bb x U
+//   grid.sync forward   W_hh rows 4U x H, biases 4U x 2, c Bb x U, staged h Bb x H, pre Bb x 4U
+//   grid.sync backward  W_hh columns U x 4H, dc Bb x U, staged dg Bb x 4H, acc Bb x U
+//   cluster forward     W_hh rows 4U x H, biases, c, h Bb x H twice (double-buffered: peers
+//                       write step t+1's while this block reads step t's), pre, and the step's
+//                       projection Bb x 4U (prefetched before the inner products)
+//   cluster backward    W_hh^T rows H x 4U (the forward's slice, transposed: the partial sums of
+//                       every unit over this block's gates), dc, this block's dg Bb x 4U, the
+//                       partial sums Bb x H, received partials 2 x slices x Bb x U, and the
+//                       step's gates, c, c_prev and upper gradient Bb x 7U (prefetched)
 // (on tensor cores rows and strides rounded up, and mma_dots' scratch).
 #ifndef SK_LSTM_LAYERWISE_PLAN_H
 #define SK_LSTM_LAYERWISE_PLAN_H
@@ -26,7 +39,8 @@
 extern "C" {
 #endif
 
-#define SK_PLSTM_LW_MAX_BB 8 // batch rows per tile: one mma n-tile
+#define SK_PLSTM_LW_MAX_BB 8       // batch rows per tile: one mma n-tile
+#define SK_PLSTM_LW_MAX_CLUSTER 16 // blocks per cluster on sm_90 (non-portable size; 8 portable)
 
 typedef struct {
     int supported; // 0: why_not says why
@@ -40,58 +54,73 @@ typedef struct {
     // tensor cores rounded up (weight rows to 16, staged rows to 8, K to the instruction's 8 or
     // 16 plus a pad of 16 bytes: every row stride 4 mod 8 words and a multiple of 16 bytes, as
     // lstm_persistent_plan.h pads them), the padding zero.
-    int kf, gs;           // row strides (operands): forward (>= H), backward (>= 4H)
-    int wrows, wunits, bbr; // weight rows (forward), weight rows (backward), staged rows
+    int kf, gs;           // row strides (operands): forward (>= H), backward (>= 4H; cluster: >= 4U)
+    int wrows, wunits, bbr; // weight rows (forward), weight rows (backward; cluster: >= H), staged rows
+    int cluster;          // 0: grid.sync; else blocks per cluster (= slices): one cluster per batch group
     size_t smem_fwd, smem_bwd;
 } sk_plstm_lw_plan;
 
 // Byte offsets of a block's regions (16-byte aligned), forward or backward.
 typedef struct {
-    size_t w, bias, state, vec, acc, scratch, total;
+    size_t w, bias, state, vec, acc, recv, pre, scratch, total; // recv, pre: cluster only (else empty)
 } sk_plstm_lw_smem;
 
 static inline SK_HOST_DEVICE size_t sk_plstm_lw_align(size_t n) { return (n + 15) & ~(size_t)15; }
 
-// Forward: w [wrows][kf] operands, biases [4U][2], c [Bb][U], vec [bbr][kf] operands, pre
-// [Bb][4U]; backward: w [wunits][gs] operands, dc [Bb][U], vec [bbr][gs] operands, acc [Bb][U]
-// (the rest fp32); then, on tensor cores, the partial-sum scratch of mma_dots
+// Forward: w [wrows][kf] operands, biases [4U][2], c [Bb][U], vec [bbr][kf] operands (cluster:
+// two of them), acc [Bb][4U] (W_hh h_{t-1}), pre (cluster) [Bb][4U] (the step's projection);
+// backward: w [wunits][gs] operands, dc [Bb][U], vec [bbr][gs] operands, acc [Bb][U] (cluster:
+// acc [Bb][wunits], the partial sums; recv [2][slices][Bb][U]; pre [Bb][7U]: gates, c, c_prev,
+// the upper gradient) (the rest fp32); then, on tensor cores, the partial-sum scratch of mma_dots
 // (SK_PLSTM_MMA_SCRATCH_BYTES).
 static inline SK_HOST_DEVICE sk_plstm_lw_smem sk_plstm_lw_smem_carve(const sk_plstm_lw_plan *p, int backward) {
     const size_t f = sizeof(float), u = (size_t)p->U, bb = (size_t)p->Bb, s = (size_t)p->operand_bytes;
     const size_t row = (size_t)(backward ? p->gs : p->kf), held = (size_t)(backward ? p->wunits : p->wrows);
+    const int cl = p->cluster > 0;
     sk_plstm_lw_smem l;
     l.w = 0;
     l.bias = sk_plstm_lw_align(held * row * s);
     l.state = l.bias + (backward ? 0 : sk_plstm_lw_align(4 * u * 2 * f));
     l.vec = l.state + sk_plstm_lw_align(bb * u * f);
-    l.acc = l.vec + sk_plstm_lw_align((size_t)p->bbr * row * s);
-    l.scratch = l.acc + sk_plstm_lw_align(bb * (backward ? u : 4 * u) * f);
+    l.acc = l.vec + sk_plstm_lw_align((size_t)p->bbr * row * s) * (cl && !backward ? 2 : 1);
+    const size_t acc_cols = backward ? (cl ? (size_t)p->wunits : u) : 4 * u;
+    l.recv = l.acc + sk_plstm_lw_align(bb * acc_cols * f);
+    l.pre = l.recv + (cl && backward ? sk_plstm_lw_align(2 * (size_t)p->slices * bb * u * f) : 0);
+    l.scratch = l.pre + (cl ? sk_plstm_lw_align(bb * u * (backward ? 7 : 4) * f) : 0);
     l.total = l.scratch + (p->mma ? SK_PLSTM_MMA_SCRATCH_BYTES : 0);
     return l;
 }
 
 // Fills plan for B rows of width H on a device of `sms` SMs with `optin` bytes of shared memory
-// per block, operands of s bytes (4: fp32, 2: bf16) on CUDA cores or (mma) tensor cores: 1 when
+// per block, operands of s bytes (4: fp32, 2: bf16) on CUDA cores or (mma) tensor cores, with
+// the grid.sync exchange (max_cluster 0: at most `sms` blocks) or clusters of at most
+// max_cluster blocks (a group's slices: U = ceil(H / max_cluster); any number of groups): 1 when
 // it fits (the co-residency check is the caller's).
-static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int optin, int B, int H, int mma, int s) {
+static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int optin, int B, int H, int mma, int s,
+                                         int max_cluster) {
     memset(plan, 0, sizeof *plan);
-    if (sms < 1 || B < 1 || H < 1) {
+    if (sms < 1 || B < 1 || H < 1 || max_cluster < 0) {
         snprintf(plan->why_not, sizeof plan->why_not, "no shape to plan (B %d, H %d, %d SMs)", B, H, sms);
         return 0;
     }
     int groups = (B + SK_PLSTM_LW_MAX_BB - 1) / SK_PLSTM_LW_MAX_BB;
-    if (groups > sms) groups = sms;
+    if (!max_cluster && groups > sms) groups = sms;
     const int Bb = (B + groups - 1) / groups;
     groups = (B + Bb - 1) / Bb;
-    const int per_group = sms / groups; // blocks a group may have
+    const int per_group = max_cluster ? (max_cluster < H ? max_cluster : H) : sms / groups; // blocks a group may have
     const int U = (H + per_group - 1) / per_group;
     plan->mma = mma, plan->operand_bytes = s, plan->Bb = Bb, plan->groups = groups, plan->U = U;
     plan->slices = (H + U - 1) / U, plan->blocks = groups * plan->slices;
+    plan->cluster = max_cluster ? plan->slices : 0;
     const size_t kstep = s == 2 ? 16 : 8, pad = 16 / (size_t)s; // the mma's K; 16 bytes of operands
+    // Backward's inner products run over K = 4H (grid.sync: dg of every unit) or K = 4U
+    // (cluster: this block's own gates, for all H units).
+    const size_t kb = max_cluster ? 4 * (size_t)U : 4 * (size_t)H;
     plan->kf = mma ? (int)(sk_plstm_round_up((size_t)H, kstep) + pad) : H;
-    plan->gs = mma ? (int)(sk_plstm_round_up((size_t)4 * H, kstep) + pad) : 4 * H;
+    plan->gs = mma ? (int)(sk_plstm_round_up(kb, kstep) + pad) : (int)kb;
     plan->wrows = mma ? (int)sk_plstm_round_up((size_t)4 * U, 16) : 4 * U;
-    plan->wunits = mma ? (int)sk_plstm_round_up((size_t)U, 16) : U;
+    const size_t bw_rows = max_cluster ? (size_t)H : (size_t)U;
+    plan->wunits = mma ? (int)sk_plstm_round_up(bw_rows, 16) : (int)bw_rows;
     plan->bbr = mma ? (int)sk_plstm_round_up((size_t)Bb, 8) : Bb;
     const size_t fwd = sk_plstm_lw_smem_carve(plan, 0).total, bwd = sk_plstm_lw_smem_carve(plan, 1).total;
     if (fwd > (size_t)optin || bwd > (size_t)optin) {

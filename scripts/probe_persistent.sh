@@ -6,8 +6,9 @@
 #                         re-read), build/plstm_cost (the model the probes check), lstm_bench at
 #                         A and B, step_bench's persistent kernel for every precision with
 #                         tensor cores on and off, and its layer-after-layer kernels
-#   ncu-persistent.txt    ncu --clock-control none on the persistent kernels at A (fp32) and B
-#                         (bf16, tensor cores on): SpeedOfLight, MemoryWorkloadAnalysis,
+#   ncu-persistent.txt    ncu --clock-control none on the persistent kernels at A (the wavefront,
+#                         fp32) and B (the layer-after-layer kernels with clusters, bf16, tensor
+#                         cores on): SpeedOfLight, MemoryWorkloadAnalysis,
 #                         SchedulerStats, WarpStateStats, SourceCounters, as text, one training
 #                         step's forward and backward launch each
 # Runs the programs of build-gpu/ (or $BUILD_DIR) under its env.sh when there is one; a
@@ -57,6 +58,17 @@ run() {
     --format=csv 2>/dev/null; } >>"$log"
 run 10 "$build/sync_bench" 128 64
 run 3 "$build/plstm_cost"
+# The layer-after-layer kernels (kernels/lstm_layerwise.h: W_hh alone on the chain, batch-group
+# tiles), before the budget runs out, with thread-block clusters first (the issue's targets in
+# the model), then with grid.sync: A in fp32 (CUDA cores), tf32 and bf16 (tensor cores), beside
+# the wavefront's runs below; B in bf16 on tensor cores (in fp32 its tile does not fit).
+for knob in cluster 1; do
+  for pt in "tf32 on" "bf16 on" "fp32 off"; do
+    run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=$knob "$build/step_bench" $shape_a 10 persistent 0 $pt
+  done
+  run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=$knob "$build/step_bench" $shape_b 10 persistent 0 bf16 on
+done
+
 # ncu replays each kernel once per metric pass: at most PROBE_NCU_LIMIT s (default 20) per shape.
 : >"$ncu_log"
 if ! command -v ncu >/dev/null; then
@@ -64,29 +76,24 @@ if ! command -v ncu >/dev/null; then
 else
   sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats
             --section WarpStateStats --section SourceCounters)
-  for probe in "A fp32 off:$shape_a" "B bf16 on:$shape_b"; do
+  # A: the wavefront kernels in fp32; B: the layer-after-layer kernels with clusters in bf16
+  # (SHAKESPEARE_PLSTM_LAYERWISE=cluster; their names start lw_, the wavefront's plstm_).
+  for probe in "A fp32 off 0:$shape_a" "B bf16 on cluster:$shape_b"; do
     label=${probe%%:*} shape=${probe#*:}
-    read -r _ prec tc <<<"$label"
+    read -r _ prec tc knob <<<"$label"
     left=$((budget - SECONDS))
     [ "$left" -gt "${PROBE_NCU_LIMIT:-20}" ] && left=${PROBE_NCU_LIMIT:-20}
     if [ "$left" -le 5 ]; then echo "== ncu $label: skipped, budget spent" >>"$ncu_log"; continue; fi
-    echo "== ncu $label: step_bench $shape 2 persistent 0 $prec $tc (limit ${left} s)" >>"$ncu_log"
+    echo "== ncu $label: SHAKESPEARE_PLSTM_LAYERWISE=$knob step_bench $shape 2 persistent 0 $prec $tc (limit ${left} s)" >>"$ncu_log"
     (if [ -f "$build/env.sh" ]; then source "$build/env.sh"; fi
-     timeout "$left" ncu --clock-control none "${sections[@]}" -k regex:plstm_ --launch-count 2 \
-       "$build/step_bench" $shape 2 persistent 0 "$prec" "$tc") >>"$ncu_log" 2>&1
+     SHAKESPEARE_PLSTM_LAYERWISE=$knob timeout "$left" ncu --clock-control none "${sections[@]}" \
+       -k 'regex:plstm_|lw_' --launch-count 2 "$build/step_bench" $shape 2 persistent 0 "$prec" "$tc") >>"$ncu_log" 2>&1
     echo "== rc $?" >>"$ncu_log"
   done
 fi
 
 run 8 "$build/lstm_bench" $shape_a 5 all
 run 8 "$build/lstm_bench" $shape_b 3 all
-# The layer-after-layer kernels (kernels/lstm_layerwise.h: W_hh alone on the chain, batch-group
-# tiles), before the budget runs out: A in fp32 (CUDA cores), tf32 and bf16 (tensor cores),
-# beside the wavefront's runs below; B in bf16 on tensor cores (in fp32 its tile does not fit).
-for pt in "fp32 off" "tf32 on" "bf16 on"; do
-  run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_a 10 persistent 0 $pt
-done
-run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=1 "$build/step_bench" $shape_b 10 persistent 0 bf16 on
 for shape in "$shape_a" "$shape_b"; do
   run "$step_limit" "$build/step_bench" $shape 10 persistent 0 fp32 off
   for p in tf32 bf16; do

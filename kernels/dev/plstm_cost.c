@@ -62,21 +62,29 @@ static void rebuild(const char *label, int B, int E, int H, int L, int T) {
             }
 }
 
-// The layer-after-layer kernels as built (kernels/lstm_layerwise_cost.h: fp32, CUDA cores,
-// grid.sync), on the H100's SMs.
+// The layer-after-layer kernels as built (kernels/lstm_layerwise_cost.h) on the H100's SMs: fp32 on
+// CUDA cores, TF32 and bf16 on tensor cores, each with grid.sync and with clusters.
 static void built_layerwise(const char *label, int B, int H, int L, int T) {
-    sk_plstm_lw_plan p;
-    printf("built, layer after layer, fp32 CUDA cores, grid.sync, config %s (B=%d H=%d L=%d T=%d):", label, B, H, L,
-           T);
-    if (!sk_plstm_lw_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, H, 0, 4)) {
-        printf(" does not fit: %s\n", p.why_not);
-        return;
-    }
-    const sk_plstm_cost f = sk_plstm_lw_cost_forward(&p, H), b = sk_plstm_lw_cost_backward(&p, H);
-    printf(" Bb=%d U=%d blocks=%d smem %zu/%zu KiB; fwd %.2f us (%.0f KiB staged, %.0f lds), bwd %.2f us (%.0f KiB, %.0f "
-           "lds) x %d steps: chain %.2f ms\n",
-           p.Bb, p.U, p.blocks, p.smem_fwd >> 10, p.smem_bwd >> 10, f.us, f.l2_rd / 1024, f.lds, b.us, b.l2_rd / 1024,
-           b.lds, L * T, sk_plstm_lw_chain_ms(&p, H, L, T));
+    static const struct {
+        const char *name;
+        int mma, s;
+    } kinds[3] = {{"fp32 CUDA cores", 0, 4}, {"TF32 tensor cores", 1, 4}, {"bf16 tensor cores", 1, 2}};
+    for (int k = 0; k < 3; k++)
+        for (int cl = 0; cl < 2; cl++) {
+            sk_plstm_lw_plan p;
+            printf("built, layer after layer, %s, %s, config %s (B=%d H=%d L=%d T=%d):", kinds[k].name,
+                   cl ? "clusters" : "grid.sync", label, B, H, L, T);
+            if (!sk_plstm_lw_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, H, kinds[k].mma, kinds[k].s,
+                                        cl ? SK_PLSTM_LW_MAX_CLUSTER : 0)) {
+                printf(" does not fit: %s\n", p.why_not);
+                continue;
+            }
+            const sk_plstm_cost f = sk_plstm_lw_cost_forward(&p, H), b = sk_plstm_lw_cost_backward(&p, H);
+            printf(" Bb=%d U=%d blocks=%d smem %zu/%zu KiB; fwd %.2f us (%.0f KiB read, %.0f lds, %.0f mma), bwd %.2f us "
+                   "(%.0f KiB, %.0f lds, %.0f mma) x %d steps: chain %.2f ms\n",
+                   p.Bb, p.U, p.blocks, p.smem_fwd >> 10, p.smem_bwd >> 10, f.us, f.l2_rd / 1024, f.lds, f.mma, b.us,
+                   b.l2_rd / 1024, b.lds, b.mma, L * T, sk_plstm_lw_chain_ms(&p, H, L, T));
+        }
 }
 
 // The sampling kernel (kernels/sample_persistent_cost.h) at batch 1, 16 and 256.
@@ -96,9 +104,10 @@ static void sampler(const char *label, int V, int E, int H, int L) {
 
 int main(int argc, char **argv) {
     printf("H100 assumptions: clock %.3f GHz, grid.sync %.1f us, dependent L2 round trip %.2f us, L2 %.0f B/ns "
-           "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us\n",
+           "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us, cluster barrier "
+           "%.2f us, DSMEM %.0f B/ns per SM (assumed)\n",
            kSkCostClockGHz, kSkCostGridSyncUs, kSkCostL2RoundTripUs, kSkCostL2BytesPerNsPerSM, kSkCostLdsPerClk,
-           kSkCostFmaPerClk, kSkCostMmaClk, kSkCostBarUs);
+           kSkCostFmaPerClk, kSkCostMmaClk, kSkCostBarUs, kSkCostClusterSyncUs, kSkCostDsmemBytesPerNsPerSM);
     if (argc == 6) {
         int v[5];
         for (int i = 0; i < 5; i++) {

@@ -12,6 +12,12 @@
 //                      (distributed shared memory), a second barrier; us per exchange and B/ns
 //                      per block, for S = 512 B (config B's bf16 h slice: 8 rows x 32 units) and
 //                      2 KiB (its dg slice: 8 rows x 128 gates)
+//   DSMEM push         the exchange of the cluster kernels (kernels/lstm_layerwise_cluster_kernels.cuh):
+//                      each block of a cluster of 16 stores an S-byte slice into each of its 15
+//                      peers' shared memory, 16 bytes a store, double-buffered, one cluster
+//                      barrier a step; us per step and B/ns per block (15 S over the step), for
+//                      S = 512 B (config B's forward: 8 rows x 32 bf16 units of h) and 1 KiB (its
+//                      backward: 8 rows x 32 fp32 partial sums)
 // usage: sync_bench [blocks [kib]]   (default 128 blocks, 64 KiB: configuration A's grid)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -96,13 +102,14 @@ __global__ void l2_reread8_kernel(const float4 *buf, size_t n4, int reps, float 
     if (acc == 12345.678f) *sink = acc;
 }
 
-// The exchange of a cluster-resident batch group: slice_floats per block, gathered by all.
-__global__ void dsmem_gather_kernel(int iters, int slice_floats, float *sink) {
+// The exchange of a cluster-resident batch group: slice_bytes per block, gathered by all.
+__global__ void dsmem_gather_kernel(int iters, int slice_bytes, float *sink) {
     extern __shared__ float slice[];
     float acc = 0.0f;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     cg::cluster_group cluster = cg::this_cluster();
     const unsigned me = cluster.block_rank(), n = cluster.num_blocks();
+    const int slice_floats = slice_bytes / (int)sizeof(float);
     for (int it = 0; it < iters; it++) {
         for (int i = threadIdx.x; i < slice_floats; i += blockDim.x) slice[i] = (float)(it + i + me);
         cluster.sync(); // every slice written
@@ -114,6 +121,28 @@ __global__ void dsmem_gather_kernel(int iters, int slice_floats, float *sink) {
     }
 #endif
     if (acc == 12345.678f) *sink = acc;
+}
+
+// The cluster kernels' exchange: each block pushes slice_bytes into every peer's receive buffer
+// ([2][16][slice_bytes]: by step parity and sender), one cluster barrier a step.
+__global__ void dsmem_push_kernel(int iters, int slice_bytes, float *sink) {
+    extern __shared__ uint4 recv[];
+    unsigned acc = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    const int me = (int)cluster.block_rank(), n = (int)cluster.num_blocks(), n16 = slice_bytes / 16;
+    cluster.sync(); // every block running before any stores into it
+    for (int it = 0; it < iters; it++) {
+        uint4 *mine = recv + ((size_t)(it & 1) * n + me) * n16; // where peers keep this block's slice
+        for (int i = threadIdx.x; i < (n - 1) * n16; i += blockDim.x) {
+            const int p = (me + 1 + i / n16) % n;
+            *cluster.map_shared_rank(mine + i % n16, p) = make_uint4((unsigned)it, (unsigned)i, (unsigned)me, 0u);
+        }
+        cluster.sync(); // every slice of this step received
+        acc += recv[((size_t)(it & 1) * n + (me + 1) % n) * n16].x;
+    }
+#endif
+    if (acc == 12345u) *sink = (float)acc;
 }
 
 static float time_ms(cudaEvent_t a, cudaEvent_t b) {
@@ -229,28 +258,34 @@ int main(int argc, char **argv) {
                bytes8 / ms8 / 1e6 / blocks);
         CHECK_CUDA(cudaFree(buf));
     }
-    for (int slice_bytes : {512, 2048}) { // DSMEM gather in clusters of 16
-        const int slice_floats = slice_bytes / (int)sizeof(float);
-        cudaLaunchAttribute attr;
-        const cudaLaunchConfig_t cfg = cluster_config(blocks, 16, (size_t)slice_bytes, &attr);
-        if (cudaFuncSetAttribute(dsmem_gather_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-            (void)cudaGetLastError();
-            printf("DSMEM gather (16)    not available\n");
-            break;
+    const struct {
+        const char *name, *per;
+        void (*kernel)(int, int, float *);
+        int slice[2], smem_slices; // slice sizes (bytes); shared memory in slices
+    } dsmem[2] = {{"DSMEM gather", "per exchange (2 cluster barriers)", dsmem_gather_kernel, {512, 2048}, 1},
+                  {"DSMEM push  ", "per step (1 cluster barrier)", dsmem_push_kernel, {512, 1024}, 32}};
+    for (const auto &d : dsmem) // in clusters of 16
+        for (int slice_bytes : d.slice) {
+            cudaLaunchAttribute attr;
+            const cudaLaunchConfig_t cfg = cluster_config(blocks, 16, (size_t)slice_bytes * d.smem_slices, &attr);
+            if (cudaFuncSetAttribute(d.kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+                (void)cudaGetLastError();
+                printf("%s (16)    not available\n", d.name);
+                break;
+            }
+            cudaError_t e = cudaLaunchKernelEx(&cfg, d.kernel, 10, slice_bytes, (float *)flags);
+            if (e != cudaSuccess) {
+                (void)cudaGetLastError();
+                printf("%s (16)    not available: %s\n", d.name, cudaGetErrorString(e));
+                break;
+            }
+            CHECK_CUDA(cudaEventRecord(e0));
+            CHECK_CUDA(cudaLaunchKernelEx(&cfg, d.kernel, kIters, slice_bytes, (float *)flags));
+            CHECK_CUDA(cudaEventRecord(e1));
+            const double us = time_ms(e0, e1) * 1e3 / kIters;
+            printf("%s %4d B  %8.3f us %s, %.1f B/ns per block\n", d.name, slice_bytes, us, d.per,
+                   15.0 * slice_bytes / (us * 1e3));
         }
-        cudaError_t e = cudaLaunchKernelEx(&cfg, dsmem_gather_kernel, 10, slice_floats, (float *)flags);
-        if (e != cudaSuccess) {
-            (void)cudaGetLastError();
-            printf("DSMEM gather (16)    not available: %s\n", cudaGetErrorString(e));
-            break;
-        }
-        CHECK_CUDA(cudaEventRecord(e0));
-        CHECK_CUDA(cudaLaunchKernelEx(&cfg, dsmem_gather_kernel, kIters, slice_floats, (float *)flags));
-        CHECK_CUDA(cudaEventRecord(e1));
-        const double us = time_ms(e0, e1) * 1e3 / kIters;
-        printf("DSMEM gather %4d B  %8.3f us per exchange (2 cluster barriers), %.1f B/ns per block\n", slice_bytes,
-               us, 15.0 * slice_bytes / (us * 1e3));
-    }
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaFree(flags));
     return 0;

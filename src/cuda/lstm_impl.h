@@ -109,9 +109,12 @@ sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err);
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
-// 1 when SHAKESPEARE_PLSTM_LAYERWISE=1 asks the persistent implementation for its layer-after-layer
-// kernels (kernels/lstm_layerwise.h: the precision's operands, tensor cores as the kernel's), a benchmark knob until a GPU
-// has validated them.
+// What SHAKESPEARE_PLSTM_LAYERWISE asks of the persistent implementation, a benchmark knob until a
+// GPU has validated it: 0 (unset or anything else) its wavefront kernels; 1 ("1" or "grid") its
+// layer-after-layer kernels with grid.sync, 2 ("cluster") with thread-block clusters
+// (kernels/lstm_layerwise.h: the precision's operands, tensor cores as the wavefront's).
 int sk_lstm_persistent_layerwise(void);
+// "SHAKESPEARE_PLSTM_LAYERWISE=<value>" as set, for messages ("" when 0).
+const char *sk_lstm_persistent_layerwise_name(void);
 
 #endif

@@ -263,11 +263,13 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     a->w = p->w;
     SK_TRY(alloc_zeroed(&a->hh, (size_t)L * pad_slab(c, H), c->stream, err));
     SK_TRY(alloc_zeroed(&a->xin, (size_t)L * pad_slab(c, H), c->stream, err));
-    const int bf16 = sk_plstm_operand_bytes(plan->operands) == 2; // blocks stage from bf16 copies
-    if (bf16) {
-        SK_TRY(alloc_zeroed16(&a->hh16, (size_t)L * pad_slab(c, H), c->stream, err));
-        SK_TRY(alloc_zeroed16(&a->xin16, (size_t)L * pad_slab(c, H), c->stream, err));
-    }
+    // The bf16 copies blocks stage from: the wavefront kernels' of hh, xin and dg; the
+    // layer-after-layer kernels' with grid.sync of hh and dg; none with clusters (h and the
+    // gradients travel through shared memory).
+    const int wave16 = !lw_plan && sk_plstm_operand_bytes(plan->operands) == 2;
+    const int lw16 = lw_plan && lw_plan->operand_bytes == 2 && !lw_plan->cluster;
+    if (wave16 || lw16) SK_TRY(alloc_zeroed16(&a->hh16, (size_t)L * pad_slab(c, H), c->stream, err));
+    if (wave16) SK_TRY(alloc_zeroed16(&a->xin16, (size_t)L * pad_slab(c, H), c->stream, err));
     if (lw_plan) { // the layer-after-layer kernels on the same buffers
         p->layerwise = 1;
         memset(&p->lw, 0, sizeof p->lw);
@@ -282,7 +284,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
         SK_TRY(alloc_zeroed(&a->cs, seq, c->stream, err));
         SK_TRY(alloc_zeroed(&a->gates, 4 * seq, c->stream, err));
         SK_TRY(alloc_zeroed(&a->dg, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
-        if (bf16) SK_TRY(alloc_zeroed16(&a->dg16, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
+        if (wave16 || lw16) SK_TRY(alloc_zeroed16(&a->dg16, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
         SK_TRY(alloc_zeroed(&p->xpad, pad_slab(c, c->E), c->stream, err));
         SK_TRY(alloc_zeroed(&p->dxpad, pad_slab(c, c->E), c->stream, err));
         const size_t m = (size_t)c->B * (c->T + 1);
@@ -300,7 +302,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     if (p->layerwise) {
         sk_plstm_lw_args *w = &p->lw;
         w->hh = a->hh, w->xin = a->xin, w->cs = a->cs, w->gates = a->gates, w->dg = a->dg;
-        w->hh16 = a->hh16, w->dg16 = a->dg16; // allocated by the plan's bf16 operands (above)
+        w->hh16 = a->hh16, w->dg16 = a->dg16; // NULL unless the grid.sync kernels stage bf16 (above)
     }
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     return SK_OK;
@@ -333,7 +335,13 @@ static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm
 
 int sk_lstm_persistent_layerwise(void) {
     const char *v = getenv("SHAKESPEARE_PLSTM_LAYERWISE");
-    return v && strcmp(v, "1") == 0;
+    if (!v) return 0;
+    return strcmp(v, "1") == 0 || strcmp(v, "grid") == 0 ? 1 : strcmp(v, "cluster") == 0 ? 2 : 0;
+}
+
+const char *sk_lstm_persistent_layerwise_name(void) {
+    const int lw = sk_lstm_persistent_layerwise();
+    return lw == 2 ? "SHAKESPEARE_PLSTM_LAYERWISE=cluster" : lw ? "SHAKESPEARE_PLSTM_LAYERWISE=1" : "";
 }
 
 // Their plan: the precision's operands (bf16 in bf16, else fp32), the inner products on tensor
@@ -343,7 +351,7 @@ static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_pl
     CUDA_CHECK(cudaGetDevice(&device));
     const int bf16 = cfg->precision == SK_PRECISION_BF16;
     CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->precision != SK_PRECISION_FP32,
-                                     bf16 ? 2 : 4));
+                                     bf16 ? 2 : 4, sk_lstm_persistent_layerwise() == 2));
     return SK_OK;
 }
 
@@ -353,7 +361,7 @@ sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *wh
         sk_plstm_lw_plan lw;
         SK_TRY(make_lw_plan(cfg, tc, &lw, err));
         *fits = lw.supported;
-        if (why && why_size) snprintf(why, why_size, "SHAKESPEARE_PLSTM_LAYERWISE=1: %s", lw.why_not);
+        if (why && why_size) snprintf(why, why_size, "%s: %s", sk_lstm_persistent_layerwise_name(), lw.why_not);
         return SK_OK;
     }
     sk_plstm_plan plan;
@@ -380,8 +388,8 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
     if (layerwise) {
         SK_TRY(make_lw_plan(cfg, tensor_cores, &lw, err));
         if (!lw.supported)
-            return sk_fail(err, SK_ERR_ARG, "SHAKESPEARE_PLSTM_LAYERWISE=1: the layer-after-layer LSTM kernels do not "
-                                            "fit this model: %s", lw.why_not);
+            return sk_fail(err, SK_ERR_ARG, "%s: the layer-after-layer LSTM kernels do not fit this model: %s",
+                           sk_lstm_persistent_layerwise_name(), lw.why_not);
     } else if (!plan.supported) {
         return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);
     }

@@ -57,8 +57,11 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
     case SK_RNN_PERSISTENT: {
         const sk_status st = sk_lstm_create_persistent(cfg, out, err);
         if (st == SK_OK && sk_lstm_persistent_layerwise() && notice && notice_size)
-            snprintf(notice, notice_size, "SHAKESPEARE_PLSTM_LAYERWISE=1: the persistent LSTM runs its "
-                                          "layer-after-layer kernels (kernels/lstm_layerwise.h), not yet validated on a GPU");
+            snprintf(notice, notice_size,
+                     "%s: the persistent LSTM runs its layer-after-layer kernels (kernels/lstm_layerwise.h) with %s, not "
+                     "yet validated on a GPU",
+                     sk_lstm_persistent_layerwise_name(),
+                     sk_lstm_persistent_layerwise() == 2 ? "thread-block clusters" : "grid.sync");
         return st;
     }
     case SK_RNN_CUDNN_PERSIST:

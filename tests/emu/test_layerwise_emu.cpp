@@ -1,21 +1,27 @@
-// test_layerwise_emu.cpp: the layer-after-layer persistent LSTM kernels
-// (kernels/lstm_layerwise_kernels.cuh, the code the GPU runs) executed on the CPU by
+// test_layerwise_emu.cpp: the layer-after-layer persistent LSTM kernels, with grid.sync
+// (kernels/lstm_layerwise_kernels.cuh) and with thread-block clusters
+// (lstm_layerwise_cluster_kernels.cuh), the code the GPU runs, executed on the CPU by
 // tests/emu/cuda_emu.h, one fiber per GPU thread, in the sequence lstm_impl_persistent.cu
 // launches them (the GEMMs between launches done here on the host): a training forward of
 // every layer, then the backward data pass top layer first, dropout between the layers.
 // Every instance: fp32 and bf16 operands, each on CUDA cores and on tensor cores (the emulated
-// mma.sync: TF32 m16n8k8, bf16 m16n8k16).
+// mma.sync: TF32 m16n8k8, bf16 m16n8k16), each exchange.
 // Checks (the CPU backend's parity with these kernels is test_plstm_layerwise.sh's):
 //  1. race-free: the whole sequence in both schedules (threads in ascending, then descending
 //     order between barriers) leaves every buffer bit-identical; buffers start as NaN, so a
 //     read of something never written shows;
 //  2. the plan's synchronization: every block of every launch passes len grid syncs (one a
-//     step), whatever its tile;
+//     step), whatever its tile; with clusters no grid sync, and len cluster barriers forward
+//     (one before the first step, one after each but the last), len + 1 backward;
 //  3. the forward against a double-precision LSTM computed here with the same masks: y, hy and
 //     cy within 1e-5 of the tensor's scale + 1e-4 relative (fp32 sums in other orders), or
 //     TF32's forward tolerance (tests/gpu/precision_tolerance.h: the operands' rounding);
 //  4. the pad rows the weight GEMMs rely on: dg rows (b, len) stay zero, xin rows (b, len)
-//     of the layer above are written zero.
+//     of the layer above are written zero;
+//  5. clusters against grid.sync: the forward bit-identical (the same operands in the same
+//     inner products, from the block's own shared memory instead of global memory), the gate
+//     gradients within 1e-5 of their scale + 1e-4 relative (the cluster kernels add W_hh^T dg
+//     slice by slice: another fp32 sum order) in fp32, the operands' tolerance in TF32 and bf16.
 // Shape: B = 11 in two batch groups (6 and 5 rows), H = 13 in slices of 5, 5 and 3 units,
 // len < T, a data-parallel stream offset.
 #include <math.h>
@@ -25,7 +31,7 @@
 
 #include <vector>
 
-#include "lstm_layerwise_kernels.cuh"
+#include "lstm_layerwise_cluster_kernels.cuh"
 
 extern "C" {
 #include "gpu/precision_tolerance.h"
@@ -63,7 +69,7 @@ void gemm_nt(const float *in, int rows, int K, const float *W, int n, float *out
 }
 
 // One whole sequence (forward of every layer, backward top first) in one schedule; every
-// launch's grid syncs checked.
+// launch's grid syncs or cluster barriers checked.
 Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<sk_plstm_layer> &ly,
             const vector<float> &x, const vector<float> &dy, bool reverse, int *syncs_ok) {
     Buffers f;
@@ -82,18 +88,27 @@ Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<s
     if (a.plan.operand_bytes == 2) a.hh16 = f.hh16.data(), a.dg16 = f.dg16.data();
     auto launch = [&](bool backward) {
         sk_emu_config cfg;
-        cfg.grid = (unsigned)a.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.cooperative = true, cfg.reverse = reverse;
+        cfg.grid = (unsigned)a.plan.blocks, cfg.block = SK_PLSTM_THREADS, cfg.reverse = reverse;
+        cfg.cooperative = a.plan.cluster == 0, cfg.cluster = (unsigned)a.plan.cluster;
         cfg.dynamic_smem = backward ? a.plan.smem_bwd : a.plan.smem_fwd;
         const std::string err = sk_emu_launch(cfg, [&] {
             using namespace sk_plstm_lw;
-            const bool half = a.plan.operand_bytes == 2;
-            if (backward && half) a.plan.mma ? lw_backward_kernel<__nv_bfloat16, true>(a) : lw_backward_kernel<__nv_bfloat16, false>(a);
+            const bool half = a.plan.operand_bytes == 2, cl = a.plan.cluster > 0;
+            if (backward && half && cl) a.plan.mma ? lw_backward_cluster_kernel<__nv_bfloat16, true>(a) : lw_backward_cluster_kernel<__nv_bfloat16, false>(a);
+            else if (backward && cl) a.plan.mma ? lw_backward_cluster_kernel<float, true>(a) : lw_backward_cluster_kernel<float, false>(a);
+            else if (half && cl) a.plan.mma ? lw_forward_cluster_kernel<__nv_bfloat16, true>(a) : lw_forward_cluster_kernel<__nv_bfloat16, false>(a);
+            else if (cl) a.plan.mma ? lw_forward_cluster_kernel<float, true>(a) : lw_forward_cluster_kernel<float, false>(a);
+            else if (backward && half) a.plan.mma ? lw_backward_kernel<__nv_bfloat16, true>(a) : lw_backward_kernel<__nv_bfloat16, false>(a);
             else if (backward) a.plan.mma ? lw_backward_kernel<float, true>(a) : lw_backward_kernel<float, false>(a);
             else if (half) a.plan.mma ? lw_forward_kernel<__nv_bfloat16, true>(a) : lw_forward_kernel<__nv_bfloat16, false>(a);
             else a.plan.mma ? lw_forward_kernel<float, true>(a) : lw_forward_kernel<float, false>(a);
         });
         if (!err.empty()) fprintf(stderr, "%s\n", err.c_str()), sk_test_failures++;
-        for (int b = 0; b < a.plan.blocks; b++) *syncs_ok &= sk_emu_block_counts((unsigned)b).grid_syncs == LEN;
+        for (int b = 0; b < a.plan.blocks; b++) {
+            const sk_emu_counts n = sk_emu_block_counts((unsigned)b);
+            if (a.plan.cluster) *syncs_ok &= n.grid_syncs == 0 && (int)n.cluster_syncs == LEN + (backward ? 1 : 0);
+            else *syncs_ok &= n.grid_syncs == LEN && n.cluster_syncs == 0;
+        }
     };
     for (int k = 0; k < L; k++) {
         a.k = k, a.xrows = k == 0 ? LEN : LEN + 1;
@@ -120,8 +135,9 @@ bool same_bits(const vector<float> &a, const vector<float> &b) {
 }
 
 // The whole check with operands of s bytes (4: fp32, 2: bf16), the inner products on CUDA cores
-// (mma 0) or tensor cores (1).
-void check(int mma, int s) {
+// (mma 0) or tensor cores (1), exchanging through grid.sync (cluster 0) or clusters (1); with
+// clusters, grid (the grid.sync kernels' buffers, same shape) is what check 5 compares against.
+Buffers check(int mma, int s, int cluster, const Buffers *grid) {
     sk_model_config m = {V, E, H, L, P, 0.0f};
     sk_param_layout layout;
     sk_error err = {{0}};
@@ -141,8 +157,9 @@ void check(int mma, int s) {
     const uint64_t keys[L] = {sk_dropout_key(5, 9, 0), sk_dropout_key(5, 9, 1)};
     sk_plstm_lw_args a;
     memset(&a, 0, sizeof a);
-    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma, s));
-    CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == 5 && a.plan.slices == 3);
+    // Clusters of at most 3 blocks: the same tiles as grid.sync's on 6 SMs.
+    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma, s, cluster ? 3 : 0));
+    CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == 5 && a.plan.slices == 3 && a.plan.cluster == (cluster ? 3 : 0));
     a.B = B, a.T = T, a.len = LEN, a.H = H, a.L = L, a.w = w.data(), a.layers = ly.data();
     a.hx = hx.data(), a.cx = cx.data(), a.train = 1, a.p = P, a.keep_scale = 1.0f / (1.0f - P), a.keys = keys;
     a.stream_offset = OFFSET;
@@ -202,10 +219,12 @@ void check(int mma, int s) {
         for (float f : v) s = fmax(s, fabs((double)f));
         return s;
     };
-    printf("%s: B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, dropout "
-           "%.1f: both schedules bit-identical: %s; %d grid syncs a launch: %s; pad rows zero: %s\n",
-           s == 2 ? (mma ? "bf16, tensor cores" : "bf16, CUDA cores") : (mma ? "TF32 tensor cores" : "fp32, CUDA cores"), B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN,
-           T, (double)P, same ? "yes" : "NO", LEN, syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
+    printf("%s, %s: B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, "
+           "dropout %.1f: both schedules bit-identical: %s; %s: %s; pad rows zero: %s\n",
+           s == 2 ? (mma ? "bf16, tensor cores" : "bf16, CUDA cores") : (mma ? "TF32 tensor cores" : "fp32, CUDA cores"),
+           cluster ? "clusters" : "grid.sync", B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN, T,
+           (double)P, same ? "yes" : "NO", cluster ? "cluster barriers len (forward), len + 1 (backward)" : "len grid syncs a launch",
+           syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
     // fp32: summation order (test_cuda_parity.c's forward tolerance); TF32 and bf16: the
     // operands' rounding (precision_tolerance.h derives it).
     const sk_precision prec = s == 2 ? SK_PRECISION_BF16 : mma ? SK_PRECISION_TF32 : SK_PRECISION_FP32;
@@ -214,15 +233,33 @@ void check(int mma, int s) {
     sk_test_compare("  y", up.y.data(), yf.data(), yf.size(), atol * scale(yf), rtol);
     sk_test_compare("  hy", up.hy.data(), hyf.data(), hyf.size(), atol * scale(hyf), rtol);
     sk_test_compare("  cy", up.cy.data(), cyf.data(), cyf.size(), atol * scale(cyf), rtol);
+    if (grid) { // 5
+        const bool fwd_same = same_bits(up.hh, grid->hh) && same_bits(up.xin, grid->xin) && same_bits(up.cs, grid->cs) &&
+                              same_bits(up.gates, grid->gates) && same_bits(up.y, grid->y) && same_bits(up.hy, grid->hy) &&
+                              same_bits(up.cy, grid->cy);
+        printf("  forward bit-identical to grid.sync's: %s\n", fwd_same ? "yes" : "NO");
+        CHECK(fwd_same);
+        const double gatol = prec == SK_PRECISION_FP32 ? 1e-5 : tol.grad_atol, grtol = prec == SK_PRECISION_FP32 ? 1e-4 : tol.grad_rtol;
+        vector<float> got, ref; // the rows the window wrote: t < len (row len is the zero pad)
+        for (int k = 0; k < L; k++)
+            for (int b = 0; b < B; b++) {
+                const size_t at = pad(k, b, 0, 4 * H), n = (size_t)LEN * 4 * H;
+                got.insert(got.end(), up.dg.begin() + at, up.dg.begin() + at + n);
+                ref.insert(ref.end(), grid->dg.begin() + at, grid->dg.begin() + at + n);
+            }
+        sk_test_compare("  dg against grid.sync's", got.data(), ref.data(), got.size(), gatol * scale(ref), grtol);
+    }
     sk_param_layout_free(&layout);
+    return up;
 }
 
 } // namespace
 
 int main() {
-    check(0, 4);
-    check(1, 4);
-    check(0, 2);
-    check(1, 2);
+    for (int s = 4; s >= 2; s -= 2)
+        for (int mma = 0; mma < 2; mma++) {
+            const Buffers grid = check(mma, s, 0, nullptr);
+            check(mma, s, 1, &grid);
+        }
     return sk_test_done("test_layerwise_emu");
 }

@@ -1,29 +1,10 @@
 #!/usr/bin/env bash
-# test_plstm_layerwise.sh (label gpu): the persistent LSTM's layer-after-layer kernels
-# (kernels/lstm_layerwise.h, SHAKESPEARE_PLSTM_LAYERWISE=1), held as the wavefront kernels are:
-#  1. against the CPU backend: the parity test's every case and random shape for the persistent
-#     kernel in fp32 (CUDA cores), and in tf32 and bf16 on tensor cores, with each precision's
-#     tolerances (test_cuda_parity.c), B = 11 among them (two batch groups of the tiles);
-#  2. the graph test's persistent cases (test_cuda_graph.c): steps replayed as a captured CUDA
-#     graph, eager and resumed from a checkpoint mid-run, bit-identical to one straight run
-#     (determinism and bit-exact resume), and a non-finite step caught;
-# every backend created announcing the layer-after-layer kernels, so the comparisons are of
-# them, not of the wavefront. Skipped (77) where no GPU is usable.
+# test_plstm_layerwise.sh (label gpu): the persistent LSTM's layer-after-layer kernels with one
+# grid.sync a step (kernels/lstm_layerwise.h, SHAKESPEARE_PLSTM_LAYERWISE=1) against the CPU
+# backend, in graph replay and resume (plstm_layerwise_check.sh says what is held). Skipped (77)
+# where no GPU is usable.
 . "$(dirname "$0")/../cli/lib.sh"
 
 require_gpu
 export SHAKESPEARE_PLSTM_LAYERWISE=1
-SK_PARITY_ONLY=persistent-fp32-and-tensor-cores "$SK_BUILD_DIR/gpu_test_cuda_parity" > parity.log 2>&1 ||
-    { tail -30 parity.log; fail "gpu_test_cuda_parity failed with the layer-after-layer kernels"; }
-runs=$(grep -c 'streams \[.*--rnn-impl persistent' parity.log) notes=$(grep -c 'notice: SHAKESPEARE_PLSTM_LAYERWISE=1' parity.log)
-[ "$runs" -gt 20 ] && [ "$notes" = "$runs" ] && note "parity: $runs runs against the CPU, every one on the layer-after-layer kernels" ||
-    fail "parity: $runs persistent runs, $notes of them announcing the layer-after-layer kernels"
-grep -q 'B = 11' parity.log || fail "the two-group case did not run"
-grep -q 'precision tf32, tensor cores' parity.log && grep -q 'precision bf16, tensor cores' parity.log ||
-    fail "no tf32 or no bf16 run on tensor cores"
-SK_GRAPH_ONLY=persistent "$SK_BUILD_DIR/gpu_test_cuda_graph" > graph.log 2>&1 ||
-    { tail -30 graph.log; fail "gpu_test_cuda_graph failed with the layer-after-layer kernels"; }
-cases=$(grep -c 'rnn-impl persistent$' graph.log) notes=$(grep -c 'notice: SHAKESPEARE_PLSTM_LAYERWISE=1' graph.log)
-[ "$cases" = 2 ] && [ "$notes" = 2 ] && note "graph and resume: both persistent cases bit-identical, on the layer-after-layer kernels" ||
-    fail "graph: $cases persistent cases, $notes announcing the layer-after-layer kernels"
-finish
+. "$(dirname "$0")/plstm_layerwise_check.sh"
