@@ -63,8 +63,9 @@
 #   build.log       preflight and the build (45 s)
 #   gpu-tests.log   ctest -L gpu, 4 at a time (60 s in all)
 #   bench-gpu.txt   bench_gpu.sh at A and B, probe_variants (the default run, cuDNN fp32, the
-#                   persistent kernel in fp32, tf32 and bf16 with tensor cores; BENCH_VARIANTS
-#                   overrides) against PyTorch TF32, fp32 and CUDA-graph rows, steady state on
+#                   persistent kernel in fp32, tf32 and bf16 with tensor cores, its layer-after-
+#                   layer kernels with clusters in tf32 and bf16; BENCH_VARIANTS overrides)
+#                   against PyTorch TF32, fp32 and CUDA-graph rows, steady state on
 #                   both sides; then the time to validation 1.50 over 3 seeds a side (medians);
 #                   20 warm-up and 100 timed steps a run (250 s: the 2026-11-27 H100 run of all
 #                   nine default variants ran out of 220 s in its third seed)
@@ -192,6 +193,7 @@ if [ "$probe" = 1 ]; then
   step "GPU tests" gpu-tests.log with_env timeout 60 ctest --test-dir "$gb" -L gpu --output-on-failure -j 4 \
     --timeout 55
   probe_variants=auto/auto/auto,cudnn/fp32/on,persistent/fp32/on,persistent/tf32/on/on,persistent/bf16/on/on
+  probe_variants+=,persistent-cluster/tf32/on/on,persistent-cluster/bf16/on/on
   step "benchmark and time to quality" bench-gpu.txt env BENCH_COMMIT="$commit" timeout 250 bash scripts/bench_gpu.sh \
     --skip-build --build-dir "$gb" --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
     --variants "${BENCH_VARIANTS:-$probe_variants}"
