@@ -11,8 +11,10 @@
 //     order between barriers) leaves every buffer bit-identical; buffers start as NaN, so a
 //     read of something never written shows;
 //  2. the plan's synchronization: every block of every launch passes len grid syncs (one a
-//     step), whatever its tile; with clusters no grid sync, and len cluster barriers forward
-//     (one before the first step, one after each but the last), len + 1 backward;
+//     step), whatever its tile; with clusters no grid sync, len cluster barriers forward (one
+//     before the first step, one after each but the last), len + 1 backward, and nothing read
+//     from global memory the way staging reads (cp.async, __ldcg) but the epilogue's prefetch:
+//     h and the gate gradients come through the cluster's shared memory;
 //  3. the forward against a double-precision LSTM computed here with the same masks: y, hy and
 //     cy within 1e-5 of the tensor's scale + 1e-4 relative (fp32 sums in other orders), or
 //     TF32's forward tolerance (tests/gpu/precision_tolerance.h: the operands' rounding);
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "lstm_layerwise_cluster_kernels.cuh"
@@ -106,7 +109,16 @@ Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<s
         if (!err.empty()) fprintf(stderr, "%s\n", err.c_str()), sk_test_failures++;
         for (int b = 0; b < a.plan.blocks; b++) {
             const sk_emu_counts n = sk_emu_block_counts((unsigned)b);
-            if (a.plan.cluster) *syncs_ok &= n.grid_syncs == 0 && (int)n.cluster_syncs == LEN + (backward ? 1 : 0);
+            // With clusters the only global reads through cp.async and __ldcg (what staging uses)
+            // are the epilogue's prefetches, 4 (forward) or 7 (backward) values a cell a step, and
+            // forward h_0 of the group's rows, once.
+            const int nb = std::min(a.plan.Bb, B - b / a.plan.slices * a.plan.Bb);
+            const int nu = std::min(a.plan.U, H - b % a.plan.slices * a.plan.U);
+            const uint64_t prefetched =
+                ((uint64_t)LEN * nb * nu * (backward ? 7 : 4) + (backward ? 0 : (uint64_t)nb * H)) * sizeof(float);
+            if (a.plan.cluster)
+                *syncs_ok &= n.grid_syncs == 0 && (int)n.cluster_syncs == LEN + (backward ? 1 : 0) &&
+                             n.global_read_bytes == prefetched;
             else *syncs_ok &= n.grid_syncs == LEN && n.cluster_syncs == 0;
         }
     };
@@ -223,7 +235,7 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
            "dropout %.1f: both schedules bit-identical: %s; %s: %s; pad rows zero: %s\n",
            s == 2 ? (mma ? "bf16, tensor cores" : "bf16, CUDA cores") : (mma ? "TF32 tensor cores" : "fp32, CUDA cores"),
            cluster ? "clusters" : "grid.sync", B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN, T,
-           (double)P, same ? "yes" : "NO", cluster ? "cluster barriers len (forward), len + 1 (backward)" : "len grid syncs a launch",
+           (double)P, same ? "yes" : "NO", cluster ? "cluster barriers len (forward), len + 1 (backward), global reads only the prefetch" : "len grid syncs a launch",
            syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
     // fp32: summation order (test_cuda_parity.c's forward tolerance); TF32 and bf16: the
     // operands' rounding (precision_tolerance.h derives it).
