@@ -158,9 +158,11 @@ inline cudaError_t sk_cluster_fits(const void *const *kernels, const size_t *sme
     cudaError_t e = cudaGetDevice(&device);
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&ok, cudaDevAttrClusterLaunch, device);
     if (e != cudaSuccess) return e;
-    if (!ok) snprintf(why, why_size, "the device has no cluster launch");
-    else if (cluster < 1 || cluster > 16) snprintf(why, why_size, "clusters of %d blocks: 1 to 16 only", cluster);
-    if (!ok || cluster < 1 || cluster > 16) return cudaSuccess;
+    if (!ok || cluster < 1 || cluster > 16) {
+        if (!ok) snprintf(why, why_size, "the device has no cluster launch");
+        else snprintf(why, why_size, "clusters of %d blocks: 1 to 16 only", cluster);
+        return cudaSuccess;
+    }
     cudaLaunchAttribute attr; // one cluster's grid: the configuration asks about the cluster's shape only
     cudaLaunchConfig_t cfg = sk_cluster_config(dim3((unsigned)cluster), dim3((unsigned)threads), 0, 0,
                                                (unsigned)cluster, &attr);

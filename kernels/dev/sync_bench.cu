@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "device_port.cuh" // sk_cluster_config
+
 namespace cg = cooperative_groups;
 
 #define CHECK_CUDA(call)                                                                                   \
@@ -153,15 +155,9 @@ static float time_ms(cudaEvent_t a, cudaEvent_t b) {
 }
 
 // A launch of `blocks` rounded down to whole clusters of cs, kThreads each, smem dynamic bytes
-// (attr: the caller's storage for the cluster attribute).
+// (attr: the caller's storage for the cluster attribute; device_port.cuh's sk_cluster_config).
 static cudaLaunchConfig_t cluster_config(int blocks, int cs, size_t smem, cudaLaunchAttribute *attr) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(blocks / cs * cs)), cfg.blockDim = dim3(kThreads);
-    cfg.dynamicSmemBytes = smem;
-    attr->id = cudaLaunchAttributeClusterDimension;
-    attr->val.clusterDim.x = (unsigned)cs, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
-    cfg.attrs = attr, cfg.numAttrs = 1;
-    return cfg;
+    return sk_cluster_config(dim3((unsigned)(blocks / cs * cs)), dim3(kThreads), smem, 0, (unsigned)cs, attr);
 }
 
 static long parse(const char *s, const char *what) {
