@@ -7,9 +7,8 @@ Builds build-gpu/ (scripts/device_build.sh), then for each configuration
   B  E=256 H=512 L=4 B=64 T=128 dropout 0.2
 runs `shakespeare-train --device cuda` once per variant (--variants: LSTM implementation /
 precision / CUDA graph [/ tensor cores], e.g. persistent/bf16/on/off = --rnn-impl persistent
---precision bf16 --cuda-graph on --tensor-cores off; IMPL persistent-layerwise and
-persistent-cluster are persistent with SHAKESPEARE_PLSTM_LAYERWISE=1 and =cluster, its
-layer-after-layer kernels) for warm-up + timed steps, then the PyTorch
+--precision bf16 --cuda-graph on --tensor-cores off; auto/auto/auto is the default run, whose
+LSTM implementation is measured at its start) for warm-up + timed steps, then the PyTorch
 peer scripts/bench_gpu_torch.py (CharLSTM, nn.LSTM on cuDNN, TF32 allowed, Adam(fused=True),
 clip_grad_norm_) on the same
 job: data/tinyshakespeare.txt's training split in B streams, windows of T, state carried and
@@ -88,9 +87,6 @@ DEFAULT_VARIANTS = ("auto/auto/auto,cudnn/fp32/on,cudnn/tf32/on,cudnn-persist/tf
 CONFIGS = {"A": "128 256 2 32 100 0", "B": "256 512 4 64 128 0.2"}  # E H L B T dropout
 VARIANT_RE = re.compile(r"^(auto|cudnn|cudnn-persist|persistent|persistent-layerwise|persistent-cluster)/"
                         r"(auto|fp32|tf32|bf16)/(auto|on|off)(/(auto|on|off))?$")
-# IMPLs that are the persistent implementation with its layer-after-layer kernels, by the
-# environment knob they set (src/cuda/lstm_impl.h: SHAKESPEARE_PLSTM_LAYERWISE).
-LAYERWISE_KNOB = {"persistent-layerwise": "1", "persistent-cluster": "cluster"}
 TTQ_CONFIG_RE = re.compile(r"^[1-9][0-9]* [1-9][0-9]* [1-9][0-9]* [1-9][0-9]* [1-9][0-9]* 0?\.?[0-9]+$")
 
 
@@ -277,17 +273,8 @@ def stop(proc):
 
 def variant_args(v):
     f = v.split("/")
-    impl = "persistent" if f[0] in LAYERWISE_KNOB else f[0]
-    out = ["--rnn-impl", impl, "--precision", f[1], "--cuda-graph", f[2]]
+    out = ["--rnn-impl", f[0], "--precision", f[1], "--cuda-graph", f[2]]
     return out + (["--tensor-cores", f[3]] if len(f) > 3 else [])
-
-
-def variant_env(v, env):
-    """The environment to run variant v in: env (None: this process's), plus the layer-after-layer knob."""
-    knob = LAYERWISE_KNOB.get(v.split("/")[0])
-    if knob is None:
-        return env
-    return dict(env if env is not None else os.environ, SHAKESPEARE_PLSTM_LAYERWISE=knob)
 
 
 def steady_median(metrics, warmup):
@@ -337,11 +324,9 @@ class Bench:
                "--device", "cuda"] + variant_args(v)
         self.say(f"== config {c}, {v}: shakespeare-train, {a.warmup + a.steps} steps")
         if a.dry_run:
-            knob = LAYERWISE_KNOB.get(v.split("/")[0])
-            self.show(["env", "LD_LIBRARY_PATH=<after: source env.sh>"] +
-                      ([f"SHAKESPEARE_PLSTM_LAYERWISE={knob}"] if knob else []) + cmd)
+            self.show(["env", "LD_LIBRARY_PATH=<after: source env.sh>"] + cmd)
             return
-        r = Run(cmd, os.path.join(self.tmp, f"ours-{c}-{v.replace('/', '-')}.log"), a, variant_env(v, self.env))
+        r = Run(cmd, os.path.join(self.tmp, f"ours-{c}-{v.replace('/', '-')}.log"), a, self.env)
         self.indent(r.log, 5, skip_epoch=True)
         o = {}
         if r.rc == 2 and re.search(r"^error:", r.log, re.M):
@@ -424,7 +409,7 @@ class Bench:
             hit = None
             t0 = time.monotonic()
             with open(log_path, "w") as log:
-                proc = spawn(cmd, log, variant_env(a.ttq_variant, self.env))
+                proc = spawn(cmd, log, self.env)
                 while hit is None and proc.poll() is None and time.monotonic() - t0 < a.timeout:
                     with open(log_path, errors="replace") as f:
                         for line in f:

@@ -62,11 +62,11 @@ run 3 "$build/plstm_cost"
 # tiles), before the budget runs out, with thread-block clusters first (the issue's targets in
 # the model), then with grid.sync: A in fp32 (CUDA cores), tf32 and bf16 (tensor cores), beside
 # the wavefront's runs below; B in bf16 on tensor cores (in fp32 its tile does not fit).
-for knob in cluster 1; do
+for impl in persistent-cluster persistent-layerwise; do
   for pt in "tf32 on" "bf16 on" "fp32 off"; do
-    run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=$knob "$build/step_bench" $shape_a 10 persistent 0 $pt
+    run "$step_limit" "$build/step_bench" $shape_a 10 $impl 0 $pt
   done
-  run "$step_limit" env SHAKESPEARE_PLSTM_LAYERWISE=$knob "$build/step_bench" $shape_b 10 persistent 0 bf16 on
+  run "$step_limit" "$build/step_bench" $shape_b 10 $impl 0 bf16 on
 done
 
 # ncu replays each kernel once per metric pass: at most PROBE_NCU_LIMIT s (default 20) per shape.
@@ -77,17 +77,17 @@ else
   sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats
             --section WarpStateStats --section SourceCounters)
   # A: the wavefront kernels in fp32; B: the layer-after-layer kernels with clusters in bf16
-  # (SHAKESPEARE_PLSTM_LAYERWISE=cluster; their names start lw_, the wavefront's plstm_).
-  for probe in "A fp32 off 0:$shape_a" "B bf16 on cluster:$shape_b"; do
+  # (--rnn-impl persistent-cluster; their names start lw_, the wavefront's plstm_).
+  for probe in "A fp32 off persistent:$shape_a" "B bf16 on persistent-cluster:$shape_b"; do
     label=${probe%%:*} shape=${probe#*:}
-    read -r _ prec tc knob <<<"$label"
+    read -r _ prec tc impl <<<"$label"
     left=$((budget - SECONDS))
     [ "$left" -gt "${PROBE_NCU_LIMIT:-20}" ] && left=${PROBE_NCU_LIMIT:-20}
     if [ "$left" -le 5 ]; then echo "== ncu $label: skipped, budget spent" >>"$ncu_log"; continue; fi
-    echo "== ncu $label: SHAKESPEARE_PLSTM_LAYERWISE=$knob step_bench $shape 2 persistent 0 $prec $tc (limit ${left} s)" >>"$ncu_log"
+    echo "== ncu $label: step_bench $shape 2 $impl 0 $prec $tc (limit ${left} s)" >>"$ncu_log"
     (if [ -f "$build/env.sh" ]; then source "$build/env.sh"; fi
-     SHAKESPEARE_PLSTM_LAYERWISE=$knob timeout "$left" ncu --clock-control none "${sections[@]}" \
-       -k 'regex:plstm_|lw_' --launch-count 2 "$build/step_bench" $shape 2 persistent 0 "$prec" "$tc") >>"$ncu_log" 2>&1
+     timeout "$left" ncu --clock-control none "${sections[@]}" \
+       -k 'regex:plstm_|lw_' --launch-count 2 "$build/step_bench" $shape 2 $impl 0 "$prec" "$tc") >>"$ncu_log" 2>&1
     echo "== rc $?" >>"$ncu_log"
   done
 fi

@@ -1,5 +1,6 @@
 // test_rnn_impl.c: the --rnn-impl choice at the backend interface, on any machine.
-//  1. sk_rnn_impl_parse takes exactly auto, cudnn, persistent, cudnn-persist (names round-trip through
+//  1. sk_rnn_impl_parse takes exactly auto, cudnn, persistent, cudnn-persist, persistent-layerwise,
+//     persistent-cluster (names round-trip through
 //     sk_rnn_impl_name) and refuses anything else with a line naming the value;
 //  2. the CPU backend takes only auto and refuses a named CUDA implementation with a clear
 //     line (directly and through sk_backend_create with --device cpu), rather than
@@ -15,25 +16,29 @@
 
 int main(void) {
     sk_error err = {{0}};
-    static const char *const names[] = {"auto", "cudnn", "persistent", "cudnn-persist"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const names[] = {"auto",          "cudnn", "persistent", "cudnn-persist", "persistent-layerwise",
+                                        "persistent-cluster"};
+    CHECK(sizeof names / sizeof names[0] == SK_RNN_IMPL_COUNT);
+    for (int i = 0; i < SK_RNN_IMPL_COUNT; i++) {
         sk_rnn_impl r = (sk_rnn_impl)-1;
         CHECK_OK(sk_rnn_impl_parse(names[i], &r, &err));
         CHECK((int)r == i);
         CHECK(strcmp(sk_rnn_impl_name(r), names[i]) == 0);
     }
-    static const char *const bad[] = {"", "Auto", "cudnn ", "cuDNN", "persistent2", "cpu", "cudnn-persistent"};
+    static const char *const bad[] = {"", "Auto", "cudnn ", "cuDNN", "persistent2", "cpu", "cudnn-persistent",
+                                      "layerwise", "persistent-layerwise "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sk_rnn_impl r = SK_RNN_CUDNN;
         CHECK(sk_rnn_impl_parse(bad[i], &r, &err) == SK_ERR_ARG);
-        CHECK(strstr(err.msg, "rnn-impl expects auto, cudnn, persistent or cudnn-persist") != NULL);
+        CHECK(strstr(err.msg, "rnn-impl expects auto, cudnn, persistent, cudnn-persist, "
+                                   "persistent-layerwise or persistent-cluster, got") != NULL);
         CHECK(r == SK_RNN_CUDNN); // untouched on failure
     }
 
     sk_backend_config cfg = {.model = {7, 4, 8, 2, 0.1f, 0.0f}, .batch_size = 2, .seq_len = 3, .training = 1,
                              .threads = 1, .seed = 3};
     sk_backend *be = NULL;
-    for (int i = 1; i < 4; i++) {
+    for (int i = 1; i < SK_RNN_IMPL_COUNT; i++) {
         cfg.rnn_impl = (sk_rnn_impl)i;
         err.msg[0] = '\0';
         CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);

@@ -39,12 +39,26 @@
 #include "shakespeare/sample_draw.h"
 #include "shakespeare/status.h"
 
-// The CUDA backend's LSTM implementation (src/cuda/lstm_impl.h). auto: the fastest one
-// validated on a GPU that supports the configuration (a notice says when it passes over
-// one); cudnn-persist: cuDNN on the first of its persistent algorithms that accepts the shape
-// (refused with cuDNN's reasons when none does); the CPU backend has a single implementation
-// and accepts only auto.
-typedef enum { SK_RNN_AUTO = 0, SK_RNN_CUDNN = 1, SK_RNN_PERSISTENT = 2, SK_RNN_CUDNN_PERSIST = 3 } sk_rnn_impl;
+// The CUDA backend's LSTM implementation (src/cuda/lstm_impl.h):
+//   auto: for a training backend with rnn_autotune set, the fastest of those that fit, timed at
+//         creation (src/cuda/lstm_autotune.cu); otherwise cuDNN (persistent in bf16, which cuDNN
+//         lacks);
+//   cudnn: cuDNN's RNN API; cudnn-persist: cuDNN on the first of its persistent algorithms that
+//         accepts the shape (refused with cuDNN's reasons when none does);
+//   persistent: our persistent kernels, wavefront over layers (kernels/lstm_persistent.h);
+//   persistent-layerwise: our persistent kernels layer after layer, one grid.sync a step;
+//   persistent-cluster: the same with one thread-block cluster a batch group
+//         (kernels/lstm_layerwise.h; compute capability 9.0 and later).
+// The CPU backend has a single implementation and accepts only auto.
+typedef enum {
+    SK_RNN_AUTO = 0,
+    SK_RNN_CUDNN = 1,
+    SK_RNN_PERSISTENT = 2,
+    SK_RNN_CUDNN_PERSIST = 3,
+    SK_RNN_PERSISTENT_LAYERWISE = 4,
+    SK_RNN_PERSISTENT_CLUSTER = 5,
+} sk_rnn_impl;
+#define SK_RNN_IMPL_COUNT 6
 
 // --cuda-graph: whether the CUDA backend replays train_step as a captured CUDA graph.
 //   on:   capture, and fail with the reason if a capture fails (for benchmarks and tests);
@@ -78,6 +92,14 @@ typedef enum { SK_PRECISION_FP32 = 0, SK_PRECISION_TF32 = 1, SK_PRECISION_BF16 =
 // other LSTM implementations ignore it.
 typedef enum { SK_TENSOR_CORES_DEFAULT = 0, SK_TENSOR_CORES_ON = 1, SK_TENSOR_CORES_OFF = 2 } sk_tensor_cores;
 
+// An LSTM implementation as it runs: what rnn_impl auto settled on (measured or by rule), with
+// the persistent kernels' inner products (ON or OFF; DEFAULT for the others). A checkpoint
+// records it so that a resume runs the same arithmetic (bit-exact resume).
+typedef struct {
+    sk_rnn_impl impl;
+    sk_tensor_cores tensor_cores;
+} sk_rnn_choice;
+
 typedef struct {
     sk_model_config model;
     int batch_size;   // B
@@ -96,6 +118,14 @@ typedef struct {
     int global_batch;
     sk_cuda_graph cuda_graph;
     sk_tensor_cores plstm_tensor_cores;
+    // rnn_impl auto on CUDA, training backends only. rnn_resume.impl != AUTO: take that
+    // choice again where it fits (a resumed run's record), without measuring. Else, with
+    // rnn_autotune, time every implementation and inner product that fits for a few steps
+    // and take the fastest (at most about 2 s), caching the choice in rnn_tune_dir (NULL: no
+    // cache) keyed by the GPU, its driver and libraries, this build, the shape and precision.
+    int rnn_autotune;
+    const char *rnn_tune_dir;
+    sk_rnn_choice rnn_resume;
 } sk_backend_config;
 
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;
@@ -195,7 +225,9 @@ struct sk_backend {
     sk_param_layout layout; // owned
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error
-    char notice[256];       // one line for the user from creation (e.g. an implementation fallback), or ""
+    char notice[2 * SK_ERROR_MSG_MAX]; // lines for the user from creation ('\n' between them: auto's
+                                       // measurements, an implementation fallback), or ""
+    sk_rnn_choice rnn_choice;      // the LSTM implementation that runs ({SK_RNN_AUTO, DEFAULT} on the CPU)
     char device[128];       // where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)"
     char device_uuid[48];   // a GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits),
                             // which tells whether two processes share a GPU; "" on the CPU
@@ -224,7 +256,8 @@ const char *sk_cuda_graph_name(sk_cuda_graph g);
 // Parses "auto", "on", "off" (--tensor-cores: SK_TENSOR_CORES_DEFAULT, _ON, _OFF); SK_ERR_ARG otherwise.
 sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err);
 const char *sk_tensor_cores_name(sk_tensor_cores t);
-// Parses "auto", "cudnn", "persistent", "cudnn-persist" (--rnn-impl); SK_ERR_ARG otherwise.
+// Parses "auto", "cudnn", "persistent", "cudnn-persist", "persistent-layerwise",
+// "persistent-cluster" (--rnn-impl); SK_ERR_ARG otherwise.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
 // Inline, as sk_precision_name: the backends name it in messages without linking backend.c.
 static inline const char *sk_rnn_impl_name(sk_rnn_impl r) {
@@ -232,6 +265,8 @@ static inline const char *sk_rnn_impl_name(sk_rnn_impl r) {
            : r == SK_RNN_CUDNN          ? "cudnn"
            : r == SK_RNN_PERSISTENT     ? "persistent"
            : r == SK_RNN_CUDNN_PERSIST  ? "cudnn-persist"
+           : r == SK_RNN_PERSISTENT_LAYERWISE ? "persistent-layerwise"
+           : r == SK_RNN_PERSISTENT_CLUSTER ? "persistent-cluster"
                                         : "unknown";
 }
 // Parses "fp32", "tf32", "bf16", "auto" (--precision); SK_ERR_ARG otherwise, *out untouched.

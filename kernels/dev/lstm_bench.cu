@@ -169,25 +169,28 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CUDA_OR_DIE(cudaEventCreate(&e0));
     CUDA_OR_DIE(cudaEventCreate(&e1));
-    // cuDNN on each algorithm (-1: our persistent kernel on CUDA cores, -2: on tensor cores),
-    // in each precision asked for; no dropout, so no keys.
+    // cuDNN on each algorithm (-1: our persistent wavefront kernels on CUDA cores, -2: on tensor
+    // cores; -3, -4: the layer-after-layer kernels likewise), in each precision asked for; no
+    // dropout, so no keys.
     static const int variants[] = {CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_ALGO_PERSIST_STATIC,
-                                   CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1, -2};
+                                   CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1, -2, -3, -4};
     for (int pi = 0; pi < 3; pi++) {
         if (precision_arg >= 0 && pi != precision_arg) continue;
-        const sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi,
-                                    SK_TENSOR_CORES_DEFAULT}; // the variant is picked explicitly below
+        sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi,
+                              SK_TENSOR_CORES_DEFAULT, SK_LSTM_WAVEFRONT}; // the variant is picked below
         for (size_t m = 0; m < sizeof variants / sizeof variants[0]; m++) {
             char name[48];
+            const int tensor_cores = variants[m] == -2 || variants[m] == -4;
+            cfg.family = variants[m] <= -3 ? SK_LSTM_LAYERWISE : SK_LSTM_WAVEFRONT;
             if (variants[m] < 0)
-                snprintf(name, sizeof name, "%s persistent%s", sk_precision_name(cfg.precision),
-                         variants[m] == -2 ? " tensor cores" : "");
+                snprintf(name, sizeof name, "%s persistent%s%s", sk_precision_name(cfg.precision),
+                         cfg.family == SK_LSTM_LAYERWISE ? "-layerwise" : "", tensor_cores ? " tensor cores" : "");
             else snprintf(name, sizeof name, "%s cudnn %s", sk_precision_name(cfg.precision),
                           sk_cudnn_algo_name((cudnnRNNAlgo_t)variants[m]));
             sk_lstm *l = NULL;
             const cudnnRNNAlgo_t algo = (cudnnRNNAlgo_t)variants[m];
             const sk_status cs = variants[m] < 0
-                                     ? sk_lstm_create_persistent_variant(&cfg, variants[m] == -2, &l, &err)
+                                     ? sk_lstm_create_persistent_variant(&cfg, tensor_cores, &l, &err)
                                      : sk_lstm_create_cudnn_algo(&cfg, algo, &l, &err);
             if (cs != SK_OK) {
                 printf("%-34s skipped: %s\n", name, err.msg);

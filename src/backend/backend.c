@@ -51,11 +51,12 @@ static sk_status parse_choice(const char *s, const char *const *names, int n, co
     return sk_fail(err, SK_ERR_ARG, "%s expects %s, got \"%s\"", flag, list, s);
 }
 
-static const char *const rnn_impl_names[] = {"auto", "cudnn", "persistent", "cudnn-persist"}; // sk_rnn_impl's order
+static const char *const rnn_impl_names[SK_RNN_IMPL_COUNT] = {"auto", "cudnn", "persistent", "cudnn-persist",
+                                                              "persistent-layerwise", "persistent-cluster"};
 
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
     int i = 0;
-    sk_status st = parse_choice(s, rnn_impl_names, 4, "rnn-impl", &i, err);
+    sk_status st = parse_choice(s, rnn_impl_names, SK_RNN_IMPL_COUNT, "rnn-impl", &i, err);
     if (st == SK_OK) *out = (sk_rnn_impl)i;
     return st;
 }

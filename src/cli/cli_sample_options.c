@@ -42,9 +42,9 @@ static const cli_option sample_opts[] = {
     {NULL, "device", "D", CLI_KIND, AT(device), 0, 0, 0, 0, &cli_kind_device, "auto | cpu | cuda | cuda:N", NULL, NULL,
      0, 0},
     {NULL, "rnn-impl", "I", CLI_KIND, AT(rnn_impl), 0, 0, 0, 0, &cli_kind_rnn_impl,
-     "the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
-     "the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
-     "persistent; the CPU takes only auto", NULL, NULL, 0, 0},
+     "the CUDA LSTM implementation: auto (cudnn; in bf16 the persistent kernels) |\n"
+     "cudnn | cudnn-persist | persistent | persistent-layerwise |\n"
+     "persistent-cluster (see shakespeare-train --help); the CPU takes only auto", NULL, NULL, 0, 0},
     {NULL, "threads", "N", CLI_INT, AT(threads), 0, 1024, 0, 0, NULL, "CPU threads; 0 = all cores", NULL, NULL, 0, 0},
     {NULL, "precision", "P", CLI_KIND, AT(precision), 0, 0, 0, 0, &cli_kind_precision,
      "the CUDA arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"

@@ -136,10 +136,13 @@ static const cli_option train_opts[] = {
      "seed for initialization, dropout and samples", NULL, "seed", 0, 0},
     {NULL, "threads", "N", CLI_INT, AT(threads), 0, 1024, 0, 0, NULL, "CPU threads; 0 = all cores", NULL, NULL, 0, 1},
     {NULL, "device", "D", CLI_KIND, AT(device), 0, 0, 0, 0, &cli_kind_device, "auto | cpu | cuda | cuda:N", NULL, NULL, 0, 0},
+    // The record holds the implementation that ran (auto's choice), which a resume takes again.
     {NULL, "rnn-impl", "I", CLI_KIND, AT(rnn_impl), 0, 0, 0, 0, &cli_kind_rnn_impl,
-     "the CUDA LSTM implementation: auto (the fastest validated one that supports\n"
-     "the model) | cudnn | cudnn-persist (cuDNN's persistent algorithms) |\n"
-     "persistent; the CPU takes only auto", NULL, NULL, 0, 0},
+     "the CUDA LSTM implementation: auto (the fastest that fits, measured at the\n"
+     "start of a run and cached; a resume keeps the checkpoint's) | cudnn |\n"
+     "cudnn-persist (cuDNN's persistent algorithms) | persistent (our kernels,\n"
+     "wavefront) | persistent-layerwise (layer after layer) | persistent-cluster\n"
+     "(layer after layer, thread-block clusters); the CPU takes only auto", NULL, "rnn_impl", 0, 0},
     {NULL, "cuda-graph", "G", CLI_KIND, AT(cuda_graph), 0, 0, 0, 0, &kind_cuda_graph,
      "replay each CUDA training step as one captured graph: on (a failed capture\n"
      "is an error) | try (a failed capture: eager from there, with a notice) |\n"

@@ -52,6 +52,10 @@ constexpr size_t kBlasWorkspaceBytes = (size_t)32 << 20; // cuBLAS's recommendat
 // (bench/results/h100-2026-11-26-faa1609/). false makes auto run eagerly.
 constexpr bool kGraphValidated = true;
 
+// rnn_impl auto's measurement (lstm_autotune.cu) starts no candidate after this long: the
+// start-up a user waits for once per GPU, build and shape (the choice is cached).
+constexpr double kAutotuneBudgetSeconds = 2.0;
+
 // Pinned staging slots: the host fills slot i for a step while the device may still be
 // copying from the slots of the steps before it; it waits only when it is this many steps
 // ahead of the device.
@@ -187,6 +191,34 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
     a->grad_clip = h->grad_clip;
 }
 
+// The LSTM stack: as named; for rnn_impl auto on a training backend that is to measure (or
+// resumes a recorded choice), lstm_autotune.cu's choice, measured on this backend's own
+// activation buffers, which are zeroed again afterwards as creation leaves them.
+sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
+    cuda_impl *ci = impl_of(b);
+    const sk_backend_config *cfg = &b->cfg;
+    if (cfg->rnn_impl != SK_RNN_AUTO || !ci->training || (!cfg->rnn_autotune && cfg->rnn_resume.impl == SK_RNN_AUTO)) {
+        SK_TRY(sk_lstm_create(cfg->rnn_impl, lc, &ci->lstm, b->notice, sizeof b->notice, err));
+        b->rnn_choice = sk_lstm_choice(ci->lstm);
+        return SK_OK;
+    }
+    const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H;
+    struct { void *p; size_t bytes; } bufs[] = {
+        {ci->emb, sizeof(float) * rows * ci->E}, {ci->demb, sizeof(float) * rows * ci->E},
+        {ci->hs, sizeof(float) * rows * ci->H},  {ci->dh, sizeof(float) * rows * ci->H},
+        {ci->h[0], sizeof(float) * state},       {ci->c[0], sizeof(float) * state},
+        {ci->h[1], sizeof(float) * state},       {ci->c[1], sizeof(float) * state},
+        {ci->grads, sizeof(float) * ci->total}};
+    const int nbufs = (int)(sizeof bufs / sizeof bufs[0]);
+    for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
+    const sk_lstm_io io = {ci->params, ci->grads, ci->emb, ci->demb, ci->hs, ci->dh,
+                           ci->h[0],   ci->c[0],  ci->h[1], ci->c[1]};
+    const sk_lstm_tune_opts o = {cfg->rnn_tune_dir, kAutotuneBudgetSeconds, cfg->plstm_tensor_cores, cfg->rnn_resume};
+    SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, &b->rnn_choice, b->notice, sizeof b->notice, err));
+    for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
+    return SK_OK;
+}
+
 sk_status cuda_init(sk_backend *b, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const sk_backend_config *cfg = &b->cfg;
@@ -278,8 +310,8 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
     const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
                                ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
                                ci->args->dropout_key, cfg->stream_offset, cfg->precision,
-                               cfg->plstm_tensor_cores};
-    SK_TRY(sk_lstm_create(cfg->rnn_impl, &lc, &ci->lstm, b->notice, sizeof b->notice, err));
+                               cfg->plstm_tensor_cores, SK_LSTM_WAVEFRONT};
+    SK_TRY(create_lstm(b, &lc, err));
     const sk_cuda_graph g = cfg->cuda_graph;
     if (g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated)) {
         if (ci->training) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));

@@ -1,12 +1,12 @@
 // lstm_impl.h: the seam between the CUDA backend and its LSTM stack. An implementation
-// (cuDNN in lstm_impl_cudnn.cu, the persistent wavefront kernel in lstm_impl_persistent.cu) fills one
+// (cuDNN in lstm_impl_cudnn.cu, the persistent kernels in lstm_impl_persistent.cu) fills one
 // small table of operations; the backend drives the L-layer LSTM only through it (private
 // to src/cuda/).
 // defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
 //          sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name,
 //          sk_lstm_create_cudnn_wavefront,
 //          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits,
-//          sk_lstm_persistent_layerwise
+//          sk_lstm_choice, sk_lstm_family, sk_lstm_io, sk_lstm_tune_opts, sk_lstm_autotune
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
 //   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
@@ -49,7 +49,15 @@ typedef struct {
     int stream_offset;             // the global stream of b = 0 (data-parallel; 0: one process)
     sk_precision precision;        // backend.h; weights enter and leave as fp32 in every precision
     sk_tensor_cores tensor_cores;  // backend.h: the persistent kernel's inner products (others ignore it)
+    int family;                    // sk_lstm_family: which persistent kernels (others ignore it)
 } sk_lstm_config;
+
+// The persistent implementation's kernels (kernels/lstm_persistent.h, kernels/lstm_layerwise.h).
+typedef enum {
+    SK_LSTM_WAVEFRONT = 0, // all layers in one launch, a wavefront over (layer, step)
+    SK_LSTM_LAYERWISE = 1, // layer after layer, one grid.sync a step
+    SK_LSTM_CLUSTER = 2,   // layer after layer, one thread-block cluster a batch group
+} sk_lstm_family;
 
 typedef struct sk_lstm sk_lstm;
 
@@ -82,12 +90,14 @@ struct sk_lstm {
     void *impl;
 };
 
-// Creates the implementation `which` asks for (auto: the fastest validated one that
-// supports the configuration). *notice (may be NULL) gets one line when auto passes over
-// a preferred implementation, else "". SK_ERR_ARG when an explicitly named one does not
-// support the configuration or is not built.
+// Creates the implementation `which` asks for (auto: cuDNN, or the persistent kernels in bf16,
+// which cuDNN lacks; lstm_autotune.cu measures instead). *notice (may be NULL) gets one line
+// when cudnn-persist names its algorithm, else "". SK_ERR_ARG when the named one does not
+// support the configuration or is not built. cfg->family is set from which.
 sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm **out, char *notice,
                          size_t notice_size, sk_error *err);
+// What l runs: its implementation and, for the persistent kernels, their inner products.
+sk_rnn_choice sk_lstm_choice(const sk_lstm *l);
 // Safe on NULL.
 void sk_lstm_destroy(sk_lstm *l);
 
@@ -109,12 +119,29 @@ sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err);
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
-// What SHAKESPEARE_PLSTM_LAYERWISE asks of the persistent implementation, a benchmark knob until a
-// GPU has validated it: 0 (unset or anything else) its wavefront kernels; 1 ("1" or "grid") its
-// layer-after-layer kernels with grid.sync, 2 ("cluster") with thread-block clusters
-// (kernels/lstm_layerwise.h: the precision's operands, tensor cores as the wavefront's).
-int sk_lstm_persistent_layerwise(void);
-// "SHAKESPEARE_PLSTM_LAYERWISE=<value>" as set, for messages ("" when 0).
-const char *sk_lstm_persistent_layerwise_name(void);
+// Device buffers a measurement runs an implementation on (lstm_autotune.cu), sized for the
+// config's longest window: contents are overwritten.
+typedef struct {
+    const float *params; // the canonical parameter buffer
+    float *grads;        // its gradient buffer
+    float *x, *dx;       // (B, T, E)
+    float *y, *dy;       // (B, T, H)
+    float *hx, *cx, *hy, *cy; // (L, B, H)
+} sk_lstm_io;
+
+typedef struct {
+    const char *cache_dir;   // where choices are cached (NULL: measure every time, cache nothing)
+    double budget_s;         // no candidate starts after this many seconds of measuring
+    sk_tensor_cores request; // --tensor-cores: DEFAULT lets both inner products compete
+    sk_rnn_choice resume;    // impl != AUTO: take it where it fits, measuring nothing
+} sk_lstm_tune_opts;
+
+// rnn_impl auto for a training stack: every implementation and inner product that fits cfg
+// (in cfg's precision), each timed over a few captured training steps (forward, backward data
+// and weights at the longest window) on io, the fastest kept in *out and named in *chosen. A
+// cached choice for the same key is taken without measuring. *report gets one line: the
+// choice, each candidate's time or why it did not run, and where the choice came from.
+sk_status sk_lstm_autotune(const sk_lstm_config *cfg, const sk_lstm_tune_opts *o, const sk_lstm_io *io,
+                           sk_lstm **out, sk_rnn_choice *chosen, char *report, size_t report_size, sk_error *err);
 
 #endif

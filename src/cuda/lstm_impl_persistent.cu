@@ -13,8 +13,7 @@
 // paths); create_persistent_variant picks the inner product explicitly (lstm_bench).
 // Weights: import copies the LSTM tensors (one contiguous range of the canonical buffer)
 // into the implementation's own buffer, which the kernels read at launch; export copies
-// them back. --rnn-impl auto takes it only where it is both validated and faster than cuDNN
-// (kPersistentValidated in lstm_impl_select.cu: it passes the GPU tests, and loses to cuDNN).
+// them back. --rnn-impl auto takes it where it measures fastest (lstm_autotune.cu).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +37,8 @@ typedef struct {
     float *xpad, *dxpad;           // (B, T+1, E): layer 0's input and its gradient, row stride len+1
     float *ones;                   // (B*(T+1),)
     int phase;                     // 0 none, 1 training forward, 2 backward data
-    // SHAKESPEARE_PLSTM_LAYERWISE=1: the layer-after-layer kernels (lstm_layerwise.h) instead of
-    // the wavefront, on a's buffers, with the input projections and the gradients between
+    // cfg.family LAYERWISE or CLUSTER: the layer-after-layer kernels (lstm_layerwise.h) instead
+    // of the wavefront, on a's buffers, with the input projections and the gradients between
     // layers as GEMMs here.
     int layerwise;
     sk_plstm_lw_args lw;
@@ -333,17 +332,6 @@ static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm
     return SK_OK;
 }
 
-int sk_lstm_persistent_layerwise(void) {
-    const char *v = getenv("SHAKESPEARE_PLSTM_LAYERWISE");
-    if (!v) return 0;
-    return strcmp(v, "1") == 0 || strcmp(v, "grid") == 0 ? 1 : strcmp(v, "cluster") == 0 ? 2 : 0;
-}
-
-const char *sk_lstm_persistent_layerwise_name(void) {
-    const int lw = sk_lstm_persistent_layerwise();
-    return lw == 2 ? "SHAKESPEARE_PLSTM_LAYERWISE=cluster" : lw ? "SHAKESPEARE_PLSTM_LAYERWISE=1" : "";
-}
-
 // Their plan: the precision's operands (bf16 in bf16, else fp32), the inner products on tensor
 // cores where the persistent kernel's would be (TF32 in tf32, bf16 in bf16).
 static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_lw_plan *plan, sk_error *err) {
@@ -351,17 +339,17 @@ static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_pl
     CUDA_CHECK(cudaGetDevice(&device));
     const int bf16 = cfg->precision == SK_PRECISION_BF16;
     CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->precision != SK_PRECISION_FP32,
-                                     bf16 ? 2 : 4, sk_lstm_persistent_layerwise() == 2));
+                                     bf16 ? 2 : 4, cfg->family == SK_LSTM_CLUSTER));
     return SK_OK;
 }
 
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
     const int tc = tensor_cores_for(cfg);
-    if (sk_lstm_persistent_layerwise()) {
+    if (cfg->family != SK_LSTM_WAVEFRONT) {
         sk_plstm_lw_plan lw;
         SK_TRY(make_lw_plan(cfg, tc, &lw, err));
         *fits = lw.supported;
-        if (why && why_size) snprintf(why, why_size, "%s: %s", sk_lstm_persistent_layerwise_name(), lw.why_not);
+        if (why && why_size) snprintf(why, why_size, "%s", lw.why_not);
         return SK_OK;
     }
     sk_plstm_plan plan;
@@ -384,12 +372,13 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
     sk_plstm_plan plan;
     SK_TRY(make_plan(cfg, tensor_cores, &plan, err));
     sk_plstm_lw_plan lw;
-    const int layerwise = sk_lstm_persistent_layerwise();
+    const int layerwise = cfg->family != SK_LSTM_WAVEFRONT;
     if (layerwise) {
         SK_TRY(make_lw_plan(cfg, tensor_cores, &lw, err));
         if (!lw.supported)
-            return sk_fail(err, SK_ERR_ARG, "%s: the layer-after-layer LSTM kernels do not fit this model: %s",
-                           sk_lstm_persistent_layerwise_name(), lw.why_not);
+            return sk_fail(err, SK_ERR_ARG, "rnn-impl %s: the layer-after-layer LSTM kernels do not fit this model: %s",
+                           cfg->family == SK_LSTM_CLUSTER ? "persistent-cluster" : "persistent-layerwise",
+                           lw.why_not);
     } else if (!plan.supported) {
         return sk_fail(err, SK_ERR_ARG, "the persistent LSTM kernel does not fit this model: %s", plan.why_not);
     }
@@ -402,6 +391,7 @@ sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tenso
     }
     l->ops = &persistent_ops;
     l->cfg = *cfg;
+    l->cfg.tensor_cores = tensor_cores ? SK_TENSOR_CORES_ON : SK_TENSOR_CORES_OFF; // as it runs (sk_lstm_choice)
     l->impl = p;
     sk_status st = persist_init(l, &plan, layerwise ? &lw : NULL, err);
     if (st != SK_OK) {

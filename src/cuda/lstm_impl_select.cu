@@ -1,23 +1,21 @@
 // lstm_impl_select.cu: which LSTM implementation the CUDA backend gets (lstm_impl.h).
-// defines: sk_lstm_create, sk_lstm_destroy
+// defines: sk_lstm_create, sk_lstm_choice, sk_lstm_destroy
 //
-// cudnn and persistent are taken as named (a persistent kernel that does not fit the shape
-// is an error saying why). auto takes the persistent kernel only when kPersistentValidated
-// says it is worth taking (correct and faster than cuDNN with a graph; kernels/
-// PERSISTENT_LSTM_FLOOR.md) and only where it fits, with a one-line notice when it falls back.
-// Precision: cuDNN computes in fp32 and tf32 only (math_mode.h); --rnn-impl cudnn with bf16
-// is refused with the reason, and auto with bf16 takes the persistent kernel.
+// A named implementation is taken as named (one that does not fit the shape is an error saying
+// why). auto, where nothing is measured (inference, or a backend not asked to measure), is
+// cuDNN: which implementation wins depends on the GPU and the shape, and only a measurement
+// (lstm_autotune.cu) knows. Precision: cuDNN computes in fp32 and tf32 only (math_mode.h);
+// --rnn-impl cudnn with bf16 is refused with the reason, and auto with bf16 takes the
+// persistent kernels.
 #include <stdio.h>
+#include <string.h>
 
+#include "cuda_check.h"
 #include "lstm_impl.h"
 #include "lstm_persistent_plan.h"
 #include "math_mode.h"
 
 namespace {
-
-// auto's choice for fp32 and tf32 where the kernel fits. It passes tests/gpu on an H100 but
-// ran slower there than cuDNN with a graph (kernels/PERSISTENT_LSTM_FLOOR.md, Measurements).
-constexpr bool kPersistentValidated = false;
 
 // cudnn-persist: the first of cuDNN's persistent algorithms that takes the shape (the small-H
 // one first: the fastest where it applies), its name in the notice; else every refusal.
@@ -54,24 +52,29 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
     switch (which) {
     case SK_RNN_CUDNN:
         return sk_lstm_create_cudnn(cfg, out, err);
-    case SK_RNN_PERSISTENT: {
-        const sk_status st = sk_lstm_create_persistent(cfg, out, err);
-        if (st == SK_OK && sk_lstm_persistent_layerwise() && notice && notice_size)
-            snprintf(notice, notice_size,
-                     "%s: the persistent LSTM runs its layer-after-layer kernels (kernels/lstm_layerwise.h) with %s, not "
-                     "yet validated on a GPU",
-                     sk_lstm_persistent_layerwise_name(),
-                     sk_lstm_persistent_layerwise() == 2 ? "thread-block clusters" : "grid.sync");
-        return st;
+    case SK_RNN_PERSISTENT:
+    case SK_RNN_PERSISTENT_LAYERWISE:
+    case SK_RNN_PERSISTENT_CLUSTER: {
+        sk_lstm_config c = *cfg;
+        c.family = which == SK_RNN_PERSISTENT_LAYERWISE ? SK_LSTM_LAYERWISE
+                   : which == SK_RNN_PERSISTENT_CLUSTER ? SK_LSTM_CLUSTER
+                                                        : SK_LSTM_WAVEFRONT;
+        return sk_lstm_create_persistent(&c, out, err);
     }
     case SK_RNN_CUDNN_PERSIST:
         return create_cudnn_persist(cfg, out, notice, notice_size, err);
     case SK_RNN_AUTO: {
         const char *why_not_cudnn = "";
         if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why_not_cudnn)) {
-            // bf16: the persistent kernel is the only implementation; refused (with its
-            // reason) where it does not fit.
-            sk_status st = sk_lstm_create_persistent(cfg, out, err);
+            // bf16: the persistent kernels are the only implementation, layer after layer
+            // where they fit (the faster wherever measured: bench/results/h200-2026-11-28-2d6bab0),
+            // else the wavefront; refused (with its reason) where neither fits.
+            sk_lstm_config c = *cfg;
+            c.family = SK_LSTM_LAYERWISE;
+            int fits = 0;
+            SK_TRY(sk_lstm_persistent_fits(&c, &fits, NULL, 0, err));
+            if (!fits) c.family = SK_LSTM_WAVEFRONT;
+            sk_status st = sk_lstm_create_persistent(&c, out, err);
             if (st == SK_ERR_ARG) {
                 char why[SK_ERROR_MSG_MAX];
                 snprintf(why, sizeof why, "%s", err->msg);
@@ -80,20 +83,19 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
             }
             return st;
         }
-        if (kPersistentValidated) {
-            int fits = 0;
-            char why[sizeof ((sk_plstm_plan *)0)->why_not];
-            sk_status st = sk_lstm_persistent_fits(cfg, &fits, why, sizeof why, err);
-            if (st != SK_OK) return st;
-            if (fits) return sk_lstm_create_persistent(cfg, out, err);
-            if (notice && notice_size)
-                snprintf(notice, notice_size,
-                         "rnn-impl auto: using cuDNN, the persistent LSTM kernel does not fit: %s", why);
-        }
         return sk_lstm_create_cudnn(cfg, out, err);
     }
     }
     return sk_fail(err, SK_ERR_ARG, "unknown LSTM implementation %d", (int)which);
+}
+
+sk_rnn_choice sk_lstm_choice(const sk_lstm *l) {
+    if (strcmp(l->ops->name, "persistent") != 0)
+        return {strcmp(l->ops->name, "cudnn") == 0 ? SK_RNN_CUDNN : SK_RNN_CUDNN_PERSIST, SK_TENSOR_CORES_DEFAULT};
+    const sk_rnn_impl impl = l->cfg.family == SK_LSTM_LAYERWISE ? SK_RNN_PERSISTENT_LAYERWISE
+                             : l->cfg.family == SK_LSTM_CLUSTER ? SK_RNN_PERSISTENT_CLUSTER
+                                                                : SK_RNN_PERSISTENT;
+    return {impl, l->cfg.tensor_cores};
 }
 
 void sk_lstm_destroy(sk_lstm *l) {

@@ -43,10 +43,12 @@ void sk_train_options_default(sk_train_options *o) {
     o->precision = SK_PRECISION_AUTO; // tf32 on CUDA, fp32 on the CPU (backend.h)
 }
 
-// The precision the backend computes in becomes the run's: precision auto resolves per device
-// (backend.h), and the options record names the result, so that a resume compares like with like.
+// The precision the backend computes in and the LSTM implementation it runs become the run's:
+// auto resolves per device (backend.h), and the options record names the result, so that a
+// resume compares like with like and runs the same implementation.
 static sk_status record_options(sk_trainer *t, sk_error *err) {
     t->o.precision = t->be->cfg.precision;
+    t->o.rnn_impl = t->be->rnn_choice.impl, t->o.tensor_cores = t->be->rnn_choice.tensor_cores;
     if (!t->o.options_json) return SK_OK;
     if (!(t->train_config = t->o.options_json(&t->o)))
         return sk_fail(err, SK_ERR_NOMEM, "out of memory for the training options");
@@ -166,23 +168,42 @@ static int64_t eval_tokens_of(const char *train_config) {
     return (int64_t)v;
 }
 
+// The string a checkpoint's training options record under key (malloc'd), or NULL when absent
+// or unreadable.
+static char *recorded_string(const char *train_config, const char *key) {
+    sk_json doc = {0};
+    char *value = NULL;
+    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
+        size_t k = sk_json_get(&doc, 0, key), len = 0;
+        value = k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_STRING ? sk_json_string(&doc, k, &len) : NULL;
+        if (value && strlen(value) != len) free(value), value = NULL;
+    }
+    sk_json_free(&doc);
+    return value;
+}
+
 // The precision a checkpoint's training options record: fp32 when absent (every run before the
 // setting was fp32) or unreadable.
 static sk_precision precision_of(const char *train_config) {
-    sk_json doc = {0};
-    sk_precision p = SK_PRECISION_FP32;
-    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
-        size_t k = sk_json_get(&doc, 0, "precision"), len = 0;
-        char *name = k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_STRING ? sk_json_string(&doc, k, &len) : NULL;
-        sk_precision parsed;
-        sk_error ignored;
-        if (name && strlen(name) == len && sk_precision_parse(name, &parsed, &ignored) == SK_OK &&
-            parsed != SK_PRECISION_AUTO)
-            p = parsed;
-        free(name);
-    }
-    sk_json_free(&doc);
+    char *name = recorded_string(train_config, "precision");
+    sk_precision p = SK_PRECISION_FP32, parsed;
+    sk_error ignored;
+    if (name && sk_precision_parse(name, &parsed, &ignored) == SK_OK && parsed != SK_PRECISION_AUTO) p = parsed;
+    free(name);
     return p;
+}
+
+// The LSTM implementation a checkpoint's run ran ({SK_RNN_AUTO, DEFAULT}: not recorded, or the CPU).
+static sk_rnn_choice rnn_choice_of(const char *train_config) {
+    char *impl = recorded_string(train_config, "rnn_impl"), *tc = recorded_string(train_config, "tensor_cores");
+    sk_rnn_choice c = {SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
+    sk_error ignored;
+    if (!impl || sk_rnn_impl_parse(impl, &c.impl, &ignored) != SK_OK ||
+        (tc && sk_tensor_cores_parse(tc, &c.tensor_cores, &ignored) != SK_OK))
+        c = (sk_rnn_choice){SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
+    free(impl);
+    free(tc);
+    return c;
 }
 
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
@@ -352,14 +373,26 @@ static sk_status configure_model(sk_trainer *t, const sk_train_options *o, const
 }
 
 // This rank's backend for its share of the batch; the options then record what it resolved.
-static sk_status create_backend(sk_trainer *t, const sk_train_options *o, uint64_t seed, sk_error *err) {
+// rnn-impl auto: a resumed run takes the checkpoint's implementation again where it fits (so
+// that resume stays bit-exact); a fresh run of one process measures which is fastest, caching
+// the choice beside the token caches. Several ranks keep auto's fixed rule: ranks that measured
+// apart could choose apart.
+static sk_status create_backend(sk_trainer *t, const sk_train_options *o, const start_point *sp, uint64_t seed,
+                                sk_error *err) {
+    char *tune_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+    if (!tune_dir) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    const int resuming = sp->has_state && !o->eval_only;
     sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
                             .training = !o->eval_only, .threads = o->threads, .seed = seed,
                             .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
                             .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
-                            .plstm_tensor_cores = o->tensor_cores};
-    char note[512], dev[32];
+                            .plstm_tensor_cores = o->tensor_cores, .rnn_autotune = t->nranks == 1,
+                            .rnn_tune_dir = tune_dir,
+                            .rnn_resume = resuming ? rnn_choice_of(sp->ckpt.train_config)
+                                                   : (sk_rnn_choice){SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT}};
+    char note[3 * SK_ERROR_MSG_MAX], dev[32];
     sk_status st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err);
+    free(tune_dir);
     if (st != SK_OK) return st;
     notice(t, note);
     return record_options(t, err);
@@ -474,7 +507,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *
     if ((st = configure_model(t, o, &sp, err)) != SK_OK) goto done;
     const int resuming = sp.has_state && !o->eval_only;
     const uint64_t seed = resuming ? sp.saved.seed : o->seed; // dropout masks are keyed by (seed, step)
-    if ((st = create_backend(t, o, seed, err)) != SK_OK || (st = allocate(t, o, seed, err)) != SK_OK ||
+    if ((st = create_backend(t, o, &sp, seed, err)) != SK_OK || (st = allocate(t, o, seed, err)) != SK_OK ||
         (st = set_weights(t, o, &sp, err)) != SK_OK)
         goto done;
     if (resuming) {

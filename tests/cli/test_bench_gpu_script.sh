@@ -10,8 +10,8 @@
 # rows (TF32, fp32, CUDA graph), and a refused PyTorch capture is a note; every variant gets its own row and status
 # (ok, refused with its line, failed); the best variant per configuration; the default
 # variant's config= lines; the time to quality and its speed-up, also alone (--ttq-only); a failed run makes the
-# exit status 1, and refusals alone do not; persistent-cluster variants run --rnn-impl persistent
-# with SHAKESPEARE_PLSTM_LAYERWISE=cluster.
+# exit status 1, and refusals alone do not; persistent-cluster variants run --rnn-impl
+# persistent-cluster.
 . "$(dirname "$0")/lib.sh"
 
 bench="$SK_SOURCE_DIR/scripts/bench_gpu.sh"
@@ -38,8 +38,7 @@ fi
 sleep 0.2
 tps=1000; [[ "$args" == *"--rnn-impl persistent"* ]] && tps=5000
 [[ "$args" == *"--precision tf32"* ]] && tps=$((tps + 500))
-# The layer-after-layer kernels: the persistent implementation under SHAKESPEARE_PLSTM_LAYERWISE.
-[[ "$args" == *"--rnn-impl persistent "* && "${SHAKESPEARE_PLSTM_LAYERWISE:-}" == cluster ]] && tps=7000
+[[ "$args" == *"--rnn-impl persistent-cluster "* ]] && tps=7000
 # The per-step log (--log-every 1): a slow first step, then the steady rate. The done line's
 # median is over every step and lower, so the benchmark must read the log, not the done line.
 out=$(echo "$args" | grep -o -- '--out-dir [^ ]*' | cut -d' ' -f2)
@@ -118,16 +117,16 @@ run_bench --ttq-only --ttq-seeds 3 --timeout 20 --out s.txt > s.out 2>&1; rc=$?
     note "--ttq-seeds 3: $(grep '^ttq ' s.txt)" ||
     fail "--ttq-seeds 3: exit $rc, $(grep '^ttq ' s.txt)"
 
-# persistent-cluster: --rnn-impl persistent with SHAKESPEARE_PLSTM_LAYERWISE=cluster (the stand-in's 7000).
+# persistent-cluster: --rnn-impl persistent-cluster (the stand-in's 7000).
 run_bench --variants "persistent-cluster/bf16/on/on,persistent/bf16/on/on" --configs A --skip-torch --out c.txt \
     > c.out 2>&1; rc=$?
 [ "$rc" = 0 ] && grep -q 'variant config=A variant=persistent-cluster/bf16/on/on status=ok tokens_per_s=7000.0' c.txt &&
     grep -q 'variant config=A variant=persistent/bf16/on/on status=ok tokens_per_s=5000.0' c.txt &&
-    note "persistent-cluster runs the persistent implementation with its cluster kernels" ||
+    note "persistent-cluster runs --rnn-impl persistent-cluster" ||
     fail "persistent-cluster: exit $rc, $(grep '^variant' c.txt | tr '\n' '|')"
 bash "$bench" --dry-run --variants persistent-cluster/bf16/on --configs A --skip-torch > d.out 2>&1
-grep -q 'SHAKESPEARE_PLSTM_LAYERWISE=cluster .*--rnn-impl persistent ' d.out && note "--dry-run shows the knob" ||
-    fail "--dry-run does not show SHAKESPEARE_PLSTM_LAYERWISE=cluster: $(grep -- '--rnn-impl' d.out | head -n 1)"
+grep -q -- '--rnn-impl persistent-cluster ' d.out && note "--dry-run shows the implementation" ||
+    fail "--dry-run does not show --rnn-impl persistent-cluster: $(grep -- '--rnn-impl' d.out | head -n 1)"
 
 # Refusals alone are not failures.
 run_bench --variants "auto/fp32/auto,persistent/bf16/on" --configs B --skip-torch --out r.txt > r.out 2>&1; rc=$?

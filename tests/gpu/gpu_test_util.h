@@ -1,5 +1,5 @@
 // gpu_test_util.h: helpers shared by the GPU tests (test_cuda_*.c).
-// defines: OP_OK, alloc_f, max_abs, compare_scaled
+// defines: OP_OK, alloc_f, max_abs, compare_scaled, layerwise_hook
 #ifndef SK_GPU_TEST_UTIL_H
 #define SK_GPU_TEST_UTIL_H
 
@@ -42,6 +42,22 @@ static inline double max_abs(const float *x, size_t n) {
 static inline void compare_scaled(const char *what, const float *got, const float *ref, size_t n, double a,
                                   double rtol) {
     sk_test_compare(what, got, ref, n, a * fmax(max_abs(ref, n), 1e-3), rtol);
+}
+
+// The layer-after-layer family a test hook variable names (SK_PARITY_ONLY, SK_GRAPH_ONLY: the
+// persistent kernel's cases alone, on those kernels): SK_RNN_PERSISTENT when unset, -1 (after a
+// line saying so) when it names anything but persistent-layerwise or persistent-cluster.
+static inline int layerwise_hook(const char *var) {
+    const char *v = getenv(var);
+    sk_rnn_impl family = SK_RNN_PERSISTENT;
+    sk_error err;
+    if (!v) return SK_RNN_PERSISTENT;
+    if (sk_rnn_impl_parse(v, &family, &err) != SK_OK ||
+        (family != SK_RNN_PERSISTENT_LAYERWISE && family != SK_RNN_PERSISTENT_CLUSTER)) {
+        printf("%s=%s: expected persistent-layerwise or persistent-cluster\n", var, v);
+        return -1;
+    }
+    return (int)family;
 }
 
 #endif

@@ -287,10 +287,15 @@ int main(void) {
         {"two layers, no dropout", 37, 16, 48, 2, 4, 16, 0.0f, 0.0f, SK_RNN_CUDNN_PERSIST},
         {"three layers, dropout and weight drop, H = 40", 23, 8, 40, 3, 3, 9, 0.4f, 0.3f, SK_RNN_CUDNN_PERSIST},
     };
-    // SK_GRAPH_ONLY=persistent: the persistent kernel's cases alone (test_plstm_layerwise.sh's run).
-    const char *only = getenv("SK_GRAPH_ONLY");
-    const int persistent_only = only && strcmp(only, "persistent") == 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!persistent_only || cases[i].impl == SK_RNN_PERSISTENT) run_case(&cases[i]);
+    // Test hook SK_GRAPH_ONLY=persistent-layerwise or persistent-cluster: the persistent kernel's
+    // cases alone, on those kernels (test_plstm_layerwise.sh, test_plstm_cluster.sh).
+    const int family = layerwise_hook("SK_GRAPH_ONLY");
+    if (family < 0) return 2;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        graph_case gc = cases[i];
+        if (family != SK_RNN_PERSISTENT && gc.impl != SK_RNN_PERSISTENT) continue;
+        if (family != SK_RNN_PERSISTENT) gc.impl = (sk_rnn_impl)family;
+        run_case(&gc);
+    }
     return sk_test_done("test_cuda_graph");
 }

@@ -352,18 +352,20 @@ int main(void) {
         {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_OFF},
         {SK_RNN_PERSISTENT, SK_PRECISION_BF16, SK_TENSOR_CORES_ON},
     };
-    // SK_PARITY_ONLY=persistent-fp32-and-tensor-cores: only the persistent kernel's fp32 runs and
-    // its tf32 and bf16 runs on tensor cores: what test_plstm_layerwise.sh runs with the
-    // layer-after-layer kernels (tf32 on CUDA cores is the fp32 kernel again; bf16 on CUDA cores
-    // is emu_test_layerwise_emu's).
-    const char *only = getenv("SK_PARITY_ONLY");
-    const int layerwise_runs = only && strcmp(only, "persistent-fp32-and-tensor-cores") == 0;
+    // Test hook SK_PARITY_ONLY=persistent-layerwise or persistent-cluster: those kernels alone, in
+    // the persistent kernel's fp32 runs and its tf32 and bf16 runs on tensor cores
+    // (test_plstm_layerwise.sh, test_plstm_cluster.sh; tf32 on CUDA cores is the fp32 kernel
+    // again; bf16 on CUDA cores is emu_test_layerwise_emu's).
+    const int family = layerwise_hook("SK_PARITY_ONLY");
+    if (family < 0) return 2;
     for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
-        const sk_rnn_impl impl = runs[m].impl;
+        sk_rnn_impl impl = runs[m].impl;
         const sk_precision prec = runs[m].prec;
         const sk_tensor_cores tc = runs[m].tc;
-        if (layerwise_runs && (impl != SK_RNN_PERSISTENT || (prec != SK_PRECISION_FP32 && tc != SK_TENSOR_CORES_ON)))
-            continue;
+        if (family != SK_RNN_PERSISTENT) {
+            if (impl != SK_RNN_PERSISTENT || (prec != SK_PRECISION_FP32 && tc != SK_TENSOR_CORES_ON)) continue;
+            impl = (sk_rnn_impl)family;
+        }
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run_case(&cases[i], impl, prec, tc, 0, 0);
         if (prec == SK_PRECISION_FP32) {
             // One rank's share: the second of 3 ranks of a global batch of 9, and the last of 4 of 8.
