@@ -327,6 +327,8 @@ class Bench:
             self.show(["env", "LD_LIBRARY_PATH=<after: source env.sh>"] + cmd)
             return
         r = Run(cmd, os.path.join(self.tmp, f"ours-{c}-{v.replace('/', '-')}.log"), a, self.env)
+        for x in re.findall(r"^note: --rnn-impl auto: .*$", r.log, re.M):  # auto's choice and its times
+            self.say("  " + x)
         self.indent(r.log, 5, skip_epoch=True)
         o = {}
         if r.rc == 2 and re.search(r"^error:", r.log, re.M):
