@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_corpus.sh: corpora of any size (issue 10). Generates corpora of 1 MB, 100 MB and 1 GB
+# bench_corpus.sh: corpora of any size. Generates corpora of 1 MB, 100 MB and 1 GB
 # (copies of data/tinyshakespeare.txt, so that the vocabulary and hence the model are the same)
 # under a temporary directory, and measures with build/shakespeare-train:
 #   - tokenization (the first run builds the token cache): seconds and MB/s of source, on one

@@ -1,7 +1,7 @@
 // test_eta.c: the progress line's ETA (sk_progress_eta_s) is the run's remaining steps at this
 // process's own step rate. A run resumed at step 1000 of 1040 whose first 20 steps here took
 // 10 s has 20 steps, 10 s, left; counting the checkpoint's 1000 steps as this process's would
-// say 0.2 s (issue 34: "0m00s with 27 s left"). Exact arithmetic on given numbers: no clock.
+// say 0.2 s ("0m00s with 27 s left"). Exact arithmetic on given numbers: no clock.
 #include "shakespeare/trainer.h"
 #include "test_util.h"
 

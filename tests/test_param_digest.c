@@ -34,7 +34,7 @@
 
 char *openblas_get_config(void); // OpenBLAS's, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Zen MAX_THREADS=64"
 
-// Recorded from main at f4e9ffc, before issue 36's refactors, under the pins; the same with
+// Recorded at f4e9ffc under the pins (every refactor since must leave it as it is); the same with
 // and without libxsmm in the build and with and without -march=native (an AMD EPYC with AVX2).
 #define RECORDED_DIGEST UINT64_C(0x63ae3d0905810625)
 #define RECORDED_OPENBLAS "OpenBLAS 0.3.21"

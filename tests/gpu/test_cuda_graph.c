@@ -1,5 +1,5 @@
 // test_cuda_graph.c: the deferred training step (backend.h's train_step/read_stats) and its
-// CUDA-graph replay (--cuda-graph on) compute exactly what today's eager sequence computes
+// CUDA-graph replay (--cuda-graph on) compute exactly what the eager sequence computes
 // (forward, backward, sk_backend_step: the loss and the norm read back every step):
 //  1. 50 steps, three backends from the same parameters on the same windows: eager ops,
 //     train_step without a graph, train_step replayed as graphs. Parameters, Adam moments,

@@ -28,7 +28,7 @@
 // each with its own tolerances (precision_tolerance.h derives tf32's and bf16's from the
 // operands' unit roundoff); cudnn and cudnn-persist must refuse bf16 with the reason. The
 // persistent kernel's tf32 and bf16 also run with its inner products on tensor cores
-// (sk_tensor_cores ON; CUDA cores are the default until validated), with the same
+// (sk_tensor_cores ON) and on CUDA cores (OFF), with the same
 // tolerances: the operands are rounded the same way, only the summation order differs;
 // ON in fp32 is refused.
 //

@@ -7,7 +7,7 @@
 //     loss). Both are fp32 with identical dropout masks; they differ only in summation order
 //     (~1e-7 relative per dot product), which 10 Adam steps amplify far less than 1e-4.
 //     Later steps drift apart chaotically while learning equally well, so only learning is
-//     checked there. (The 1e-4 is a prediction; no GPU has run this test yet.)
+//     checked there.
 //  2. the trained parameters in both: eval logits and final state agree to 1e-5 of the
 //     tensor's scale + 1e-4 relative (the forward tolerance of test_cuda_parity.c), over
 //     two windows that carry the state;
