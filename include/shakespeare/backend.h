@@ -126,6 +126,11 @@ typedef struct {
     int rnn_autotune;
     const char *rnn_tune_dir;
     sk_rnn_choice rnn_resume;
+    // Benchmarks' knobs (CUDA). The cuDNN wavefront's time chunks: 0 its default length, N > 0
+    // about N steps, -1 whole windows (src/cuda/lstm_impl_cudnn_wavefront.cu). no_fused_sampler:
+    // an inference backend samples with a forward per character instead of its fused kernel.
+    int cudnn_chunk_steps;
+    int no_fused_sampler;
 } sk_backend_config;
 
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;

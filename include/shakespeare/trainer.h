@@ -61,6 +61,7 @@ typedef struct sk_train_options_s {
                              // backend.h), fp32, tf32 or bf16 (CUDA only). A resumed run may change it:
                              // the checkpoint holds fp32 master weights
     sk_tensor_cores tensor_cores; // the persistent LSTM kernel's inner products (backend.h)
+    int cudnn_chunk_steps;        // backend.h's sk_backend_config.cudnn_chunk_steps (benchmarks)
     // The options record stored in checkpoints (train_config): JSON of the options it is given,
     // returned malloc'd (NULL: out of memory). The trainer calls it once the backend has
     // resolved the settings left to it (precision auto), so the record names what ran. NULL: none.

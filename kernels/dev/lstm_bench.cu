@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     for (int pi = 0; pi < 3; pi++) {
         if (precision_arg >= 0 && pi != precision_arg) continue;
         sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi,
-                              SK_TENSOR_CORES_DEFAULT, SK_LSTM_WAVEFRONT}; // the variant is picked below
+                              SK_TENSOR_CORES_DEFAULT, SK_LSTM_WAVEFRONT, 0}; // the variant: below
         for (size_t m = 0; m < sizeof variants / sizeof variants[0]; m++) {
             char name[48];
             const int tensor_cores = variants[m] == -2 || variants[m] == -4;

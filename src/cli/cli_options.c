@@ -88,6 +88,7 @@ void cli_print_help(const cli_program *p, const void *defaults) {
     for (size_t i = 0; i < p->n_opts; i++) {
         const cli_option *o = &p->opts[i];
         if (o->section) printf("%s\n", o->section);
+        if (!o->help) continue; // hidden: a benchmark's or a test's knob
         if (o->type == CLI_ACTION) { // listed together on the last line: "--help, --version"
             size_t k = strlen(actions);
             snprintf(actions + k, sizeof actions - k, "%s--%s", k ? ", " : "", o->name);

@@ -43,7 +43,8 @@ typedef struct {
     int lo_open, hi_open;     // CLI_FLOAT, CLI_DOUBLE: the bound itself is excluded
     const cli_kind *kind;     // CLI_KIND
     const char *help;         // "\n" starts a continuation line; "(default: ...)" is appended unless
-                              // the text holds one or says "(required)"
+                              // the text holds one or says "(required)"; NULL: hidden from --help
+                              // and the man page (a knob for benchmarks, documented where they are)
     const char *default_text; // the default as --help says it; NULL: the default value, named
     const char *json;         // key in the options record; NULL: not recorded
     int set_bit;              // OR-ed into the program's set mask when given (0: none)

@@ -46,6 +46,8 @@ static const cli_option sample_opts[] = {
      "cudnn | cudnn-persist | persistent | persistent-layerwise |\n"
      "persistent-cluster (see shakespeare-train --help); the CPU takes only auto", NULL, NULL, 0, 0},
     {NULL, "threads", "N", CLI_INT, AT(threads), 0, 1024, 0, 0, NULL, "CPU threads; 0 = all cores", NULL, NULL, 0, 0},
+    // Hidden, for benchmarks (scripts/bench_sample.sh): the loop the fused sampler replaced.
+    {NULL, "no-fused-sampler", NULL, CLI_FLAG, AT(no_fused_sampler), 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0, 0},
     {NULL, "precision", "P", CLI_KIND, AT(precision), 0, 0, 0, 0, &cli_kind_precision,
      "the CUDA arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"
      "the CPU takes only fp32", NULL, NULL, 0, 0},

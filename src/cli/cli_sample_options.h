@@ -26,6 +26,7 @@ typedef struct {
     uint64_t seed;
     sk_precision precision;
     sk_rnn_impl rnn_impl;
+    int no_fused_sampler;   // 1: the per-character forward loop instead (benchmarks)
 } cli_sample_options;
 
 extern const cli_program cli_sample_program;

@@ -158,6 +158,9 @@ static const cli_option train_opts[] = {
     {NULL, "tensor-cores", "T", CLI_KIND, AT(tensor_cores), 0, 0, 0, 0, &kind_tensor_cores,
      "the persistent LSTM kernel's inner products: auto (tensor cores for tf32\n"
      "and bf16) | on | off (CUDA cores); others ignore it", NULL, "tensor_cores", 0, 0},
+    // Hidden, for benchmarks (docs/gpu.md): the cuDNN wavefront's chunk length in steps.
+    {NULL, "cudnn-chunk-steps", "N", CLI_INT, AT(cudnn_chunk_steps), -1, 1 << 20, 0, 0, NULL, NULL, NULL, NULL, 0,
+     0},
     {NULL, "help", NULL, CLI_ACTION, 0, 0, 0, 0, 0, NULL, "", NULL, NULL, 0, 0},
     {NULL, "version", NULL, CLI_ACTION, 0, 0, 0, 0, 0, NULL, "", NULL, NULL, 0, 0},
 };

@@ -295,7 +295,8 @@ int main(int argc, char **argv) {
     }
     sk_backend_config bc = {.model = model.cfg, .batch_size = n_samples,
                             .seq_len = n_samples > 1 ? BATCH_WINDOW : SCORE_WINDOW, .training = 0,
-                            .threads = o.threads, .seed = seed, .precision = o.precision, .rnn_impl = o.rnn_impl};
+                            .threads = o.threads, .seed = seed, .precision = o.precision, .rnn_impl = o.rnn_impl,
+                            .no_fused_sampler = o.no_fused_sampler};
     sk_backend *be;
     char note[512];
     // SK_ERR_ARG: a refused flag (--precision, --rnn-impl the backend lacks)

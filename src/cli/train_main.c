@@ -190,7 +190,7 @@ int main(int argc, char **argv) {
     o.comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not
     // an option a run needs, so not a flag.
-    const char *dp_step = getenv("SHAKESPEARE_DATA_PARALLEL_STEP");
+    const char *dp_step = getenv("SHAKESPEARE_TEST_DATA_PARALLEL_STEP");
     o.data_parallel_step = dp_step && strcmp(dp_step, "1") == 0;
     // For the divergence tests (tests/cli/test_divergence*.sh): a NaN loss at a known step.
     const char *poison = getenv("SHAKESPEARE_TEST_POISON_STEP");

@@ -111,7 +111,7 @@ typedef struct {
     // than the arithmetic); NULL: eager.
     sk_step_graphs *forward_graphs[2];
     // Inference backends: the fused sampler (ops->sample), NULL where its kernel cannot run
-    // the shape (or SHAKESPEARE_FUSED_SAMPLER=0 turns it off, for benchmarks).
+    // the shape (or the config's no_fused_sampler turns it off, for benchmarks).
     sk_cuda_sampler *sampler;
     sk_backend_ops ops; // cuda_ops with sample set, when there is a sampler
     void *blas_ws;
@@ -310,15 +310,14 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
     const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
                                ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
                                ci->args->dropout_key, cfg->stream_offset, cfg->precision,
-                               cfg->plstm_tensor_cores, SK_LSTM_WAVEFRONT};
+                               cfg->plstm_tensor_cores, SK_LSTM_WAVEFRONT, cfg->cudnn_chunk_steps};
     SK_TRY(create_lstm(b, &lc, err));
     const sk_cuda_graph g = cfg->cuda_graph;
     if (g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated)) {
         if (ci->training) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
         for (int i = 0; i < 2; i++) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->forward_graphs[i], err));
     }
-    const char *fused = getenv("SHAKESPEARE_FUSED_SAMPLER");
-    if (!ci->training && !(fused && strcmp(fused, "0") == 0)) {
+    if (!ci->training && !cfg->no_fused_sampler) {
         char why[256];
         SK_TRY(sk_cuda_sampler_create(ci->device, layout, ci->B, &ci->sampler, why, sizeof why, err));
     }

@@ -50,6 +50,7 @@ typedef struct {
     sk_precision precision;        // backend.h; weights enter and leave as fp32 in every precision
     sk_tensor_cores tensor_cores;  // backend.h: the persistent kernel's inner products (others ignore it)
     int family;                    // sk_lstm_family: which persistent kernels (others ignore it)
+    int chunk_steps;               // the cuDNN wavefront's (backend.h's cudnn_chunk_steps; others ignore it)
 } sk_lstm_config;
 
 // The persistent implementation's kernels (kernels/lstm_persistent.h, kernels/lstm_layerwise.h).

@@ -21,7 +21,7 @@
 // the lanes off cfg.stream and joins them back (events), so callers, and a CUDA graph
 // capture of cfg.stream, see one stream. d is the divisor of len nearest kChunkSteps within
 // [kChunkSteps/2, 2*kChunkSteps], or len (one chunk: layer after layer) if none;
-// SHAKESPEARE_CUDNN_CHUNK_STEPS overrides kChunkSteps for benchmarks (0: whole windows).
+// cfg.chunk_steps overrides kChunkSteps for benchmarks (N > 0: about N steps; -1: whole windows).
 // A persistent cuDNN algorithm takes whole windows: its kernels must not share the GPU.
 #include <stdlib.h>
 #include <string.h>
@@ -336,8 +336,8 @@ sk_status lane_init(sk_lstm *l, int k, cudnnRNNAlgo_t algo, sk_error *err) {
 sk_status wf_init(sk_lstm *l, cudnnRNNAlgo_t algo, sk_error *err) {
     wavefront *w = wf_of(l);
     const sk_lstm_config *c = &l->cfg;
-    const char *env = getenv("SHAKESPEARE_CUDNN_CHUNK_STEPS");
-    w->want = algo != CUDNN_RNN_ALGO_STANDARD ? 0 : env && *env ? atoi(env) : kChunkSteps;
+    const int asked = c->chunk_steps;
+    w->want = algo != CUDNN_RNN_ALGO_STANDARD || asked < 0 ? 0 : asked > 0 ? asked : kChunkSteps;
     w->max_chunks = 1;
     for (int len = 1; len <= c->T; len++)
         if (len / chunk_steps(len, w->want) > w->max_chunks) w->max_chunks = len / chunk_steps(len, w->want);

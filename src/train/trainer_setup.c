@@ -387,7 +387,7 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *o, const 
                             .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
                             .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
                             .plstm_tensor_cores = o->tensor_cores, .rnn_autotune = t->nranks == 1,
-                            .rnn_tune_dir = tune_dir,
+                            .rnn_tune_dir = tune_dir, .cudnn_chunk_steps = o->cudnn_chunk_steps,
                             .rnn_resume = resuming ? rnn_choice_of(sp->ckpt.train_config)
                                                    : (sk_rnn_choice){SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT}};
     char note[3 * SK_ERROR_MSG_MAX], dev[32];

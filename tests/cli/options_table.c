@@ -1,6 +1,7 @@
 // options_table.c: prints a program's option table (src/cli/cli_options.h), one entry a line:
 // "NAME JSON_KEY" (JSON_KEY "-" when the option is not in the options record), for
-// tests/cli/test_help.sh, which checks --help, the man page and the checkpoint's record against it.
+// tests/cli/test_help.sh, which checks --help, the man page and the checkpoint's record against it;
+// hidden entries (no help text) are left out, since --help leaves them out.
 // Usage: options_table train|sample
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: options_table train|sample\n");
         return 2;
     }
-    for (size_t i = 0; i < p->n_opts; i++) printf("%s %s\n", p->opts[i].name, p->opts[i].json ? p->opts[i].json : "-");
+    for (size_t i = 0; i < p->n_opts; i++)
+        if (p->opts[i].help) printf("%s %s\n", p->opts[i].name, p->opts[i].json ? p->opts[i].json : "-");
     return 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_data_parallel_step.sh: SHAKESPEARE_DATA_PARALLEL_STEP=1 makes one process take the
+# test_data_parallel_step.sh: SHAKESPEARE_TEST_DATA_PARALLEL_STEP=1 makes one process take the
 # data-parallel step (forward, backward, the gradient sum, the norm and the update, with the
 # loss and stop requests agreed every step) instead of the one-process step, so that the path
 # several ranks take can be tested on one process (on a GPU: with a one-rank NCCL
@@ -17,25 +17,25 @@ RUN=(--data text.txt --embed-size 16 --hidden-size 32 --num-layers 2 --dropout 0
      --seq-length 16 --device cpu --threads 1 --max-iters 30 --eval-every 15 --checkpoint-every 15)
 expect_ok "$SK_TRAIN" "${RUN[@]}" --out-dir plain || finish
 grep -q 'data-parallel' .ok.out .ok.err && fail "the plain run says it is data-parallel"
-SHAKESPEARE_DATA_PARALLEL_STEP=1 expect_ok "$SK_TRAIN" "${RUN[@]}" --out-dir dp || finish
+SHAKESPEARE_TEST_DATA_PARALLEL_STEP=1 expect_ok "$SK_TRAIN" "${RUN[@]}" --out-dir dp || finish
 grep -q 'data-parallel over 1 rank (single): 8 of the 8 streams each' .ok.err &&
     note "$(grep -m1 'data-parallel' .ok.err)" || fail "no data-parallel notice: $(cat .ok.err)"
 if r=$("$SK_CKPT_DIFF" plain/last.safetensors dp/last.safetensors 0); then note "data-parallel step vs one-process step: $r"
 else fail "data-parallel step vs one-process step: $r"; fi
 cmp -s <(grep -o '"train_loss":[^,]*' plain/metrics.jsonl) <(grep -o '"train_loss":[^,]*' dp/metrics.jsonl) &&
     note "the logged training losses are identical" || fail "the logged training losses differ"
-SHAKESPEARE_DATA_PARALLEL_STEP=yes expect_ok "$SK_TRAIN" "${RUN[@]}" --max-iters 2 --out-dir other &&
-    { grep -q 'data-parallel' .ok.out .ok.err && fail "SHAKESPEARE_DATA_PARALLEL_STEP=yes took the data-parallel step" ||
+SHAKESPEARE_TEST_DATA_PARALLEL_STEP=yes expect_ok "$SK_TRAIN" "${RUN[@]}" --max-iters 2 --out-dir other &&
+    { grep -q 'data-parallel' .ok.out .ok.err && fail "SHAKESPEARE_TEST_DATA_PARALLEL_STEP=yes took the data-parallel step" ||
       note "only the value 1 turns it on"; }
 
-SHAKESPEARE_DATA_PARALLEL_STEP=1 expect_ok "$SK_TRAIN" "${RUN[@]}" --max-iters 15 --out-dir half &&
+SHAKESPEARE_TEST_DATA_PARALLEL_STEP=1 expect_ok "$SK_TRAIN" "${RUN[@]}" --max-iters 15 --out-dir half &&
     expect_ok "$SK_TRAIN" "${RUN[@]}" --out-dir half --init-from half/last.safetensors &&
     if r=$("$SK_CKPT_DIFF" plain/last.safetensors half/last.safetensors 0); then
         note "15 data-parallel steps resumed by the one-process step to 30: $r"
     else fail "15 data-parallel steps resumed by the one-process step to 30: $r"; fi
 
 gen_text long.txt 4000 7
-SHAKESPEARE_DATA_PARALLEL_STEP=1 "$SK_TRAIN" --data long.txt "${RUN[@]:2}" --max-iters 100000 --max-epochs 0 \
+SHAKESPEARE_TEST_DATA_PARALLEL_STEP=1 "$SK_TRAIN" --data long.txt "${RUN[@]:2}" --max-iters 100000 --max-epochs 0 \
     --out-dir term > term.out 2> term.err &
 pid=$!
 wait_for 30 has_records term/metrics.jsonl 2 || fail "no progress before the signal: $(tail -n 3 term.err)"

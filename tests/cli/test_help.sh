@@ -100,4 +100,11 @@ got=$(header out/last.safetensors | grep -ao '\\"[a-z0-9_]*\\":' | sed 's/\\"//g
 # the flag.
 expect_error '^error: --eval-only needs a validation split' "$SK_TRAIN" "${TINY[@]}" --data text.txt --eval-only \
     --init-from out/last.safetensors --val-frac 0 --train-frac 1
+# Hidden knobs for benchmarks (no help text): parsed and range-checked like the others, absent
+# from --help (and so from the man page).
+"$SK_TRAIN" --help | grep -q -- '--cudnn-chunk-steps' && fail "--cudnn-chunk-steps is in --help" ||
+    note "--cudnn-chunk-steps is hidden"
+expect_error '^error: --cudnn-chunk-steps must be in \[-1, 1048576\], got -5' "$SK_TRAIN" --cudnn-chunk-steps -5
+"$SK_SAMPLE" --no-fused-sampler --help > hidden.txt 2>&1 && ! grep -q -- '--no-fused-sampler' hidden.txt &&
+    note "--no-fused-sampler is accepted and hidden" || fail "--no-fused-sampler: $(head -n 3 hidden.txt)"
 finish

@@ -85,7 +85,11 @@ static sk_backend *fresh(const graph_case *gc, sk_cuda_graph graph, const float 
     sk_error err = {{0}};
     sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
                              .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
-                             .rnn_impl = gc->impl, .cuda_graph = graph};
+                             .rnn_impl = gc->impl, .cuda_graph = graph,
+                             // The cuDNN case with dropout runs its wavefront in 3 chunks of 3 steps
+                             // (lstm_impl_cudnn_wavefront.cu): lanes forked off the captured stream
+                             // and joined back.
+                             .cudnn_chunk_steps = 3};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
     if (p0) OP_OK(be, be->ops->set_params(be, p0));
@@ -243,7 +247,7 @@ static void run_case(const graph_case *gc) {
         sk_error err = {{0}};
         sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
                                  .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
-                                 .rnn_impl = gc->impl};
+                                 .rnn_impl = gc->impl, .cudnn_chunk_steps = 3};
         sk_backend *be = NULL;
         sk_status st = sk_backend_create_cuda(&cfg, &be, &err);
         if (st == SK_ERR_ARG) {
@@ -271,9 +275,6 @@ static void run_case(const graph_case *gc) {
 }
 
 int main(void) {
-    // The cuDNN case with dropout runs its wavefront in 3 chunks of 3 steps
-    // (lstm_impl_cudnn_wavefront.cu): lanes forked off the captured stream and joined back.
-    setenv("SHAKESPEARE_CUDNN_CHUNK_STEPS", "3", 1);
     char reason[256];
     if (!sk_cuda_available(0, reason, sizeof reason)) {
         printf("skipped: %s\n", reason);

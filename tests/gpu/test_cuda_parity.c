@@ -12,7 +12,7 @@
 // zero an element on one side only and miss them by O(scale). The GPU's inter-layer
 // dropout runs the layers as separate cuDNN networks in a wavefront of time chunks
 // (lstm_impl_cudnn_wavefront.cu), a path the dropout-free cases do not take; chunks of about
-// 2 steps here (SHAKESPEARE_CUDNN_CHUNK_STEPS=2: T = 7 runs as 7 chunks of 1, T = 6 as 3 of 2),
+// 2 steps here (cudnn_chunk_steps 2: T = 7 runs as 7 chunks of 1, T = 6 as 3 of 2),
 // so that chunk borders, their state and state gradient, and the lanes' ordering are
 // all held to the CPU. Further shapes: L = 4, T = 1, B = 1, E > H, H not a
 // multiple of 32, and six random shapes (H 1..70, L 1..4, B 1..5, T 1..9; seed fixed).
@@ -202,7 +202,7 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
     sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout, pc->weight_drop},
                              .batch_size = pc->B, .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0,
                              .seed = 1234,
-                             .stream_offset = stream_offset, .global_batch = global_batch};
+                             .stream_offset = stream_offset, .global_batch = global_batch, .cudnn_chunk_steps = 2};
     sk_backend *cpu, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err)); // the reference: fp32, its own LSTM
     cfg.rnn_impl = impl, cfg.precision = prec, cfg.plstm_tensor_cores = tc;
@@ -306,7 +306,6 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
 }
 
 int main(void) {
-    setenv("SHAKESPEARE_CUDNN_CHUNK_STEPS", "2", 1);
     char reason[256];
     if (!sk_cuda_available(0, reason, sizeof reason)) {
         // Without a GPU the backend must refuse cleanly, with a message, and not crash.

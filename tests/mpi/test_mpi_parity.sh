@@ -20,9 +20,9 @@ for n in 1 2 4; do
     # Only rank 0 writes: one metrics log with one record per report, no duplicates.
     [ "$(grep -c '"train_loss"' dp$n/metrics.jsonl)" = 6 ] || fail "$n ranks: metrics.jsonl has duplicate records"
 done
-# One rank taking the data-parallel step (SHAKESPEARE_DATA_PARALLEL_STEP=1): MPI's all-reduce of
+# One rank taking the data-parallel step (SHAKESPEARE_TEST_DATA_PARALLEL_STEP=1): MPI's all-reduce of
 # one rank in the loop, bit for bit the one-process run.
-SHAKESPEARE_DATA_PARALLEL_STEP=1 expect_ok "${MPIRUN[@]}" -np 1 "$SK_TRAIN" "${RUN[@]}" --out-dir dpstep1 &&
+SHAKESPEARE_TEST_DATA_PARALLEL_STEP=1 expect_ok "${MPIRUN[@]}" -np 1 "$SK_TRAIN" "${RUN[@]}" --out-dir dpstep1 &&
     { grep -q 'data-parallel over 1 rank (mpi)' .ok.err || fail "1 rank: no data-parallel notice: $(cat .ok.err)"; } &&
     if r=$("$SK_CKPT_DIFF" one/last.safetensors dpstep1/last.safetensors 0); then
         note "1 rank taking the data-parallel step vs one process: $r"
