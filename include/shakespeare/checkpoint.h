@@ -2,7 +2,7 @@
 // defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
 //          sk_checkpoint_load, sk_checkpoint_remove, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE,
 //          sk_model_file_check_finite,
-//          sk_train_state, sk_train_state_alloc, sk_train_state_free, sk_crc32
+//          sk_train_state, sk_train_state_alloc, sk_train_state_free (and crc32.h's sk_crc32)
 //
 // Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
 // raw little-endian F32 data), tensor names and shapes exactly PyTorch's (model.h), so
@@ -45,13 +45,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shakespeare/crc32.h"
 #include "shakespeare/model.h"
 #include "shakespeare/rng.h"
 #include "shakespeare/status.h"
 #include "shakespeare/vocab.h"
-
-// CRC-32 (IEEE, as zlib), continued from crc (0 to start).
-uint32_t sk_crc32(uint32_t crc, const void *data, size_t n);
 
 typedef struct {
     sk_model_config cfg;

@@ -1,6 +1,6 @@
 // binio.h: the one binary-I/O layer of the three file formats (model, training state, token
 // cache): a bounded reader over a file or a memory image, little-endian integers and floats,
-// CRC-32 checksums (sk_crc32, checkpoint.h) and atomic writes (fsutil.h).
+// CRC-32 checksums (crc32.h) and atomic writes (fsutil.h).
 // defines: sk_reader, sk_reader_open, sk_reader_close, sk_reader_read, sk_read_f32_le,
 //          sk_write_f32_le, sk_put_le32, sk_put_le64, sk_get_le32, sk_get_le64, sk_sum64,
 //          sk_sum64_init, sk_sum64_update, sk_sum64_final
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "fsutil.h"
-#include "shakespeare/checkpoint.h" // sk_crc32
+#include "shakespeare/crc32.h"
 #include "shakespeare/status.h"
 
 // Sequential reader over a regular file or a memory buffer, with the total size known up front

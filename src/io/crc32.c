@@ -3,7 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shakespeare/checkpoint.h"
+#include "shakespeare/crc32.h"
 
 // crc_table[b]: the CRC register after shifting byte b through 8 rounds of the polynomial.
 // A constant (generated once by a script) so that there is no lazy initialization to race on.
