@@ -40,9 +40,10 @@ extern "C" {
 // through the two, 0.626 us fixed (the barrier measured alone 0.24 us) and 14.2 B/ns a block beyond.
 static const double kSkCostDsmemFixedUs = 0.626, kSkCostDsmemBytesPerNs = 14.2;
 // One warp's instructions (lstm_persistent_cost.h's kSkCostInst*): one pushed item with its peer, row
-// and offset from three integer divisions and map_shared_rank; with all of them precomputed; one
-// precomputed prefetch copy.
-static const double kSkCostInstPushItem = 70, kSkCostInstPushSlot = 12, kSkCostInstPrefetchSlot = 12;
+// and offset from three integer divisions and map_shared_rank (2d6bab0's SASS); with them precomputed,
+// a 16-byte store (about 7 in the SASS of lw_forward_cluster_kernel<bf16, mma> as built); one
+// precomputed prefetch copy (about 20: the step's 64-bit address, the cp.async).
+static const double kSkCostInstPushItem = 70, kSkCostInstPushSlot = 8, kSkCostInstPrefetchSlot = 20;
 
 typedef enum {
     SK_PLSTM_LW_PER_ROW = 0,    // prefetch: one stage_row call per row by every warp; push: indices per item
