@@ -35,9 +35,10 @@ extern "C" {
 
 // Tiles the grid for device `device`, operands of s bytes (4: fp32, 2: bf16), the inner
 // products on tensor cores when mma, exchanging through grid.sync (cluster 0) or thread-block
-// clusters (cluster 1; lstm_layerwise_cluster_kernels.cuh) (plan->supported = 0 with a reason
-// when a tile does not fit, the blocks cannot all be resident (grid.sync) or a cluster cannot
-// be launched, tensor cores below compute capability 8.0, clusters below 9.0). Host only.
+// clusters (cluster 1; lstm_layerwise_cluster_kernels.cuh: clusters of 16 blocks, else of 8, as
+// many as there are batch groups resident at once) (plan->supported = 0 with a reason when a tile
+// does not fit, the blocks cannot all be resident (grid.sync) or the clusters (clusters), tensor
+// cores below compute capability 8.0, clusters below 9.0). Host only.
 cudaError_t sk_plstm_lw_plan_make(sk_plstm_lw_plan *plan, int device, int B, int H, int mma, int s, int cluster);
 
 // Layer a->k forward over len steps; with a->train it keeps cs and gates for backward.

@@ -2,7 +2,8 @@
 // thread-block cluster per batch group (lstm_layerwise.h says what they compute,
 // lstm_layerwise_plan.h how they tile and carve shared memory), in a header so that the emulated
 // device runs the very same code on the CPU.
-// defines: lw_forward_cluster_kernel, lw_backward_cluster_kernel (in namespace sk_plstm_lw)
+// defines: lw_forward_cluster_kernel, lw_backward_cluster_kernel, and their prefetcher and pusher
+//          (in namespace sk_plstm_lw)
 //
 // A cluster is a batch group's `slices` blocks (cluster rank = slice). The exchange each step
 // goes through distributed shared memory instead of global memory and a grid-wide barrier:
@@ -19,7 +20,7 @@
 //             order: bitwise reproducible). Received partials are double-buffered likewise.
 // Each step's epilogue inputs from global memory (the projection forward; gates, c, c_prev and
 // the upper gradient backward) are prefetched with cp.async during the step before, off the
-// chain. A cluster barrier before the first step makes every block's buffers ready before any
+// chain: forward after the step's barrier, backward after its epilogue (the buffer is single). A cluster barrier before the first step makes every block's buffers ready before any
 // peer writes into them; no block touches a peer's shared memory after its last barrier, so no
 // block exits while a peer may still write into it.
 // fp32 only in global memory (hh, dg: the GEMMs read them; the bf16 copies the grid.sync kernels
@@ -51,49 +52,150 @@ __device__ __forceinline__ void copy_unit(unsigned char *dst, const unsigned cha
     else *(uint16_t *)dst = *(const uint16_t *)src;
 }
 
-#if SK_LW_CLUSTERS
-// Every thread of the block takes its share: for each block p of the cluster (but this one when
-// !self), `rows` rows of bytes_of(p) bytes (at most max_bytes) from src_of(p, row) in this block's
-// shared memory to the address dst_of(row) has here, in block p's shared memory; `unit` bytes a
-// store.
-template <typename Src, typename Dst, typename Len>
-__device__ void push_to_cluster(cg::cluster_group &cl, bool self, int rows, int max_bytes, int unit, Src src_of,
-                                Dst dst_of, Len bytes_of) {
-    const int n = (int)cl.num_blocks(), me = (int)cl.block_rank(), chunks = max_bytes / unit;
-    for (int i = threadIdx.x; i < n * rows * chunks; i += blockDim.x) {
-        const int p = i / (rows * chunks), row = i / chunks % rows, off = i % chunks * unit;
-        if ((p == me && !self) || off >= bytes_of(p)) continue;
-        copy_unit(cl.map_shared_rank(dst_of(row) + off, (unsigned)p), src_of(p, row) + off, unit);
+// A thread's copies and stores of every step are worked out once, before the first step, for its
+// first kSlots items (every item of configurations A and B: at most 2 prefetch copies and 4 pushed
+// stores a thread); a thread with more works the rest out at each step, as before. Each step then
+// costs a few instructions a copy, where every warp ran a stage_row call per prefetched row and every
+// push item took three integer divisions (kernels/PERSISTENT_LSTM_FLOOR.md, "The H200 run of
+// 2026-11-28": about 60% of a step's instructions).
+constexpr int kSlots = 4;
+
+// One prefetch copy: n floats (4: one 16-byte cp.async; else element loads) to dst from src + (t +
+// shift) * step at step t, or from alt where t + shift < 0 (c_prev at t = 0: cx).
+struct fetch {
+    const float *src, *alt;
+    float *dst;
+    int step, shift, n;
+};
+
+__device__ __forceinline__ void fetch_issue(const fetch &f, int t) {
+    const float *src = t + f.shift >= 0 ? f.src + (size_t)(t + f.shift) * f.step : f.alt;
+    if (f.n == 4) sk_cp_async16(f.dst, src);
+    else
+        for (int e = 0; e < f.n; e++) f.dst[e] = __ldcg(src + e);
+}
+
+// The block's prefetch of `rows` rows of nu floats, `per` floats a copy (4 where every row starts
+// 16-byte aligned at both ends, else 1), item i = row i / cpr, column (i % cpr) * per; make(per, cpr, i)
+// gives item i's copy. Asynchronously: sk_cp_async_wait_all, then a __syncthreads, before reading.
+template <typename Make> struct prefetcher {
+    Make make;
+    int per, cpr, items;
+    fetch slot[kSlots];
+    __device__ prefetcher(Make m, int rows, int nu, bool vec) : make(m) {
+        per = vec ? 4 : 1, cpr = (nu + per - 1) / per, items = rows * cpr;
+        for (int k = 0; k < kSlots; k++) {
+            const int i = (int)threadIdx.x + k * (int)blockDim.x;
+            slot[k] = i < items ? make(per, cpr, i) : fetch{nullptr, nullptr, nullptr, 0, 0, 0};
+        }
     }
+    __device__ void issue(int t) const {
+#pragma unroll
+        for (int k = 0; k < kSlots; k++)
+            if (slot[k].n) fetch_issue(slot[k], t);
+        for (int i = (int)threadIdx.x + kSlots * (int)blockDim.x; i < items; i += (int)blockDim.x)
+            fetch_issue(make(per, cpr, i), t);
+    }
+};
+
+template <typename Make> __device__ prefetcher<Make> make_prefetcher(Make m, int rows, int nu, bool vec) {
+    return prefetcher<Make>(m, rows, nu, vec);
+}
+
+__device__ __forceinline__ bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+#if SK_LW_CLUSTERS
+// The block's share of a push: for each block p of the cluster (but this one when !self), `rows`
+// rows of bytes_of(p) bytes (at most max_bytes) from src_of(p, row) in this block's shared memory to
+// the address dst_of(row) has here, in block p's shared memory; `unit` bytes a store. src_of and
+// dst_of are those of step parity 0; parity 1's are sshift and dshift bytes on (map_shared_rank maps
+// the block's shared memory linearly: the same offset in the peer's). Item i: peer i / (rows *
+// chunks), row i / chunks % rows, offset i % chunks * unit.
+template <typename Src, typename Dst, typename Len> struct pusher {
+    cg::cluster_group &cl;
+    bool self;
+    int rows, chunks, unit, items;
+    size_t sshift, dshift;
+    Src src_of;
+    Dst dst_of;
+    Len bytes_of;
+    unsigned char *dst[kSlots]; // null: no store (this block, or past the peer's bytes)
+    const unsigned char *src[kSlots];
+    __device__ pusher(cg::cluster_group &c, bool own, int r, int max_bytes, int u, size_t ss, size_t ds, Src so, Dst dd,
+                      Len bo)
+        : cl(c), self(own), rows(r), chunks(max_bytes / u), unit(u), items((int)c.num_blocks() * r * (max_bytes / u)),
+          sshift(ss), dshift(ds), src_of(so), dst_of(dd), bytes_of(bo) {
+        for (int k = 0; k < kSlots; k++) {
+            dst[k] = nullptr, src[k] = nullptr;
+            const int i = (int)threadIdx.x + k * (int)blockDim.x;
+            if (i < items) item(i, 0, &dst[k], &src[k]);
+        }
+    }
+    // Item i's addresses at step parity par (dst stays null where the item stores nothing).
+    __device__ void item(int i, int par, unsigned char **d, const unsigned char **sp) const {
+        const int p = i / (rows * chunks), row = i / chunks % rows, off = i % chunks * unit;
+        if ((p == (int)cl.block_rank() && !self) || off >= bytes_of(p)) return;
+        *d = cl.map_shared_rank(dst_of(row) + off, (unsigned)p) + par * dshift;
+        *sp = src_of(p, row) + off + par * sshift;
+    }
+    __device__ void push(int par) const {
+        const size_t ds = par ? dshift : 0, ss = par ? sshift : 0;
+        if (unit == 16) { // the configurations' case, with the width known to the compiler
+#pragma unroll
+            for (int k = 0; k < kSlots; k++)
+                if (dst[k]) copy_unit(dst[k] + ds, src[k] + ss, 16);
+        } else {
+#pragma unroll
+            for (int k = 0; k < kSlots; k++)
+                if (dst[k]) copy_unit(dst[k] + ds, src[k] + ss, unit);
+        }
+        for (int i = (int)threadIdx.x + kSlots * (int)blockDim.x; i < items; i += (int)blockDim.x) {
+            unsigned char *d = nullptr;
+            const unsigned char *sp = nullptr;
+            item(i, par, &d, &sp);
+            if (d) copy_unit(d, sp, unit);
+        }
+    }
+};
+template <typename Src, typename Dst, typename Len>
+__device__ pusher<Src, Dst, Len> make_pusher(cg::cluster_group &c, bool own, int rows, int max_bytes, int unit,
+                                             size_t sshift, size_t dshift, Src so, Dst dd, Len bo) {
+    return pusher<Src, Dst, Len>(c, own, rows, max_bytes, unit, sshift, dshift, so, dd, bo);
 }
 #endif
 
 // Forward: the projection of step t for the tile's rows, xp [Bb][4][U] (gate g's nu values of
-// row bb at (bb * 4 + g) * U), asynchronously (sk_cp_async_wait_all before reading).
-__device__ __forceinline__ void prefetch_projection(const sk_plstm_lw_args &a, const tile &tl, float *xp, int t) {
-    const int H = a.H, U = a.plan.U;
-    for (int bb = 0; bb < tl.nb; bb++) {
-        const float *row = a.xproj + ((size_t)(tl.b0 + bb) * a.xrows + t) * 4 * H + tl.j0;
-        for (int g = 0; g < 4; g++) stage_row(xp + (size_t)(bb * 4 + g) * U, row + (size_t)g * H, tl.nu);
-    }
+// row bb at (bb * 4 + g) * U): item i of a prefetcher over nb * 4 rows.
+__device__ __forceinline__ fetch projection_fetch(const sk_plstm_lw_args &a, const tile &tl, float *xp, int per,
+                                                  int cpr, int i) {
+    const int r = i / cpr, col = i % cpr * per, bb = r / 4, g = r % 4, H = a.H;
+    fetch f;
+    f.src = a.xproj + (size_t)(tl.b0 + bb) * a.xrows * 4 * H + (size_t)g * H + tl.j0 + col;
+    f.alt = nullptr, f.dst = xp + (size_t)(bb * 4 + g) * a.plan.U + col;
+    f.step = 4 * H, f.shift = 0, f.n = min(per, tl.nu - col);
+    return f;
 }
 
 // Backward: what step t's epilogue reads of the forward and of the layer above, pre [Bb][7][U]:
 // gates i, f, g, o, c(t), c(t-1) (cx at t = 0), the upper gradient (dy at the top, else dxin,
-// unmasked); asynchronously.
-__device__ __forceinline__ void prefetch_backward(const sk_plstm_lw_args &a, const tile &tl, float *pre, int t) {
-    const int H = a.H, U = a.plan.U, k = a.k, len = a.len;
-    for (int bb = 0; bb < tl.nb; bb++) {
-        const int b = tl.b0 + bb;
-        float *d = pre + (size_t)bb * 7 * U;
-        const float *gr = a.gates + seq_at(a, k, b, t, 4 * H) + tl.j0;
-        for (int g = 0; g < 4; g++) stage_row(d + (size_t)g * U, gr + (size_t)g * H, tl.nu);
-        stage_row(d + 4 * (size_t)U, a.cs + seq_at(a, k, b, t, H) + tl.j0, tl.nu);
-        const float *cprev = t > 0 ? a.cs + seq_at(a, k, b, t - 1, H) : a.cx + ((size_t)k * a.B + b) * H;
-        stage_row(d + 5 * (size_t)U, cprev + tl.j0, tl.nu);
-        const float *up = k == a.L - 1 ? a.dy + ((size_t)b * len + t) * H : a.dxin + ((size_t)b * (len + 1) + t) * H;
-        stage_row(d + 6 * (size_t)U, up + tl.j0, tl.nu);
+// unmasked): item i of a prefetcher over nb * 7 rows.
+__device__ __forceinline__ fetch backward_fetch(const sk_plstm_lw_args &a, const tile &tl, float *pre, int per,
+                                                int cpr, int i) {
+    const int r = i / cpr, col = i % cpr * per, bb = r / 7, q = r % 7, b = tl.b0 + bb, H = a.H, k = a.k;
+    const int j = tl.j0 + col;
+    fetch f;
+    f.alt = nullptr, f.dst = pre + (size_t)(bb * 7 + q) * a.plan.U + col;
+    f.shift = 0, f.n = min(per, tl.nu - col);
+    if (q < 4) {
+        f.src = a.gates + seq_at(a, k, b, 0, 4 * H) + (size_t)q * H + j, f.step = 4 * H;
+    } else if (q < 6) { // c(t), c(t-1)
+        f.src = a.cs + seq_at(a, k, b, 0, H) + j, f.step = H;
+        if (q == 5) f.shift = -1, f.alt = a.cx + ((size_t)k * a.B + b) * H + j;
+    } else {
+        const float *up = k == a.L - 1 ? a.dy + (size_t)b * a.len * H : a.dxin + (size_t)b * (a.len + 1) * H;
+        f.src = up + j, f.step = H;
     }
+    return f;
 }
 
 template <typename T, bool MMA>
@@ -120,11 +222,21 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_cluster_kernel(sk
     for (size_t i = tid; i < 2 * vbuf / sizeof(T); i += nt) hbuf(0)[i] = from_f<T>(0.0f);
     __syncthreads();
     for (int bb = 0; bb < tl.nb; bb++) stage_convert(hbuf(0) + (size_t)bb * Kf, a.hx + ((size_t)k * B + tl.b0 + bb) * H, H);
-    prefetch_projection(a, tl, xp, 0);
+    const bool vec = H % 4 == 0 && U % 4 == 0 && aligned16(a.xproj) && aligned16(xp);
+    const auto pf = make_prefetcher([&](int per, int cpr, int i) { return projection_fetch(a, tl, xp, per, cpr, i); },
+                                    tl.nb * 4, tl.nu, vec);
+    pf.issue(0);
     const int drop = a.train && a.p > 0.0f && k < a.L - 1;
     const uint64_t key = drop ? a.keys[k] : 0;
     const size_t s = sizeof(T);
     const int unit = push_unit((size_t)tl.j0 * s | (size_t)tl.nu * s | (size_t)Kf * s | lay.vec | vbuf);
+    // Step t pushes this block's slice of h(t) from and into hbuf(t + 1): parity 0's addresses, vbuf
+    // bytes on at odd steps.
+    unsigned char *h0 = (unsigned char *)hbuf(0);
+    const auto push = make_pusher(
+        cluster, false, tl.nb, tl.nu * (int)s, unit, vbuf, vbuf,
+        [&](int, int row) { return (const unsigned char *)h0 + ((size_t)row * Kf + tl.j0) * s; },
+        [&](int row) { return h0 + ((size_t)row * Kf + tl.j0) * s; }, [&](int) { return tl.nu * (int)s; });
     cluster.sync(); // every block's buffers ready before any peer pushes into them
     for (int t = 0; t < len; t++) {
         const T *cur = hbuf(t);
@@ -148,14 +260,9 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_cluster_kernel(sk
         }
         if (t + 1 == len) break; // nobody reads h(len-1) from shared memory
         __syncthreads();          // this block's slice of h(t) in `next`; xp read
-        prefetch_projection(a, tl, xp, t + 1);
-        const unsigned char *nx = (const unsigned char *)next;
-        push_to_cluster(
-            cluster, false, tl.nb, tl.nu * (int)s, unit,
-            [&](int, int row) { return nx + ((size_t)row * Kf + tl.j0) * s; },
-            [&](int row) { return (unsigned char *)next + ((size_t)row * Kf + tl.j0) * s; },
-            [&](int) { return tl.nu * (int)s; });
+        push.push((t + 1) & 1);
         cluster.sync(); // h(t) of the whole group in every block's `next`
+        pf.issue(t + 1); // after the barrier: the push and the barrier are what the peers wait for
     }
 #endif
 }
@@ -179,7 +286,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_cluster_kernel(s
     T *dgl = (T *)(smem + lay.vec);             // [bbr][G]: this block's dg(t+1), column u*4 + g
     float *part = (float *)(smem + lay.acc);    // [Bb][H]: this block's gates' share of W_hh^T dg(t+1)
     float *recv = (float *)(smem + lay.recv);   // [2][slices][Bb][U]: the partials of this block's units, by sender
-    float *pre = (float *)(smem + lay.pre);     // [Bb][7][U]: prefetch_backward's
+    float *pre = (float *)(smem + lay.pre);     // [Bb][7][U]: the prefetcher's
     float *scratch = (float *)(smem + lay.scratch); // tensor cores: partial sums
     const int K4 = 4 * tl.nu;
     for (int idx = tid; idx < a.plan.wunits * G; idx += nt) { // zero past H and past this block's gates
@@ -188,22 +295,28 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_cluster_kernel(s
     }
     for (int idx = tid; idx < a.plan.bbr * G; idx += nt) dgl[idx] = from_f<T>(0.0f); // dg(len) = 0
     for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) dcs[(idx / tl.nu) * U + idx % tl.nu] = 0.0f;
-    prefetch_backward(a, tl, pre, a.len - 1);
+    const float *up = top ? a.dy : a.dxin;
+    const bool vec = H % 4 == 0 && U % 4 == 0 && aligned16(a.gates) && aligned16(a.cs) && aligned16(a.cx) &&
+                     aligned16(up) && aligned16(pre);
+    const auto pf = make_prefetcher([&](int per, int cpr, int i) { return backward_fetch(a, tl, pre, per, cpr, i); },
+                                    tl.nb * 7, tl.nu, vec);
+    pf.issue(a.len - 1);
     const int drop = a.p > 0.0f && !top; // the mask layer k's output met on its way up
     const uint64_t key = drop ? a.keys[k] : 0;
     const int unit = push_unit((size_t)U * 4 | (size_t)H * 4 | lay.acc | lay.recv);
     auto recv_at = [&](int t, int sender, int bb) { return recv + ((size_t)((t & 1) * slices + sender) * a.plan.Bb + bb) * U; };
+    // Step t pushes into recv's half t & 1: parity 0's addresses, slices x Bb x U floats on at odd steps.
+    const unsigned char *pb = (const unsigned char *)part;
+    const auto push = make_pusher(
+        cluster, true, tl.nb, U * 4, unit, 0, (size_t)slices * a.plan.Bb * U * 4,
+        [&](int p, int row) { return pb + ((size_t)row * H + (size_t)p * U) * 4; },
+        [&](int row) { return (unsigned char *)recv_at(0, me, row); }, [&](int p) { return min(U, H - p * U) * 4; });
     cluster.sync(); // every block's buffers ready before any peer pushes into them
     for (int t = a.len - 1; t >= 0; t--) {
         if constexpr (MMA) mma_dots(w, G, 0, dgl, G, 0, 1, H, tl.nb, (K4 + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, part, scratch);
         else block_dots(w, G, H, 1, 0, K4, dgl, G, tl.nb, part);
         __syncthreads();
-        const unsigned char *pb = (const unsigned char *)part;
-        push_to_cluster(
-            cluster, true, tl.nb, U * 4, unit,
-            [&](int p, int row) { return pb + ((size_t)row * H + (size_t)p * U) * 4; },
-            [&](int row) { return (unsigned char *)recv_at(t, me, row); },
-            [&](int p) { return min(U, H - p * U) * 4; });
+        push.push(t & 1);
         sk_cp_async_wait_all(); // step t's epilogue inputs
         cluster.sync();         // every slice's partials of this block's units in recv
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
@@ -221,7 +334,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_cluster_kernel(s
             }
         }
         __syncthreads(); // dgl written, pre read
-        if (t > 0) prefetch_backward(a, tl, pre, t - 1);
+        if (t > 0) pf.issue(t - 1);
     }
 #endif
 }

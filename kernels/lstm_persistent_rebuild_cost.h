@@ -1,9 +1,9 @@
 // lstm_persistent_rebuild_cost.h: the plan and cost model of the persistent LSTM's rebuild (issue
 // 33, deliver item 1; kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's design"), host arithmetic
-// in C under the H100 numbers of lstm_persistent_cost.h plus those below. Printed by
+// in C under the H200 numbers of lstm_persistent_cost.h plus those below. Printed by
 // kernels/dev/plstm_cost.c; tests/test_plstm_plan.c holds the design to it.
 // defines: sk_plstm_exchange, sk_plstm_rebuild, sk_plstm_rebuild_plan, sk_plstm_rebuild_best,
-//          sk_plstm_exchange_name, kSkCost{ClusterSync,Flag}Us, kSkCostGemmTflops{Bf16,Tf32}
+//          sk_plstm_exchange_name, kSkCost{ClusterSync,Flag}Us
 //
 // The design: the input projections x W_ih^T + b_ih + b_hh (forward) and dx, dW_ih, dW_hh
 // (backward) are batched tensor-core GEMMs off the chain, so the recurrence holds only W_hh:
@@ -34,11 +34,13 @@
 extern "C" {
 #endif
 
-// Assumptions added to lstm_persistent_cost.h's (sources in the floor notes; the first two
-// measured by sync_bench on an H100: its "cluster.sync (16)" and "flag hand-off" lines).
-static const double kSkCostClusterSyncUs = 0.70; // cluster barrier, 16 blocks (measured 0.699 us)
-static const double kSkCostFlagUs = 0.65;        // release/acquire flag hand-off, producer to consumer (measured)
-static const double kSkCostGemmTflopsBf16 = 400, kSkCostGemmTflopsTf32 = 250; // cuBLAS, these GEMM shapes
+// Numbers added to lstm_persistent_cost.h's, measured by sync_bench on the H200
+// (bench/results/h200-2026-11-28-2d6bab0/probe/probe-persistent.txt: its "cluster.sync (16)" and
+// "flag hand-off" lines; the H100 had measured 0.699 and 0.649 us). The plans below price the staging
+// and the mma at the pipes' rates, without lstm_persistent_cost.h's instruction-issue term: they are
+// the design's lower bounds (the kernels built from them: lstm_layerwise_cost.h).
+static const double kSkCostClusterSyncUs = 0.24; // cluster barrier, 16 blocks
+static const double kSkCostFlagUs = 0.57;        // release/acquire flag hand-off, producer to consumer
 
 // Backward staging runs as a ring of two chunks of this many K columns (the 4H-long dg rows do
 // not fit beside the slice in TF32 at B); the forward's H-long rows are staged whole.

@@ -56,9 +56,9 @@
 # environment this script started with, so that it loads its own cuDNN and cuBLAS.
 # Copy the files to bench/results/ (named with the date, GPU and commit) and commit them.
 #
-# --probe: the one call a session with 15 minutes of device time makes (8 minutes at most,
-# build included, 7 files, each step under its own time limit, which add up to 520 s; it
-# keeps going past failures). On the H100 of 2026-11-27 the build took 20 s and the GPU tests
+# --probe: the one call a session with 15 minutes of device time makes (under 10 minutes,
+# build included, 7 files, each step under its own time limit, which add up to 560 s; it
+# keeps going past failures; the H200 run of 2026-11-28 took 302 s). On the H100 of 2026-11-27 the build took 20 s and the GPU tests
 # 25 s (4 at a time); the benchmark's runs are seconds each:
 #   build.log       preflight and the build (45 s)
 #   gpu-tests.log   ctest -L gpu, 4 at a time (60 s in all)
@@ -72,9 +72,11 @@
 #   sample-gpu.txt  bench_sample.sh (75 s: N = 1, 16 and 256 and --score: the fused GPU sampler, the
 #                   per-character loop it replaced, the CPU)
 #   probes.txt, probe-persistent.txt, ncu-persistent.txt
-#                   scripts/probe_persistent.sh OUT (90 s): sync_bench, the cost model, ncu on the
-#                   persistent kernels at A and B, lstm_bench and step_bench with tensor cores on
-#                   and off (kernels/PERSISTENT_LSTM_FLOOR.md, "Probes"); probes.txt is its log
+#                   scripts/probe_persistent.sh OUT (130 s): sync_bench, the cost model, ncu on the
+#                   persistent kernels at A and B and, with source counters, on the layer-after-
+#                   layer kernels at A (clusters and grid.sync), lstm_bench and step_bench with
+#                   tensor cores on and off (kernels/PERSISTENT_LSTM_FLOOR.md, "What the next GPU
+#                   run decides"); probes.txt is its log
 #
 # The probe ends by checking OUT against the device tool's limits (8 files at most, none more
 # than two folders deep) and fails when they are broken.
@@ -173,7 +175,7 @@ if [ "$probe" = 1 ]; then
   # OUT/probe-persistent.txt and OUT/ncu-persistent.txt; without the script, the workbenches.
   probes() {
     if [ -f scripts/probe_persistent.sh ]; then
-      BUILD_DIR=$gb timeout 90 bash scripts/probe_persistent.sh "$out"
+      BUILD_DIR=$gb timeout 130 bash scripts/probe_persistent.sh "$out"
     else
       timeout 75 bash -c "$(declare -f workbenches); workbenches"
     fi

@@ -1,13 +1,14 @@
-// plstm_cost.c: prints the persistent LSTM's cost model (kernels/lstm_persistent_cost.h) for
-// configurations A and B, or one shape, for every operand kind the plan accepts.
+// plstm_cost.c: prints the persistent LSTM's cost models (kernels/lstm_persistent_cost.h and the
+// headers built on it) for configurations A and B, or one shape, for every operand kind the plan
+// accepts, and last every kernel the H200 measured at 2d6bab0 predicted against the measurement
+// (kernels/dev/plstm_measured.h).
 // usage: plstm_cost [B E H L T]
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "lstm_layerwise_cost.h"
 #include "lstm_persistent_rebuild_cost.h"
-#include "sample_persistent_cost.h"
+#include "plstm_measured.h"
 
 static const char *name(sk_plstm_operands o) {
     static const char *n[] = {"fp32", "bf16", "bf16-mma", "tf32-mma"};
@@ -15,8 +16,9 @@ static const char *name(sk_plstm_operands o) {
 }
 
 static void row(const char *dir, const sk_plstm_cost *c, int steps) {
-    printf("  %-4s %8.0f %8.0f %8.0f %8.0f %7.0f %4.0f %5.0f %4.0f %8.2f %9.2f\n", dir, c->l2_rd / 1024,
-           c->l2_wr / 1024, c->lds, c->fma, c->mma, c->bar, c->gsync, c->rt, c->us, c->us * steps / 1e3);
+    printf("  %-4s %8.0f %8.0f %8.0f %8.0f %7.0f %4.0f %5.0f %4.0f %6.0f %8.2f %9.2f\n", dir, c->l2_rd / 1024,
+           c->l2_wr / 1024, c->lds, c->fma, c->mma, c->bar, c->gsync, c->rt, c->inst_stage + c->inst, c->us,
+           c->us * steps / 1e3);
 }
 
 static void config(const char *label, int B, int E, int H, int L, int T) {
@@ -30,11 +32,13 @@ static void config(const char *label, int B, int E, int H, int L, int T) {
         }
         printf(" %-8s U=%d blocks=%d bc fwd/bwd=%d/%d smem fwd/bwd=%zu/%zu KiB\n", name((sk_plstm_operands)o), p.U,
                p.blocks, p.bc_fwd, p.bc_bwd, p.smem_fwd >> 10, p.smem_bwd >> 10);
-        printf("  dir  L2rd KiB L2wr KiB      lds      fma     mma  bar gsync   rt  us/step  ms/window\n");
-        const sk_plstm_cost f = sk_plstm_cost_forward(&p, B, E, H, L), b = sk_plstm_cost_backward(&p, B, H, L);
+        printf("  dir  L2rd KiB L2wr KiB      lds      fma     mma  bar gsync   rt   inst  us/step  ms/window\n");
+        const sk_plstm_cost f = sk_plstm_cost_forward(&p, B, E, H, L), b = sk_plstm_cost_backward(&p, B, H, L, T);
         row("fwd", &f, steps);
         row("bwd", &b, steps);
-        printf("  predicted per training step (fwd + bwd chain): %.2f ms\n", (f.us + b.us) * steps / 1e3);
+        const double chain = (f.us + b.us) * steps / 1e3;
+        printf("  predicted per training step: chain (fwd + bwd) %.2f ms + off the chain %.2f ms (tf32 GEMMs; fp32 %.2f)\n",
+               chain, sk_plstm_cost_offchain_ms(B, E, H, L, T, 0, 0), sk_plstm_cost_offchain_ms(B, E, H, L, T, 1, 0));
     }
 }
 
@@ -62,28 +66,34 @@ static void rebuild(const char *label, int B, int E, int H, int L, int T) {
             }
 }
 
-// The layer-after-layer kernels as built (kernels/lstm_layerwise_cost.h) on the H100's SMs: fp32 on
-// CUDA cores, TF32 and bf16 on tensor cores, each with grid.sync and with clusters.
-static void built_layerwise(const char *label, int B, int H, int L, int T) {
+// The layer-after-layer kernels (kernels/lstm_layerwise_cost.h) on the H200's SMs: fp32 on CUDA
+// cores, TF32 and bf16 on tensor cores, each with grid.sync and with clusters (their prefetch and
+// push counted both ways: as the H200 measured them, and precomputed per thread).
+static void built_layerwise(const char *label, int B, int E, int H, int L, int T) {
     static const struct {
         const char *name;
         int mma, s;
     } kinds[3] = {{"fp32 CUDA cores", 0, 4}, {"TF32 tensor cores", 1, 4}, {"bf16 tensor cores", 1, 2}};
     for (int k = 0; k < 3; k++)
-        for (int cl = 0; cl < 2; cl++) {
+        for (int v = 0; v < 3; v++) {
+            const int cl = v > 0;
+            const sk_plstm_lw_issue how = v == 2 ? SK_PLSTM_LW_PER_THREAD : SK_PLSTM_LW_PER_ROW;
             sk_plstm_lw_plan p;
-            printf("built, layer after layer, %s, %s, config %s (B=%d H=%d L=%d T=%d):", kinds[k].name,
-                   cl ? "clusters" : "grid.sync", label, B, H, L, T);
+            printf("layer after layer, %s, %s, config %s (B=%d H=%d L=%d T=%d):", kinds[k].name,
+                   !cl ? "grid.sync" : v == 1 ? "clusters, per-row prefetch" : "clusters, per-thread copies", label, B,
+                   H, L, T);
             if (!sk_plstm_lw_plan_shape(&p, kSkCostSMs, kSkCostOptin, B, H, kinds[k].mma, kinds[k].s,
                                         cl ? SK_PLSTM_LW_MAX_CLUSTER : 0)) {
                 printf(" does not fit: %s\n", p.why_not);
                 continue;
             }
-            const sk_plstm_cost f = sk_plstm_lw_cost_forward(&p, H), b = sk_plstm_lw_cost_backward(&p, H);
-            printf(" Bb=%d U=%d blocks=%d smem %zu/%zu KiB; fwd %.2f us (%.0f KiB read, %.0f lds, %.0f mma), bwd %.2f us "
-                   "(%.0f KiB, %.0f lds, %.0f mma) x %d steps: chain %.2f ms\n",
-                   p.Bb, p.U, p.blocks, p.smem_fwd >> 10, p.smem_bwd >> 10, f.us, f.l2_rd / 1024, f.lds, f.mma, b.us,
-                   b.l2_rd / 1024, b.lds, b.mma, L * T, sk_plstm_lw_chain_ms(&p, H, L, T));
+            const sk_plstm_cost f = sk_plstm_lw_cost_forward(&p, H, T, how), b = sk_plstm_lw_cost_backward(&p, H, T, how);
+            printf(" Bb=%d U=%d blocks=%d smem %zu/%zu KiB waves %d/%d; fwd %.2f us (%.0f inst, %.0f KiB read, %.0f mma), "
+                   "bwd %.2f us (%.0f inst, %.0f KiB, %.0f mma) x %d steps: chain %.2f ms, step %.2f ms\n",
+                   p.Bb, p.U, p.blocks, p.smem_fwd >> 10, p.smem_bwd >> 10, sk_plstm_lw_waves(&p, 0),
+                   sk_plstm_lw_waves(&p, 1), f.us, f.inst_stage + f.inst, f.l2_rd / 1024, f.mma, b.us,
+                   b.inst_stage + b.inst, b.l2_rd / 1024, b.mma, L * T, sk_plstm_lw_chain_ms(&p, H, L, T, how),
+                   sk_plstm_lw_step_ms(&p, B, E, H, L, T, how));
         }
 }
 
@@ -102,12 +112,26 @@ static void sampler(const char *label, int V, int E, int H, int L) {
     }
 }
 
+// Every kernel the H200 measured at 2d6bab0 against the model (the cluster kernels counted as measured).
+static void against_h200(void) {
+    printf("against the H200 run of 2d6bab0 (bench/results/h200-2026-11-28-2d6bab0/):\n");
+    for (size_t i = 0; i < sizeof kSkPlstmMeasured / sizeof kSkPlstmMeasured[0]; i++) {
+        const sk_plstm_measured *m = &kSkPlstmMeasured[i];
+        const double pred = sk_plstm_predicted(m, SK_PLSTM_LW_PER_ROW, NULL);
+        const char *unit = m->kernel == SK_KERNEL_SAMPLER ? "us a character step" : "ms a training step";
+        printf(" %c %-38s predicted %7.2f, measured %7.2f %s: %.2fx (%s)\n", m->config, m->name, pred, m->measured,
+               unit, pred / m->measured, m->file);
+    }
+}
+
 int main(int argc, char **argv) {
-    printf("H100 assumptions: clock %.3f GHz, grid.sync %.1f us, dependent L2 round trip %.2f us, L2 %.0f B/ns "
-           "per SM, %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, __syncthreads %.2f us, cluster barrier "
-           "%.2f us, DSMEM %.0f B/ns per SM (assumed)\n",
-           kSkCostClockGHz, kSkCostGridSyncUs, kSkCostL2RoundTripUs, kSkCostL2BytesPerNsPerSM, kSkCostLdsPerClk,
-           kSkCostFmaPerClk, kSkCostMmaClk, kSkCostBarUs, kSkCostClusterSyncUs, kSkCostDsmemBytesPerNsPerSM);
+    printf("H200 assumptions: clock %.2f GHz, grid.sync %.2f us, dependent L2 round trip %.2f us (the flag hand-off's), HBM %.2f us (assumed), L2 %.1f B/ns "
+           "per SM (%.1f with 8 loads in flight), %.0f LDS/clk, %.0f FMA warp-instr/clk, %.0f clk per mma.sync, "
+           "__syncthreads %.2f us, a warp instruction every %.0f clk, cluster barrier %.2f us, DSMEM push with its "
+           "barrier %.3f us + bytes at %.1f B/ns\n",
+           kSkCostClockGHz, kSkCostGridSyncUs, kSkCostL2RoundTripUs, kSkCostDramRoundTripUs, kSkCostL2BytesPerNsPerSM,
+           kSkCostL2x8BytesPerNsPerSM, kSkCostLdsPerClk, kSkCostFmaPerClk, kSkCostMmaClk, kSkCostBarUs,
+           kSkCostIssueClk, kSkCostClusterSyncUs, kSkCostDsmemFixedUs, kSkCostDsmemBytesPerNs);
     if (argc == 6) {
         int v[5];
         for (int i = 0; i < 5; i++) {
@@ -131,8 +155,9 @@ int main(int argc, char **argv) {
     config("B", 64, 256, 512, 4, 128);
     rebuild("A", 32, 128, 256, 2, 100);
     rebuild("B", 64, 256, 512, 4, 128);
-    built_layerwise("A", 32, 256, 2, 100);
-    built_layerwise("B", 64, 512, 4, 128);
+    built_layerwise("A", 32, 128, 256, 2, 100);
+    built_layerwise("B", 64, 256, 512, 4, 128);
     sampler("A", 65, 128, 256, 2);
+    against_h200();
     return 0;
 }

@@ -7,6 +7,10 @@
 //   L2 re-read         every block re-reads the same `kib` KiB (L2-resident) with __ldcg,
 //                      GB/s in all and B/ns per SM (the staging of every chain step): one load
 //                      in flight per thread, then eight (the rate a pipelined staging could reach)
+//   L2 / HBM round trip  one thread follows a chain of dependent __ldcg loads (32 KiB apart)
+//                      through 4 MiB (L2-resident after a first pass) and through 256 MiB (each
+//                      load a line not read before: L2 misses), us per load: the cost models'
+//                      dependent round trips (kSkCostL2RoundTripUs, kSkCostDramRoundTripUs)
 //   DSMEM gather       clusters of 16 blocks: each block writes an S-byte slice into its own
 //                      shared memory, a cluster barrier, each block reads its 15 peers' slices
 //                      (distributed shared memory), a second barrier; us per exchange and B/ns
@@ -171,6 +175,18 @@ static long parse(const char *s, const char *what) {
     return v;
 }
 
+// A chain through n words: word i holds the index of the next, `step` words on (mod n).
+__global__ void chain_init_kernel(unsigned *buf, size_t n, size_t step) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        buf[i] = (unsigned)((i + step) % n);
+}
+// One thread, `iters` dependent loads through L2.
+__global__ void chase_kernel(const unsigned *buf, int iters, unsigned *sink) {
+    unsigned i = 0;
+    for (int k = 0; k < iters; k++) i = __ldcg(buf + i);
+    *sink = i;
+}
+
 int main(int argc, char **argv) {
     if (argc > 3) {
         fprintf(stderr, "usage: sync_bench [blocks [kib]]\n");
@@ -253,6 +269,25 @@ int main(int argc, char **argv) {
         printf("L2 re-read x8 %4zu KiB %7.1f GB/s in all, %.1f B/ns per block\n", kib, bytes8 / ms8 / 1e6,
                bytes8 / ms8 / 1e6 / blocks);
         CHECK_CUDA(cudaFree(buf));
+    }
+    { // dependent round trips: through 4 MiB twice (the second pass hits L2), then once through 256 MiB
+        const size_t step = 8192 + 56; // words: 32 KiB and a few lines apart, a long cycle
+        for (int mib : {4, 256}) {
+            const size_t n = (size_t)mib << 18;
+            unsigned *chain;
+            CHECK_CUDA(cudaMalloc(&chain, n * sizeof(unsigned)));
+            chain_init_kernel<<<264, kThreads>>>(chain, n, step);
+            CHECK_CUDA(cudaGetLastError());
+            if (mib == 4) chase_kernel<<<1, 1>>>(chain, kIters, flags);
+            CHECK_CUDA(cudaGetLastError());
+            CHECK_CUDA(cudaEventRecord(e0));
+            chase_kernel<<<1, 1>>>(chain, kIters, flags);
+            CHECK_CUDA(cudaGetLastError());
+            CHECK_CUDA(cudaEventRecord(e1));
+            printf("%s round trip %3d MiB %7.3f us per dependent load\n", mib == 4 ? "L2 " : "HBM", mib,
+                   time_ms(e0, e1) * 1e3 / kIters);
+            CHECK_CUDA(cudaFree(chain));
+        }
     }
     const struct {
         const char *name, *per;

@@ -24,8 +24,9 @@
 //     inner products, from the block's own shared memory instead of global memory), the gate
 //     gradients within 1e-5 of their scale + 1e-4 relative (the cluster kernels add W_hh^T dg
 //     slice by slice: another fp32 sum order) in fp32, the operands' tolerance in TF32 and bf16.
-// Shape: B = 11 in two batch groups (6 and 5 rows), H = 13 in slices of 5, 5 and 3 units,
-// len < T, a data-parallel stream offset.
+// Shapes: B = 11 in two batch groups (6 and 5 rows), len < T, a data-parallel stream offset; H = 13
+// in slices of 5, 5 and 3 units (the cluster kernels' prefetch and push element by element) and
+// H = 24 in slices of 8 (16-byte cp.async copies and pushes).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,7 +48,8 @@ using std::vector;
 
 namespace {
 
-enum { V = 7, E = 5, H = 13, L = 2, B = 11, T = 6, LEN = 5, SMS = 6, OFFSET = 3 };
+enum { V = 7, E = 5, L = 2, B = 11, T = 6, LEN = 5, SMS = 6, OFFSET = 3 };
+int H = 13; // the shape's width: 13 (slices of 5, 5, 3: copies element by element) or 24 (of 8: 16-byte copies)
 const float P = 0.4f;
 
 struct Buffers {
@@ -171,7 +173,7 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
     memset(&a, 0, sizeof a);
     // Clusters of at most 3 blocks: the same tiles as grid.sync's on 6 SMs.
     CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma, s, cluster ? 3 : 0));
-    CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == 5 && a.plan.slices == 3 && a.plan.cluster == (cluster ? 3 : 0));
+    CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == (H + 2) / 3 && a.plan.slices == 3 && a.plan.cluster == (cluster ? 3 : 0));
     a.B = B, a.T = T, a.len = LEN, a.H = H, a.L = L, a.w = w.data(), a.layers = ly.data();
     a.hx = hx.data(), a.cx = cx.data(), a.train = 1, a.p = P, a.keep_scale = 1.0f / (1.0f - P), a.keys = keys;
     a.stream_offset = OFFSET;
@@ -268,10 +270,13 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
 } // namespace
 
 int main() {
-    for (int s = 4; s >= 2; s -= 2)
-        for (int mma = 0; mma < 2; mma++) {
-            const Buffers grid = check(mma, s, 0, nullptr);
-            check(mma, s, 1, &grid);
-        }
+    for (int h : {13, 24}) {
+        H = h;
+        for (int s = 4; s >= 2; s -= 2)
+            for (int mma = 0; mma < 2; mma++) {
+                const Buffers grid = check(mma, s, 0, nullptr);
+                check(mma, s, 1, &grid);
+            }
+    }
     return sk_test_done("test_layerwise_emu");
 }

@@ -304,7 +304,7 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
     // staged (the model's reads less the biases, which are plain loads the emulator does not see).
     {
         const sk_plstm_cost f = sk_plstm_cost_forward_layer(&P.plan, c.B, c.E, c.H, 1);
-        const sk_plstm_cost b = sk_plstm_cost_backward(&P.plan, c.B, c.H, c.L);
+        const sk_plstm_cost b = sk_plstm_cost_backward(&P.plan, c.B, c.H, c.L, c.T);
         const uint64_t steps = (uint64_t)(c.len + c.L - 1), n = (uint64_t)c.len;
         const uint64_t chunks = (uint64_t)((c.B + P.plan.bc_fwd - 1) / P.plan.bc_fwd);
         int bad = g_fwd0.grid_syncs != steps || g_bwd0.grid_syncs != steps;
