@@ -31,6 +31,13 @@ static sk_status parse_value(const cli_option *o, const char *v, void *opts, sk_
     return sk_fail(err, SK_ERR_ARG, "%s: unknown option type", flag);
 }
 
+// The entry named "help" (for -h), or -1.
+static int help_entry(const cli_program *p) {
+    for (size_t i = 0; i < p->n_opts; i++)
+        if (p->opts[i].type == CLI_ACTION && strcmp(p->opts[i].name, "help") == 0) return (int)i;
+    return -1;
+}
+
 int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts) {
     struct option *lo = calloc(p->n_opts + 1, sizeof *lo);
     if (!lo) cli_die(CLI_EXIT_FAILURE, "out of memory");
@@ -41,9 +48,11 @@ int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts) {
     }
     opterr = 0;
     int action = -1;
+    const int help = help_entry(p);
     for (;;) {
-        int c = getopt_long(argc, argv, ":", lo, NULL);
+        int c = getopt_long(argc, argv, help >= 0 ? ":h" : ":", lo, NULL);
         if (c == -1) break;
+        if (c == 'h') c = 256 + help;
         if (c < 256 || c >= 256 + (int)p->n_opts) cli_bad_option(c, argv);
         const cli_option *o = &p->opts[c - 256];
         if (o->type == CLI_ACTION) {

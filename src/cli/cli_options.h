@@ -59,7 +59,8 @@ typedef struct {
 } cli_program;
 
 // Parses argv into opts (defaults already set). Returns the index of a CLI_ACTION entry met
-// (the caller acts on it), or -1 when all of argv was options. Bad input: cli_die, exit 2.
+// (the caller acts on it), or -1 when all of argv was options; -h is the entry named "help".
+// Bad input: cli_die, exit 2.
 int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts);
 
 // --help: p->usage, then each entry with its default taken from defaults.
