@@ -20,7 +20,7 @@
 #include "shakespeare/token_cache.h"
 
 enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16,
-       SK_SET_WEIGHT_DROP = 32 };
+       SK_SET_WEIGHT_DROP = 32, SK_SET_SEED = 64 };
 
 typedef struct sk_train_options_s {
     const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)
@@ -28,7 +28,9 @@ typedef struct sk_train_options_s {
     const char *cache_dir;   // token caches (NULL: "shakespeare-cache" beside out_dir)
     double train_frac, val_frac;
     sk_model_config model;   // vocab_size is taken from the data
-    int model_set;           // SK_SET_* bits: shape options the user gave (checked against --init-from)
+    int model_set;           // SK_SET_* bits: options the user gave that a model file also holds (its shape
+                             // and vocabulary, checked against it; dropout, weight drop and the seed,
+                             // which replace its own)
     sk_init_scheme init;
     float init_scale;        // SK_INIT_UNIFORM's a
     float forget_bias;
@@ -70,6 +72,13 @@ typedef struct sk_train_options_s {
     // pair that differs. NULL: the ranks compare their options records (options_json), or
     // nothing without one.
     char *(*options_identity)(const struct sk_train_options_s *o);
+    // --init-from (a resume, --eval-only): the options the checkpoint records (train_config, as
+    // options_json wrote it) replace the given ones, except those the user named; notes gets a
+    // line ('\n'-separated) for each named option whose value differs from the record. Called
+    // once the checkpoint is read, before its data is; the options are then checked again. NULL:
+    // the run keeps the options as given.
+    sk_status (*inherit_options)(struct sk_train_options_s *o, const char *train_config, char *notes,
+                                 size_t notes_size, sk_error *err);
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
                              // every rank runs the same options.

@@ -221,7 +221,7 @@ static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
 
 int main(int argc, char **argv) {
     cli_sample_options o = cli_sample_defaults();
-    const int action = cli_parse_options(&cli_sample_program, argc, argv, &o);
+    const int action = cli_parse_options(&cli_sample_program, argc, argv, &o, NULL);
     if (action >= 0 && strcmp(cli_sample_program.opts[action].name, "help") == 0) {
         const cli_sample_options d = cli_sample_defaults();
         cli_print_help(&cli_sample_program, &d);

@@ -21,9 +21,19 @@ static volatile sig_atomic_t g_stop = 0; // 0, or the stop signal: SIGHUP, SIGIN
 static sk_comm *g_comm;                  // the job's communicator, finalized at exit
 static pthread_t g_main_thread;          // the thread that prints and writes checkpoints
 
-static void free_comm(void) {
+static unsigned char *g_named;          // which of the options the command line named
+static cli_kept g_kept;                  // strings a resume took from its checkpoint's options record
+
+static void free_globals(void) {
     sk_comm_free(g_comm);
     g_comm = NULL;
+    free(g_named);
+    cli_kept_free(&g_kept);
+}
+
+// The trainer's inherit_options: a resume's options from its checkpoint, unless named here.
+static sk_status inherit_options(sk_train_options *o, const char *record, char *notes, size_t n, sk_error *err) {
+    return cli_options_inherit(&cli_train_program, o, g_named, record, &g_kept, notes, n, err);
 }
 
 // The first SIGHUP, SIGINT or SIGTERM (a closed terminal, Ctrl-C, a scheduler's stop) asks for
@@ -164,11 +174,12 @@ int main(int argc, char **argv) {
     char comm_note[256];
     sk_status st = sk_comm_init(&g_comm, &argc, &argv, comm_note, sizeof comm_note, &err);
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-    atexit(free_comm);
+    atexit(free_globals);
     const int rank = sk_comm_rank(g_comm);
     cli_set_quiet(rank != 0);
     if (comm_note[0]) fprintf(stderr, "note: %s\n", comm_note);
-    const int action = cli_parse_options(&cli_train_program, argc, argv, &o);
+    if (!(g_named = calloc(cli_train_program.n_opts, 1))) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    const int action = cli_parse_options(&cli_train_program, argc, argv, &o, g_named);
     if (action >= 0 && strcmp(cli_train_program.opts[action].name, "help") == 0) {
         sk_train_options d;
         sk_train_options_default(&d);
@@ -179,13 +190,9 @@ int main(int argc, char **argv) {
         if (rank == 0) cli_print_version("shakespeare-train");
         return 0;
     }
-    if (o.train_frac + o.val_frac > 1.0 + 1e-9)
-        cli_die(CLI_EXIT_USAGE, "--train-frac + --val-frac must not exceed 1, got %g + %g", o.train_frac, o.val_frac);
-    if (o.lr.kind == SK_LR_COSINE && o.lr.min_lr > o.lr.lr)
-        cli_die(CLI_EXIT_USAGE, "--min-lr (%g) must not exceed --lr (%g)", (double)o.lr.min_lr, (double)o.lr.lr);
-
     o.options_json = cli_train_options_json;
     o.options_identity = cli_train_options_identity;
+    o.inherit_options = inherit_options;
     o.stop_flag = &g_stop;
     o.comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not

@@ -36,6 +36,7 @@ struct sk_trainer {
     char *train_config;  // o.options_json of the options as run (precision resolved), or NULL
     int64_t graph_steps; // CUDA: steps replayed as captured graphs (read_stats)
     char resumed[SK_ERROR_MSG_MAX]; // "resumed from FILE at step N (epoch E)", told when the run starts; or ""
+    char option_notes[4096]; // the named options that differ from a resumed checkpoint's, a line each; or ""
     int32_t *x, *y;      // (B, T) current window
     sk_outdir od;        // the out-dir's lock and the metrics log (not used by --eval-only)
     double step_times[STEP_TIMES_MAX];

@@ -10,7 +10,6 @@
 
 #include "dist/shard.h"
 #include "io/fsutil.h"
-#include "io/json.h"
 #include "trainer_internal.h"
 
 // Lines for the user (separated by '\n'), from rank 0 only (the others would repeat them).
@@ -103,6 +102,7 @@ static sk_status check_devices(sk_trainer *t, sk_error *err) {
     return sk_shard_check_devices(t->comm, &mine, err);
 }
 
+// The options' own consistency: checked as given, and again with a checkpoint's recorded ones.
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "batch-size must be positive");
     if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "seq-length must be positive");
@@ -115,6 +115,27 @@ static sk_status check_options(const sk_train_options *o, sk_error *err) {
                                         "which writes nothing");
     if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
         return sk_fail(err, SK_ERR_ARG, "max-iters 0 and --max-epochs 0 would train forever; set one of them");
+    if (o->train_frac + o->val_frac > 1.0 + 1e-9)
+        return sk_fail(err, SK_ERR_ARG, "train-frac + --val-frac must not exceed 1, got %g + %g", o->train_frac,
+                       o->val_frac);
+    if (o->lr.kind == SK_LR_COSINE && o->lr.min_lr > o->lr.lr)
+        return sk_fail(err, SK_ERR_ARG, "min-lr (%g) must not exceed --lr (%g)", (double)o->lr.min_lr,
+                       (double)o->lr.lr);
+    return SK_OK;
+}
+
+// What the run's options ask of its ranks.
+static sk_status check_ranks_options(const sk_trainer *t, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    if (o->batch_size % t->nranks != 0)
+        return sk_fail(err, SK_ERR_ARG, "batch-size %d is not divisible by the %d ranks; use a multiple of %d",
+                       o->batch_size, t->nranks, t->nranks);
+    if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
+        const int one = t->nranks == 1;
+        return sk_fail(err, SK_ERR_ARG, "cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
+                       "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
+                       t->nranks, one ? "" : "s", one ? "s" : "", one ? "s" : "");
+    }
     return SK_OK;
 }
 
@@ -156,33 +177,11 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
 
 // The --eval-tokens a checkpoint's training options name (0, the whole split, when absent).
 static int64_t eval_tokens_of(const char *train_config) {
-    sk_json doc = {0};
-    uint64_t v = 0;
-    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
-        size_t k = sk_json_get(&doc, 0, "eval_tokens");
-        if (k == SK_JSON_NONE || !sk_json_u64(&doc, k, &v) || v > INT64_MAX) v = 0;
-    }
-    sk_json_free(&doc);
-    return (int64_t)v;
-}
-
-// The precision a checkpoint's training options record: fp32 when absent (every run before the
-// setting was fp32) or unreadable.
-static sk_precision precision_of(const char *train_config) {
-    sk_json doc = {0};
-    sk_precision p = SK_PRECISION_FP32;
-    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
-        size_t k = sk_json_get(&doc, 0, "precision"), len = 0;
-        char *name = k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_STRING ? sk_json_string(&doc, k, &len) : NULL;
-        sk_precision parsed;
-        sk_error ignored;
-        if (name && strlen(name) == len && sk_precision_parse(name, &parsed, &ignored) == SK_OK &&
-            parsed != SK_PRECISION_AUTO)
-            p = parsed;
-        free(name);
-    }
-    sk_json_free(&doc);
-    return p;
+    char v[32];
+    char *end;
+    if (sk_train_config_value(train_config, "eval_tokens", v, sizeof v) != SK_OK) return 0;
+    long long n = strtoll(v, &end, 10);
+    return *end == '\0' && n > 0 ? (int64_t)n : 0;
 }
 
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
@@ -262,25 +261,13 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         if (st == SK_OK) st = sk_outdir_claim(&t->od, o->init_from, o->overwrite, err);
     }
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
-    if (o->batch_size % t->nranks != 0) {
-        st = sk_fail(err, SK_ERR_ARG, "batch-size %d is not divisible by the %d ranks; use a multiple of %d",
-                     o->batch_size, t->nranks, t->nranks);
-        goto fail;
-    }
-    if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
-        const int one = t->nranks == 1;
-        st = sk_fail(err, SK_ERR_ARG, "cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
-                     "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
-                     t->nranks, one ? "" : "s", one ? "s" : "", one ? "s" : "");
-        goto fail;
-    }
-    t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     st = init_model(t, o, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_devices(t, err)) != SK_OK) goto fail;
-    if (t->data_parallel) { // once the run is sure to start
+    notice(t, t->option_notes); // once the run is sure to start: a refusal is its one line
+    if (t->data_parallel) {
         char line[160];
         snprintf(line, sizeof line, "data-parallel over %d rank%s (%s): %d of the %d streams each", t->nranks,
-                 t->nranks == 1 ? "" : "s", sk_comm_name(t->comm), t->b_local, o->batch_size);
+                 t->nranks == 1 ? "" : "s", sk_comm_name(t->comm), t->b_local, t->o.batch_size);
         notice(t, line);
     }
     *out = t;
@@ -337,29 +324,68 @@ static sk_status open_data(sk_trainer *t, const sk_train_options *o, sk_vocab_mo
 }
 
 // The model's configuration (the file's, or the options' with the data's vocabulary) and the splits.
-static sk_status configure_model(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
+static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error *err) {
+    sk_train_options *o = &t->o;
     sk_status st;
     if (sp->from) {
         if ((st = check_vocab(&t->cache.vocab, &sp->ckpt.vocab, o->data_path, sp->from, err)) != SK_OK) return st;
-        t->o.model = sp->ckpt.cfg;
-        if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
-        if (o->model_set & SK_SET_WEIGHT_DROP) t->o.model.weight_drop = o->model.weight_drop;
+        const sk_model_config asked = o->model;
+        o->model = sp->ckpt.cfg;
+        if (o->model_set & SK_SET_DROPOUT) o->model.dropout = asked.dropout;
+        if (o->model_set & SK_SET_WEIGHT_DROP) o->model.weight_drop = asked.weight_drop;
     } else {
-        t->o.model.vocab_size = t->cache.vocab.size;
+        o->model.vocab_size = t->cache.vocab.size;
     }
-    if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) return st;
+    if ((st = sk_model_config_check(&o->model, err)) != SK_OK) return st;
     return setup_splits(t, err);
 }
 
+// What the backend is asked for: the run's model and options, this rank's share of the batch.
+static sk_backend_config backend_config(const sk_trainer *t) {
+    const sk_train_options *o = &t->o;
+    return (sk_backend_config){.model = o->model, .batch_size = t->b_local, .seq_len = o->seq_len,
+                               .training = !o->eval_only, .threads = o->threads, .seed = o->seed,
+                               .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
+                               .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
+                               .plstm_tensor_cores = o->tensor_cores};
+}
+
+// The device choices a resume took from its checkpoint (not named, so differing from given's),
+// as "--precision tf32, --tensor-cores on", and given's values for them, into t->o.
+static int restore_device_choices(sk_trainer *t, const sk_train_options *given, char *took, size_t n) {
+    sk_train_options *o = &t->o;
+    took[0] = '\0';
+    size_t k = 0;
+    if (o->precision != given->precision)
+        k += (size_t)snprintf(took + k, n - k, "--precision %s", sk_precision_name(o->precision));
+    if (k < n && o->rnn_impl != given->rnn_impl)
+        k += (size_t)snprintf(took + k, n - k, "%s--rnn-impl %s", k ? ", " : "", sk_rnn_impl_name(o->rnn_impl));
+    if (k < n && o->tensor_cores != given->tensor_cores)
+        k += (size_t)snprintf(took + k, n - k, "%s--tensor-cores %s", k ? ", " : "",
+                              sk_tensor_cores_name(o->tensor_cores));
+    o->precision = given->precision, o->rnn_impl = given->rnn_impl, o->tensor_cores = given->tensor_cores;
+    return k > 0;
+}
+
 // This rank's backend for its share of the batch; the options then record what it resolved.
-static sk_status create_backend(sk_trainer *t, const sk_train_options *o, uint64_t seed, sk_error *err) {
-    sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
-                            .training = !o->eval_only, .threads = o->threads, .seed = seed,
-                            .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
-                            .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
-                            .plstm_tensor_cores = o->tensor_cores};
-    char note[512], dev[32];
-    sk_status st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err);
+// A resume asks for its checkpoint's device choices; where this device refuses them (a GPU's
+// run resumed on the CPU), it runs with the given ones (auto by default), and says so.
+static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk_error *err) {
+    char note[512], dev[32], took[160];
+    sk_backend_config bc = backend_config(t);
+    const char *device = rank_device(t, dev, sizeof dev);
+    sk_status st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err);
+    if (st == SK_ERR_ARG && restore_device_choices(t, given, took, sizeof took)) {
+        char why[SK_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        bc = backend_config(t);
+        if ((st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err)) == SK_OK) {
+            char line[SK_ERROR_MSG_MAX + 400];
+            snprintf(line, sizeof line, "the checkpoint's %s cannot run on this device (%s): this run takes the "
+                     "command line's choice and computes in %s", took, why, sk_precision_name(t->be->cfg.precision));
+            notice(t, line);
+        }
+    }
     if (st != SK_OK) return st;
     notice(t, note);
     return record_options(t, err);
@@ -368,15 +394,15 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *o, uint64
 // The training state and the host buffers: parameters (L layers, the layout's total), a batch
 // of ids (B x T, x and y), this rank's LSTM state (L x b_local x H, h and c), and on rank 0
 // room to gather every rank's state (L x B x H).
-static sk_status allocate(sk_trainer *t, const sk_train_options *o, uint64_t seed, sk_error *err) {
+static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     sk_status st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err);
     if (st != SK_OK) return st;
     t->st.best_step = -1;
-    t->st.seed = seed;
+    t->st.seed = o->seed;
     t->st.T = o->seq_len;
-    sk_rng_seed(&t->st.rng, seed ^ 0x5A4D504C45ull);
+    sk_rng_seed(&t->st.rng, o->seed ^ 0x5A4D504C45ull);
     t->params = malloc(sizeof(float) * lay->total);
     t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
     t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
@@ -411,16 +437,6 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     if (eval_tokens_of(sp->ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
         t->st.best_val_loss = INFINITY, t->st.best_step = -1;
         notice(t, "eval-tokens differs from the checkpoint's: the best validation loss starts over");
-    }
-    const sk_precision was = precision_of(sp->ckpt.train_config), now = t->o.precision;
-    if (was != now) { // the checkpoint's fp32 master weights and moments carry over as they are
-        char line[200];
-        snprintf(line, sizeof line,
-                 "precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
-                 "optimizer state in %s", sk_precision_name(now),
-                 o->precision == SK_PRECISION_AUTO ? " (auto on this device)" : "", sk_precision_name(was),
-                 sk_precision_name(now));
-        notice(t, line);
     }
     t->st.rng = saved->rng;
     sk_status st = t->be->ops->set_optimizer_state(t->be, saved->m, saved->v);
@@ -463,18 +479,36 @@ static sk_status open_log(sk_trainer *t, const sk_train_options *o, int resumed,
     return st;
 }
 
-// Everything after the out-dir: the model file, the data, the backend, the state, the log (this
-// rank's part). Until the ranks have agreed on the data, every rank reaches every agreement, so
-// one rank's failure stops all of them together (and none waits on a collective another left).
-static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err) {
+// A resume (and --eval-only) runs with the options its checkpoint records, but for those the
+// user named (trainer.h's inherit_options), checked as the given ones were; then this rank's
+// share of the batch.
+static sk_status take_recorded_options(sk_trainer *t, const start_point *sp, sk_error *err) {
+    sk_status st = SK_OK;
+    if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config) {
+        st = t->o.inherit_options(&t->o, sp->ckpt.train_config, t->option_notes, sizeof t->option_notes, err);
+        if (st == SK_OK) st = check_options(&t->o, err);
+    }
+    if (st == SK_OK) st = check_ranks_options(t, err);
+    t->b_local = t->o.batch_size / t->nranks, t->b_off = t->rank * t->b_local;
+    return st;
+}
+
+// Everything after the out-dir: the model file, the options it records, the data, the backend,
+// the state, the log (this rank's part). Until the ranks have agreed on the data, every rank
+// reaches every agreement, so one rank's failure stops all of them together (and none waits on
+// a collective another left). given: the caller's options; t->o: the run's.
+static sk_status init_model(sk_trainer *t, const sk_train_options *given, sk_error *err) {
+    const sk_train_options *o = &t->o;
     start_point sp = {0};
     sk_status st = load_start(o, &sp, err);
+    if (st == SK_OK) st = take_recorded_options(t, &sp, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto done;
     if ((st = open_data(t, o, sp.mode, err)) != SK_OK) goto done;
-    if ((st = configure_model(t, o, &sp, err)) != SK_OK) goto done;
+    if ((st = configure_model(t, &sp, err)) != SK_OK) goto done;
     const int resuming = sp.has_state && !o->eval_only;
-    const uint64_t seed = resuming ? sp.saved.seed : o->seed; // dropout masks are keyed by (seed, step)
-    if ((st = create_backend(t, o, seed, err)) != SK_OK || (st = allocate(t, o, seed, err)) != SK_OK ||
+    // Dropout masks are keyed by (seed, step): a resume keeps the run's seed unless told otherwise.
+    if (resuming && !(o->model_set & SK_SET_SEED)) t->o.seed = sp.saved.seed;
+    if ((st = create_backend(t, given, err)) != SK_OK || (st = allocate(t, o, err)) != SK_OK ||
         (st = set_weights(t, o, &sp, err)) != SK_OK)
         goto done;
     if (resuming) {
