@@ -427,8 +427,32 @@ static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const sta
     return SK_OK;
 }
 
-// Resume: optimizer moments, counters, generator; the carried LSTM state and the position in
-// the epoch only when the batching (B and T) is unchanged.
+// A resume with another batch shape (B x T): the carried LSTM state does not fit it, but the
+// epoch goes on from as many tokens into it as the checkpoint's run had consumed (its window
+// times its B x T), rounded down to a window of the new shape, so that nothing of the epoch is
+// skipped (and less than one window is seen again). A checkpoint without its T starts the next epoch.
+static void continue_epoch(sk_trainer *t, const sk_train_state *saved) {
+    const size_t windows = sk_batcher_windows(&t->train, 0);
+    const uint64_t done = (uint64_t)saved->window * (uint64_t)saved->B * (uint64_t)(saved->T > 0 ? saved->T : 0);
+    const uint64_t per_window = (uint64_t)t->o.batch_size * (uint64_t)t->o.seq_len;
+    const size_t w = saved->T <= 0 && saved->window > 0 ? windows : (size_t)(done / per_window);
+    char line[SK_ERROR_MSG_MAX];
+    int k = snprintf(line, sizeof line, "batch shape %d x %d differs from the checkpoint's %d x %d: ",
+                     t->o.batch_size, t->o.seq_len, saved->B, saved->T);
+    if (w < windows)
+        snprintf(line + k, sizeof line - (size_t)k, "the epoch goes on %llu tokens in, where the checkpoint's run "
+                 "stopped, with a zero LSTM state", (unsigned long long)(w * per_window));
+    else
+        snprintf(line + k, sizeof line - (size_t)k, "the next epoch starts%s, with a zero LSTM state",
+                 saved->T <= 0 ? " (the checkpoint does not record its window length)" : "");
+    t->st.epoch += w >= windows;
+    t->st.window = w < windows ? (int64_t)w : 0;
+    const size_t used = strlen(t->option_notes); // told after the options that changed the shape
+    snprintf(t->option_notes + used, sizeof t->option_notes - used, "%s\n", line);
+}
+
+// Resume: optimizer moments, counters, generator, the position in the epoch; the carried LSTM
+// state when the batching (B and T) is unchanged.
 static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
     const sk_train_state *saved = &sp->saved;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
@@ -449,9 +473,7 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
         if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK)
             return sk_backend_fail(err, st, t->be, "to take the LSTM state");
     } else {
-        t->st.window = 0;
-        t->st.epoch += saved->window > 0;
-        notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
+        continue_epoch(t, saved);
     }
     snprintf(t->resumed, sizeof t->resumed, "resumed from %s at step %lld (epoch %.3f)", o->init_from,
              (long long)t->st.step,
