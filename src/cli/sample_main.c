@@ -148,8 +148,7 @@ static void print_note(void *ctx, const char *line) {
 static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, const char *what) {
     int32_t *remap = malloc(sizeof(int32_t) * (size_t)c->vocab.size);
     if (!remap) cli_die(CLI_EXIT_FAILURE, "out of memory");
-    int missing = 0;
-    for (int i = 0; i < c->vocab.size; i++) missing |= (remap[i] = sk_vocab_index(model, c->vocab.chars[i])) < 0;
+    const int missing = sk_vocab_map(&c->vocab, model, remap, NULL, 0) > 0;
     for (size_t i = 0; missing && i < c->ids.n; i++) {
         int32_t id;
         sk_tokens_read(&c->ids, i, 1, &id);

@@ -78,7 +78,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
         (st = sk_shard_gather_state(t->comm, t->c_local, t->gathered, t->st.c, L, B, t->b_local, H, 0, err)) != SK_OK)
         return st;
     if (t->rank == 0) {
-        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params, t->train_config,
+        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->vocab, t->params, t->train_config,
                                 &t->st, err);
         if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
     }
@@ -121,11 +121,11 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
         return sk_backend_fail(err, st, t->be, "to hand over the parameters for a sample");
     if ((st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
         return sk_backend_fail(err, st, t->sampler, "to take the parameters for a sample");
-    int newline = sk_vocab_index(&t->cache.vocab, '\n');
+    int newline = sk_vocab_index(&t->vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {.temperature = 1.0f};
     size_t cap = (size_t)t->o.sample_length * 4 + 1;
-    text_sink sink = {malloc(cap), 0, cap, &t->cache.vocab};
+    text_sink sink = {malloc(cap), 0, cap, &t->vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sink.buf[0] = '\0';
     // The run's generator gives each sample its seed: one draw per sample, so a resumed run

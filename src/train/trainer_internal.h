@@ -15,6 +15,8 @@ struct sk_trainer {
     sk_train_options o;
     sk_train_callbacks cb;
     sk_token_cache cache; // the data's ids, memory-mapped: memory does not grow with the corpus
+    sk_vocab vocab;       // the model's: the model file's, which may hold symbols the data lacks, or the data's
+    int32_t *id_map;      // (cache.vocab.size,) the model's id of each of the data's ids; NULL when they are the same
     size_t n_train, n_val, n_test;
     sk_batcher train;
     sk_batcher val;      // eval window length min(T, S_val)

@@ -139,24 +139,34 @@ static sk_status check_ranks_options(const sk_trainer *t, sk_error *err) {
     return SK_OK;
 }
 
-// The vocabulary of the data must be the checkpoint's, character for character.
-static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const char *data_path,
-                             const char *ckpt_path, sk_error *err) {
-    if (sk_vocab_equal(data, ckpt)) return SK_OK;
-    for (int i = 0; i < data->size; i++) {
-        if (sk_vocab_index(ckpt, data->chars[i]) < 0) {
-            char c[32];
-            sk_vocab_describe_char(data->chars[i], c, sizeof c);
-            return sk_fail(err, SK_ERR_MISMATCH,
-                           "%s does not match the vocabulary of %s: it has character %s, which the checkpoint "
-                           "lacks (%d vs %d characters)",
-                           data_path, ckpt_path, c, data->size, ckpt->size);
-        }
+// The model's vocabulary for the run: a model file's (a resume, fine-tuning) holds every symbol
+// of the data, which may use fewer of them; the data's ids then become the model's through
+// t->id_map when read. A symbol the model lacks is refused, naming the first MAX_NAMED of them.
+#define MAX_NAMED 10
+static sk_status map_vocab(sk_trainer *t, const sk_vocab *model, const char *model_path, sk_error *err) {
+    const sk_vocab *data = &t->cache.vocab;
+    sk_status st = sk_vocab_copy(&t->vocab, model ? model : data, err);
+    if (st != SK_OK || !model || sk_vocab_equal(data, model)) return st;
+    uint32_t missing[MAX_NAMED];
+    if (!(t->id_map = malloc(sizeof(int32_t) * (size_t)data->size))) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    const int n = sk_vocab_map(data, model, t->id_map, missing, MAX_NAMED);
+    if (n == 0) return SK_OK;
+    char list[MAX_NAMED * 24] = "";
+    size_t k = 0;
+    for (int i = 0; i < n && i < MAX_NAMED && k < sizeof list; i++) {
+        char one[32];
+        if (model->bytes) snprintf(one, sizeof one, "0x%02X", (unsigned)missing[i]);
+        else sk_vocab_describe_char(missing[i], one, sizeof one);
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", one);
     }
-    return sk_fail(err, SK_ERR_MISMATCH,
-                   "%s does not match the vocabulary of %s (%d vs %d characters); the model only works on text "
-                   "with exactly its vocabulary",
-                   data_path, ckpt_path, data->size, ckpt->size);
+    if (n > MAX_NAMED && k < sizeof list) snprintf(list + k, sizeof list - k, " and %d more", n - MAX_NAMED);
+    if (model->bytes)
+        return sk_fail(err, SK_ERR_MISMATCH, "%s has %d byte value%s that the model %s lacks: %s; a --vocab bytes "
+                       "model knows the byte values of the text it was trained on", t->o.data_path, n, n == 1 ? "" : "s",
+                       model_path, list);
+    return sk_fail(err, SK_ERR_MISMATCH, "%s has %d symbol%s that the model %s lacks: %s; a model knows the symbols "
+                   "it was trained on (train the next one with --vocab bytes to take any text)", t->o.data_path, n,
+                   n == 1 ? "" : "s", model_path, list);
 }
 
 // A resumed model keeps its shape: an explicit shape option that disagrees is an error.
@@ -191,7 +201,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     const uint8_t *base = all->data;
     sk_status st;
     if (!o->eval_only) {
-        sk_tokens tr = {base, all->width, t->n_train};
+        sk_tokens tr = {base, all->width, t->n_train, t->id_map};
         st = sk_batcher_init_tokens(&t->train, &tr, o->batch_size, o->seq_len, "training split", err);
         if (st != SK_OK) return st;
     }
@@ -209,7 +219,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
                            "--batch-size or change the split fractions",
                            ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
         int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
-        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n};
+        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n, t->id_map};
         st = sk_batcher_init_tokens(ev[i].b, &split, o->batch_size, T, ev[i].name, err);
         if (st != SK_OK) return st;
         if (o->eval_tokens > 0) // ceil(N / B) positions of every stream
@@ -328,13 +338,14 @@ static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error 
     sk_train_options *o = &t->o;
     sk_status st;
     if (sp->from) {
-        if ((st = check_vocab(&t->cache.vocab, &sp->ckpt.vocab, o->data_path, sp->from, err)) != SK_OK) return st;
+        if ((st = map_vocab(t, &sp->ckpt.vocab, sp->from, err)) != SK_OK) return st;
         const sk_model_config asked = o->model;
         o->model = sp->ckpt.cfg;
         if (o->model_set & SK_SET_DROPOUT) o->model.dropout = asked.dropout;
         if (o->model_set & SK_SET_WEIGHT_DROP) o->model.weight_drop = asked.weight_drop;
     } else {
-        o->model.vocab_size = t->cache.vocab.size;
+        if ((st = map_vocab(t, NULL, NULL, err)) != SK_OK) return st;
+        o->model.vocab_size = t->vocab.size;
     }
     if ((st = sk_model_config_check(&o->model, err)) != SK_OK) return st;
     return setup_splits(t, err);
@@ -559,6 +570,8 @@ void sk_trainer_free(sk_trainer *t) {
     sk_backend_free(t->sampler);
     sk_train_state_free(&t->st);
     sk_token_cache_close(&t->cache);
+    sk_vocab_free(&t->vocab);
+    free(t->id_map);
     free(t->params);
     free(t->train_config);
     free(t->x);
