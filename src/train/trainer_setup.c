@@ -378,6 +378,51 @@ static int restore_device_choices(sk_trainer *t, const sk_train_options *given, 
     return k > 0;
 }
 
+// n bytes for a message: "18.3 GB", "512.0 MB".
+static const char *bytes_text(size_t n, char *buf, size_t size) {
+    const double x = (double)n;
+    if (x >= 1e12) snprintf(buf, size, "%.1f TB", x / 1e12);
+    else if (x >= 1e9) snprintf(buf, size, "%.1f GB", x / 1e9);
+    else snprintf(buf, size, "%.1f MB", x / 1e6);
+    return buf;
+}
+
+// Refuses, before anything is allocated, a run that cannot fit in memory with a tenth of it left
+// to the rest of the system: on the CPU the backend's buffers, the trainer's host copies
+// (parameters and Adam's moments, held twice while a resume's checkpoint is read; the carried
+// state and a window's ids) and the batch-1 backend of printed samples, against the memory
+// available. Each data-parallel rank counts its own share only, as ranks usually sit on nodes
+// of their own. A GPU's memory is its backend's to check (sk_backend_memory_of).
+static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, const char *device, sk_error *err) {
+    sk_backend_memory m;
+    sk_backend_memory_of(bc, device, &m);
+    if (m.need == 0 || m.available == 0) return SK_OK;
+    const sk_train_options *o = &t->o;
+    const size_t L = (size_t)o->model.num_layers, H = (size_t)o->model.hidden_size, B = (size_t)o->batch_size;
+    sk_param_layout layout;
+    if (sk_param_layout_init(&layout, &o->model, err) != SK_OK) return SK_ERR_ARG;
+    const size_t params = layout.total;
+    sk_param_layout_free(&layout);
+    size_t need = m.need + sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
+    if (o->sample_every > 0 && t->rank == 0) {
+        sk_backend_config sampler = *bc;
+        sampler.batch_size = 1, sampler.training = 0, sampler.stream_offset = 0, sampler.global_batch = 0;
+        need += sk_backend_cpu_bytes(&sampler, NULL);
+    }
+    if (need <= m.available / 10 * 9) return SK_OK; // a tenth for the rest of the system
+
+    char want[32], have[32], acts[32];
+    bytes_text(need, want, sizeof want), bytes_text(m.available, have, sizeof have);
+    bytes_text(m.activations, acts, sizeof acts);
+    if (2 * m.activations >= need)
+        return sk_fail(err, SK_ERR_ARG, "seq-length %d with --batch-size %d needs about %s of memory (%s of it the "
+                       "activations kept for backprop through time), more than 90%% of the %s available: lower "
+                       "--seq-length or --batch-size", o->seq_len, o->batch_size, want, acts, have);
+    return sk_fail(err, SK_ERR_ARG, "hidden-size %d with --num-layers %d needs about %s of memory (the weights, their "
+                   "gradients, Adam's moments and %s of activations), more than 90%% of the %s available: lower "
+                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, acts, have);
+}
+
 // This rank's backend for its share of the batch; the options then record what it resolved.
 // A resume asks for its checkpoint's device choices; where this device refuses them (a GPU's
 // run resumed on the CPU), it runs with the given ones (auto by default), and says so.
@@ -385,7 +430,8 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
     char note[512], dev[32], took[160];
     sk_backend_config bc = backend_config(t);
     const char *device = rank_device(t, dev, sizeof dev);
-    sk_status st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err);
+    sk_status st = check_memory(t, &bc, device, err);
+    if (st == SK_OK) st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err);
     if (st == SK_ERR_ARG && restore_device_choices(t, given, took, sizeof took)) {
         char why[SK_ERROR_MSG_MAX];
         snprintf(why, sizeof why, "%s", err->msg);
