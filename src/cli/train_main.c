@@ -20,6 +20,7 @@
 static volatile sig_atomic_t g_stop = 0; // 0, or the stop signal: SIGHUP, SIGINT or SIGTERM
 static sk_comm *g_comm;                  // the job's communicator, finalized at exit
 static pthread_t g_main_thread;          // the thread that prints and writes checkpoints
+static int g_signal_note;                // the first stop signal's note: 0 none (not rank 0), 1 plain, 2 terminal
 
 static unsigned char *g_named;          // which of the options the command line named
 static cli_kept g_kept;                  // strings a resume took from its checkpoint's options record
@@ -43,16 +44,26 @@ static sk_status inherit_options(sk_train_options *o, const char *record, char *
 // kills them a second later, so rank 0 must not block on a full pipe. A write already blocked
 // when the signal comes returns (EINTR: the handler has no SA_RESTART), and a signal that lands
 // on another thread (the MPI library's, a worker's) is passed on to the main thread for that.
+// The first one says at once what happens (a long step may take a while yet), on rank 0; on a
+// terminal from a line of its own, as a live progress line (or the terminal's ^C) may be on it.
 static void on_signal(int sig) {
     if (!pthread_equal(pthread_self(), g_main_thread)) {
         pthread_kill(g_main_thread, sig);
         return;
     }
-    if (g_stop) {
+    if (g_stop) { // delivered, now with the default action, as the handler returns
         signal(sig, SIG_DFL);
         raise(sig);
+        return;
     }
     g_stop = sig;
+    static const char line[] = "\nnote: stopping after this step, which then writes last.*; a second signal "
+                               "ends the process at once\n";
+    if (g_signal_note) {
+        const int tty = g_signal_note > 1;
+        ssize_t ignored = write(STDERR_FILENO, line + !tty, sizeof line - 1 - !tty);
+        (void)ignored;
+    }
 }
 
 typedef struct {
@@ -208,6 +219,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sa.sa_flags = 0; // no SA_RESTART: a write blocked on a full pipe returns at the signal
     g_main_thread = pthread_self();
+    g_signal_note = rank != 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
