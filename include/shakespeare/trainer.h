@@ -143,7 +143,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
 typedef struct {
     int64_t steps;             // optimizer steps at the end
     double best_val_loss;      // INFINITY when never evaluated
-    int64_t best_step;
+    int64_t best_step;         // -1 when never evaluated (no validation split: see on_notice)
     double median_tokens_per_s;
     double final_train_loss;
     double wall_s;
@@ -152,6 +152,8 @@ typedef struct {
     int64_t graph_steps;       // steps replayed as captured CUDA graphs (0 on the CPU)
     int already_done;          // 1: a resumed run already at --max-iters or --max-epochs; nothing ran,
                                // nothing was written (steps: the checkpoint's step)
+    const char *ended_by;      // the limit that ended the run (or that it was already at): "max-iters" or
+                               // "max-epochs", the setting's name; NULL when a stop ended it
 } sk_train_summary;
 
 // Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after

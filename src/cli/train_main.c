@@ -259,12 +259,12 @@ int main(int argc, char **argv) {
     if (st == SK_OK && sum.already_done) {
         sk_trainer_free(t);
         if (rank == 0) {
-            if (o.max_iters > 0 && sum.steps >= o.max_iters)
-                printf("already at step %lld >= --max-iters %lld; nothing to do\n", (long long)sum.steps,
-                       (long long)o.max_iters);
+            if (strcmp(sum.ended_by, "max-iters") == 0)
+                printf("already at step %lld >= --max-iters %lld; nothing to do (a larger --max-iters goes on)\n",
+                       (long long)sum.steps, (long long)o.max_iters);
             else
-                printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do\n", o.max_epochs,
-                       o.max_epochs, (long long)sum.steps);
+                printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do (a larger --max-epochs "
+                       "goes on)\n", o.max_epochs, o.max_epochs, (long long)sum.steps);
         }
         return 0;
     }
@@ -277,10 +277,13 @@ int main(int argc, char **argv) {
     // Bad input was refused before the run started; what fails now (a checkpoint or log write
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
-    if (rank == 0)
-        printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
-           "wall_s=%.1f backend=%s precision=%s cuda_graph_steps=%lld\n",
-           (long long)sum.steps, sum.best_val_loss, (long long)sum.best_step, sum.final_train_loss,
-           sum.median_tokens_per_s, sum.wall_s, sum.backend_name, sum.precision_name, (long long)sum.graph_steps);
+    if (rank == 0) {
+        char best[64] = "best_val_loss=none best_step=none"; // no validation ran
+        if (sum.best_step >= 0)
+            snprintf(best, sizeof best, "best_val_loss=%.4f best_step=%lld", sum.best_val_loss, (long long)sum.best_step);
+        printf("done: steps=%lld ended_by=--%s %s final_train_loss=%.4f median_tokens_per_s=%.0f wall_s=%.1f backend=%s "
+               "precision=%s cuda_graph_steps=%lld\n", (long long)sum.steps, sum.ended_by, best, sum.final_train_loss,
+               sum.median_tokens_per_s, sum.wall_s, sum.backend_name, sum.precision_name, (long long)sum.graph_steps);
+    }
     return 0;
 }

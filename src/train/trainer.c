@@ -265,10 +265,13 @@ double sk_progress_eta_s(const sk_progress *p) {
     return p->elapsed_s / (double)done * (double)(p->max_iters - p->step);
 }
 
-// The run's end: --max-iters steps or --max-epochs epochs done, whichever comes first.
-static int limit_reached(const sk_trainer *t) {
+// The run's end: --max-iters steps or --max-epochs epochs done, whichever comes first: the
+// setting reached ("max-iters", "max-epochs"), or NULL.
+static const char *limit_reached(const sk_trainer *t) {
     const sk_train_options *o = &t->o;
-    return (o->max_iters > 0 && t->st.step >= o->max_iters) || (o->max_epochs > 0 && t->st.epoch >= o->max_epochs);
+    if (o->max_iters > 0 && t->st.step >= o->max_iters) return "max-iters";
+    if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) return "max-epochs";
+    return NULL;
 }
 
 // What the loop carries from one step to the next.
@@ -378,7 +381,8 @@ static sk_status run_schedule(sk_trainer *t, run_state *r, sk_error *err) {
     const int64_t s = t->st.step;
     const int log_now = o->log_every > 0 && (s % o->log_every == 0 || s == r->total);
     const int eval_now = o->eval_every > 0 && s % o->eval_every == 0 && t->has_val;
-    const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0;
+    // The run's last step (a limit, a stop) is finish_run's to write, once, after any evaluation.
+    const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0 && !limit_reached(t) && !t->stop;
     const int keep_now = r->epoch_done && o->keep_checkpoints != 0;
     const int sample_now = o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0;
     sk_status st = SK_OK;
@@ -407,6 +411,7 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
     sum->final_train_loss = r->loss;
     sum->wall_s = now_s() - r->t0;
     sum->graph_steps = t->graph_steps;
+    sum->ended_by = interrupted ? NULL : limit_reached(t);
     if (interrupted)
         return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
                        (long long)t->st.step, t->o.out_dir);
@@ -417,12 +422,18 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     memset(sum, 0, sizeof *sum);
     sum->backend_name = t->be->ops->name;
     sum->precision_name = sk_precision_name(t->be->cfg.precision);
-    if (limit_reached(t)) { // a resume past its limit: no evaluation, no checkpoint, no log record
+    if ((sum->ended_by = limit_reached(t))) { // a resume past its limit: no evaluation, no checkpoint, no log record
         sum->already_done = 1, sum->steps = t->st.step;
         sum->best_val_loss = t->st.best_val_loss, sum->best_step = t->st.best_step;
         return SK_OK;
     }
     if (t->resumed[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, t->resumed);
+    if (!t->has_val && t->rank == 0 && t->cb.on_notice) {
+        char line[160];
+        snprintf(line, sizeof line, "val-frac %g leaves no validation split: the run is not evaluated and writes no "
+                 "best.*", t->o.val_frac);
+        t->cb.on_notice(t->cb.ctx, line);
+    }
     run_state r = start_run(t);
     sk_status st;
     while (!limit_reached(t) && !t->stop) {
