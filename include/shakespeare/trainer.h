@@ -130,6 +130,9 @@ typedef struct {
     void (*on_sample)(void *ctx, int64_t step, const char *text, size_t len);
     void (*on_checkpoint)(void *ctx, const char *path);
     void (*on_tokenize)(void *ctx, uint64_t done, uint64_t total, double elapsed_s, double cpu_s); // building a token cache
+    // Something is wrong with the run, though it goes on: a training loss far above ln(V) after
+    // warm-up (diverging: no evaluation saves best.* while it lasts).
+    void (*on_warning)(void *ctx, const char *line);
 } sk_train_callbacks;
 
 typedef struct sk_trainer sk_trainer;

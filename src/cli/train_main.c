@@ -86,6 +86,11 @@ static void cb_notice(void *ctx, const char *line) {
     fprintf(stderr, "note: %s\n", said(line));
 }
 
+static void cb_warning(void *ctx, const char *line) {
+    end_live(ctx);
+    fprintf(stderr, "warning: %s\n", said(line));
+}
+
 static void format_eta(double s, char *buf, size_t n) {
     if (!(s >= 0) || !isfinite(s)) snprintf(buf, n, "?");
     else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
@@ -228,7 +233,7 @@ int main(int argc, char **argv) {
     signal(SIGXFSZ, SIG_IGN);
 
     printer pr = {isatty(STDOUT_FILENO), 0};
-    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize};
+    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize, cb_warning};
     sk_trainer *t;
     st = sk_trainer_init(&t, &o, &cb, &err);
     if (st != SK_OK) {
@@ -278,7 +283,7 @@ int main(int argc, char **argv) {
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
     if (rank == 0) {
-        char best[64] = "best_val_loss=none best_step=none"; // no validation ran
+        char best[64] = "best_val_loss=none best_step=none"; // no validation ran, or none of a sound state
         if (sum.best_step >= 0)
             snprintf(best, sizeof best, "best_val_loss=%.4f best_step=%lld", sum.best_val_loss, (long long)sum.best_step);
         printf("done: steps=%lld ended_by=--%s %s final_train_loss=%.4f median_tokens_per_s=%.0f wall_s=%.1f backend=%s "

@@ -142,6 +142,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
 // it before the final checkpoint.
 static void go_quiet(sk_trainer *t) {
     t->cb.on_progress = NULL, t->cb.on_eval = NULL, t->cb.on_sample = NULL, t->cb.on_checkpoint = NULL;
+    t->cb.on_warning = NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -161,7 +162,29 @@ static double median_tokens_per_s(sk_trainer *t) {
     return (double)t->o.batch_size * t->o.seq_len / med;
 }
 
-static sk_status run_eval(sk_trainer *t, sk_error *err) {
+// A loss far above ln(V), what a model that has learnt nothing scores (and a fresh one starts
+// from): half as much again, and at least 1 nat more.
+static double far_above_chance(const sk_trainer *t) {
+    const double chance = log((double)t->o.model.vocab_size);
+    return fmax(1.5 * chance, chance + 1.0);
+}
+
+// After warm-up, a training loss far above ln(V) means the run is diverging: warned once when it
+// starts (again should it come back after recovering); while it lasts, no evaluation saves best.*.
+static void watch_divergence(sk_trainer *t, float loss) {
+    const int diverged = t->st.step > t->o.lr.warmup_iters && (double)loss > far_above_chance(t);
+    if (diverged && !t->diverged && t->rank == 0 && t->cb.on_warning) {
+        char line[SK_ERROR_MSG_MAX];
+        snprintf(line, sizeof line, "the run is diverging: training loss %.4f at step %lld is far above ln(V) = %.4f, "
+                 "what a model that has learnt nothing scores; best.* keeps the last state below it (try a lower "
+                 "--lr)", (double)loss, (long long)t->st.step, log((double)t->o.model.vocab_size));
+        t->cb.on_warning(t->cb.ctx, line);
+    }
+    t->diverged = diverged;
+}
+
+// An evaluation at the last training loss read (the state's: a diverged state is never best).
+static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     double val;
     sk_status st = sk_trainer_evaluate(t, 0, &val, err);
     if (st != SK_OK) return st;
@@ -169,7 +192,8 @@ static sk_status run_eval(sk_trainer *t, sk_error *err) {
         return sk_fail(err, SK_ERR_NUMERIC, "validation loss is %g at step %lld; try a lower learning rate (--lr)",
                        val, (long long)t->st.step);
     t->last_eval_step = t->st.step;
-    int best = val < t->st.best_val_loss;
+    watch_divergence(t, loss);
+    int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
     // Rank 0 writes the log; a failed write stops every rank.
     st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)
@@ -363,6 +387,7 @@ static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
     sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)r->windows, r->start_step, r->total, r->loss, r->lr,
                      r->gnorm, (double)(s - r->report_step) * B * T / r->step_time, now_s() - r->t0};
     r->step_time = 0.0, r->report_step = s;
+    watch_divergence(t, r->loss);
     sk_status st = t->rank != 0 ? SK_OK
                                 : sk_outdir_log(&t->od, err,
                                                 "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
@@ -388,7 +413,7 @@ static sk_status run_schedule(sk_trainer *t, run_state *r, sk_error *err) {
     sk_status st = SK_OK;
     if ((log_now || eval_now || ckpt_now || sample_now || t->stop) && (st = read_back(t, r, err)) != SK_OK) return st;
     if (log_now && (st = report_progress(t, r, err)) != SK_OK) return st;
-    if (eval_now && (st = run_eval(t, err)) != SK_OK) return st;
+    if (eval_now && (st = run_eval(t, r->loss, err)) != SK_OK) return st;
     if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
     if (keep_now && (st = keep_epoch_checkpoint(t, err)) != SK_OK) return st;
     if (sample_now && (st = print_sample(t, err)) != SK_OK) t->failed_alone = t->nranks > 1;
@@ -402,7 +427,8 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
     sk_status st;
     const int interrupted = t->stop;
     const int eval_end = !interrupted || t->st.best_step < 0;
-    if (eval_end && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
+    if (eval_end && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, r->loss, err)) != SK_OK)
+        return st;
     if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;
     sum->steps = t->st.step;
     sum->best_val_loss = t->st.best_val_loss;
