@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_args.h"
@@ -164,6 +165,34 @@ static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, cons
     return remap;
 }
 
+// --score's progress on a terminal (stderr): a live line once scoring has taken half a second,
+// about ten times a second, wiped when it is done.
+typedef struct {
+    double t0, last;
+    int shown;
+} score_progress;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void show_score_progress(void *ctx, size_t done, size_t total) {
+    score_progress *p = ctx;
+    const double t = now_s(), elapsed = t - p->t0;
+    if (done >= total) {
+        if (p->shown) fputs("\r\033[K", stderr);
+        return;
+    }
+    if (elapsed < 0.5 || t - p->last < 0.1) return;
+    char eta[32];
+    cli_format_eta(elapsed / (double)done * (double)(total - done), eta, sizeof eta);
+    fprintf(stderr, "\r\033[Kscoring: %zu of %zu characters (%.0f%%), eta %s", done, total,
+            100.0 * (double)done / (double)total, eta);
+    p->last = t, p->shown = 1;
+}
+
 static int is_file(const char *path) {
     struct stat s;
     return stat(path, &s) == 0 && S_ISREG(s.st_mode);
@@ -313,7 +342,11 @@ int main(int argc, char **argv) {
     if (score_path) {
         double nll;
         size_t count;
-        if ((st = sk_score_tokens(be, &cache.ids, remap, &nll, &count, &err)) != SK_OK)
+        sk_tokens text = cache.ids;
+        text.map = remap;
+        score_progress progress = {now_s(), 0.0, 0};
+        const int tty = isatty(STDERR_FILENO);
+        if ((st = sk_score_tokens(be, &text, tty ? show_score_progress : NULL, &progress, &nll, &count, &err)) != SK_OK)
             cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         double mean = nll / (double)count;
         printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,

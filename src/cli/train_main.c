@@ -91,18 +91,12 @@ static void cb_warning(void *ctx, const char *line) {
     fprintf(stderr, "warning: %s\n", said(line));
 }
 
-static void format_eta(double s, char *buf, size_t n) {
-    if (!(s >= 0) || !isfinite(s)) snprintf(buf, n, "?");
-    else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-}
-
 static void cb_progress(void *ctx, const sk_progress *p) {
     printer *pr = ctx;
     if (g_stop) return; // stopping: nothing that could block before the checkpoint
     int64_t total = p->max_iters;
     char eta[32] = "?";
-    format_eta(sk_progress_eta_s(p), eta, sizeof eta); // "?" when unknown
+    cli_format_eta(sk_progress_eta_s(p), eta, sizeof eta); // "?" when unknown
     double epoch = (double)p->epoch + (double)p->window / (double)p->windows_per_epoch;
     if (pr->tty) {
         printf("\r\033[Kepoch %.3f  iter %lld%s%.0lld  loss %.4f  lr %.2e  %.0f tok/s  eta %s", epoch,
@@ -126,7 +120,7 @@ static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed
     const double mb = 1e6;
     double rate = elapsed > 0 ? (double)done / mb / elapsed : 0.0;
     char eta[32];
-    format_eta(rate > 0 ? (double)(total - done) / mb / rate : -1.0, eta, sizeof eta);
+    cli_format_eta(rate > 0 ? (double)(total - done) / mb / rate : -1.0, eta, sizeof eta);
     if (done == total) {
         end_live(pr);
         if (elapsed >= 1.0 || total >= 2 * 16 * mb) // a large corpus
