@@ -120,6 +120,20 @@ static void test_values(void) {
     CHECK(x[0] == 4 && x[1] == 6 && y[0] == 4 && y[1] == 5);
 }
 
+// Ids read through a map (a data file's ids as a model's): the same windows, each id mapped.
+static void test_mapped(void) {
+    sk_error err = {{0}};
+    const uint8_t ids[] = {0, 2, 1, 1, 2, 0, 2};
+    const int32_t map[] = {4, 7, 9}; // the data's ids 0, 1, 2 are the model's 4, 7, 9
+    const sk_tokens t = {ids, 1, 7, map};
+    sk_batcher b;
+    CHECK_OK(sk_batcher_init_tokens(&b, &t, 2, 3, "split", &err)); // S = 3: streams 0 2 1 | 1, 1 2 0 | 2
+    int32_t x[6], y[6];
+    CHECK(sk_batcher_window(&b, 0, x, y) == 3);
+    const int32_t want_x[] = {4, 9, 7, 7, 9, 4}, want_y[] = {9, 7, 7, 9, 4, 9};
+    CHECK(memcmp(x, want_x, sizeof x) == 0 && memcmp(y, want_y, sizeof y) == 0);
+}
+
 static void test_too_short(void) {
     sk_error err = {{0}};
     int32_t *ids = iota(3201);
@@ -150,5 +164,6 @@ int main(void) {
     test_streams(2, 1, 1);
     test_streams(5000, 1, 4999); // a single stream over the whole split
     test_too_short();
+    test_mapped();
     return sk_test_done("test_batcher");
 }

@@ -65,6 +65,31 @@ static void test_build_index_encode(void) {
     sk_vocab_free(&v);
 }
 
+// A text's vocabulary mapped into a model's larger one: every id to the model's, and the
+// symbols the model lacks counted and named, the first max_missing of them.
+static void test_map(void) {
+    sk_error err = {{0}};
+    sk_vocab model, data, copy;
+    const uint32_t m[] = {'\n', ' ', 'a', 'b', 'c', 0xE9};
+    CHECK_OK(sk_vocab_from_codepoints(&model, m, 6, &err));
+    const uint32_t d[] = {' ', 'c', 0xE9};
+    CHECK_OK(sk_vocab_from_codepoints(&data, d, 3, &err));
+    int32_t map[3];
+    CHECK(sk_vocab_map(&data, &model, map, NULL, 0) == 0);
+    CHECK(map[0] == 1 && map[1] == 4 && map[2] == 5);
+    uint32_t missing[2];
+    int32_t back[6];
+    CHECK(sk_vocab_map(&model, &data, back, missing, 2) == 3); // '\n', 'a', 'b': two named
+    CHECK(missing[0] == '\n' && missing[1] == 'a');
+    CHECK(back[0] == -1 && back[1] == 0 && back[2] == -1 && back[4] == 1 && back[5] == 2);
+    model.bytes = 1;
+    CHECK_OK(sk_vocab_copy(&copy, &model, &err));
+    CHECK(sk_vocab_equal(&copy, &model) && copy.chars != model.chars && copy.bytes == 1);
+    sk_vocab_free(&copy);
+    sk_vocab_free(&data);
+    sk_vocab_free(&model);
+}
+
 static void test_build_errors(void) {
     sk_error err = {{0}};
     sk_vocab v;
@@ -151,6 +176,7 @@ static void test_describe(void) {
 int main(void) {
     test_build_index_encode();
     test_build_errors();
+    test_map();
     test_from_codepoints();
     test_describe();
     return sk_test_done("test_vocab");

@@ -2,6 +2,7 @@
 // and the tests drive a backend only through this table and never know which one it is.
 // defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
+//          sk_backend_memory, sk_backend_memory_of, sk_backend_cpu_bytes, sk_host_memory_available,
 //          sk_cuda_available, sk_cuda_device_count, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
 //          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_grad_reduce,
 //          sk_train_step_args, sk_backend_train_step, sk_backend_read_stats, sk_precision, sk_precision_parse,
@@ -118,14 +119,13 @@ typedef struct {
     int global_batch;
     sk_cuda_graph cuda_graph;
     sk_tensor_cores plstm_tensor_cores;
-    // rnn_impl auto on CUDA, training backends only. rnn_resume.impl != AUTO: take that
-    // choice again where it fits (a resumed run's record), without measuring. Else, with
-    // rnn_autotune, time every implementation and inner product that fits for a few steps
-    // and take the fastest (at most about 2 s), caching the choice in rnn_tune_dir (NULL: no
-    // cache) keyed by the GPU, its driver and libraries, this build, the shape and precision.
+    // rnn_impl auto on CUDA, training backends only: with rnn_autotune, time every
+    // implementation and inner product that fits for a few steps and take the fastest (at most
+    // about 2 s), caching the choice in rnn_tune_dir (NULL: no cache) keyed by the GPU, its
+    // driver and libraries, this build, the shape and precision. (A resumed run names the
+    // choice its checkpoint records instead: b->rnn_choice.)
     int rnn_autotune;
     const char *rnn_tune_dir;
-    sk_rnn_choice rnn_resume;
     // Benchmarks' knobs (CUDA). The cuDNN wavefront's time chunks: 0 its default length, N > 0
     // about N steps, -1 whole windows (src/cuda/lstm_impl_cudnn_wavefront.cu). no_fused_sampler:
     // an inference backend samples with a forward per character instead of its fused kernel.
@@ -245,6 +245,26 @@ struct sk_backend {
 sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk_backend **out,
                             char *notice, size_t notice_size, sk_error *err);
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
+// The memory a backend for cfg would take on the device sk_backend_create(cfg, device) picks, and
+// what that device has for it now, so that a caller can refuse a run that cannot fit before
+// anything is allocated (a window of a million steps once grew to 18 GB before anyone said so).
+typedef struct {
+    int on_cuda;        // 1: the device is a GPU; 0: the CPU
+    size_t need;        // bytes of every buffer the backend allocates; 0: no estimate for this device
+    size_t activations; // of need, the bytes that grow with batch_size x seq_len: what a training
+                        // window keeps for backprop through time, its logits and their gradients
+    size_t available;   // bytes the device has for it now; 0: not known
+} sk_backend_memory;
+// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available. A CUDA device's
+// (the CUDA backend's buffers against cudaMemGetInfo) is not made here yet: need stays 0.
+void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_backend_memory *m);
+// The bytes sk_backend_create_cpu allocates for cfg (its parameters, gradients and Adam's moments
+// when training, the activations and scratch of a window of seq_len steps for batch_size streams);
+// *activations (may be NULL) as in sk_backend_memory. 0 for a configuration it refuses.
+size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations);
+// The memory this process can still take: the system's MemAvailable (/proc/meminfo), or less
+// where a cgroup's memory.max leaves less room; 0 when not known.
+size_t sk_host_memory_available(void);
 // SK_ERR_DEVICE when CUDA support is not built in or no usable GPU exists.
 sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 // How many CUDA devices this process sees (0 without CUDA support or a driver); creates no

@@ -17,16 +17,18 @@
 
 #include "shakespeare/status.h"
 
-// Token ids stored 1, 2 or 4 bytes wide (native byte order), e.g. a memory-mapped token cache.
+// Token ids stored 1, 2 or 4 bytes wide (native byte order), e.g. a memory-mapped token cache,
+// read through a map where the ids are another vocabulary's (a model's that has more symbols).
 typedef struct {
-    const void *data; // borrowed, (n,) ids of `width` bytes
-    int width;        // 1 (uint8), 2 (uint16) or 4 (int32)
+    const void *data;   // borrowed, (n,) ids of `width` bytes
+    int width;          // 1 (uint8), 2 (uint16) or 4 (int32)
     size_t n;
+    const int32_t *map; // borrowed; NULL, or an id is read as map[id]
 } sk_tokens;
 
 // A view of int32 ids.
 sk_tokens sk_tokens_of(const int32_t *ids, size_t n);
-// out[0..len) = ids [start, start + len) as int32 (the caller keeps start + len <= n).
+// out[0..len) = ids [start, start + len) as int32, through the map (the caller keeps start + len <= n).
 void sk_tokens_read(const sk_tokens *t, size_t start, size_t len, int32_t *out);
 
 typedef struct {

@@ -2,7 +2,8 @@
 // defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
 //          sk_checkpoint_load, sk_checkpoint_remove, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE,
 //          sk_model_file_check_finite,
-//          sk_train_state, sk_train_state_alloc, sk_train_state_free (and crc32.h's sk_crc32)
+//          sk_train_state, sk_train_state_alloc, sk_train_state_free, sk_train_config_value
+//          (and crc32.h's sk_crc32)
 //
 // Model file (<name>.safetensors): standard safetensors (u64 LE header length, JSON header,
 // raw little-endian F32 data), tensor names and shapes exactly PyTorch's (model.h), so
@@ -75,6 +76,12 @@ sk_status sk_model_save(const char *path, const sk_model_config *cfg, const sk_v
                         const float *params, const char *train_config, const char *state_file,
                         uint32_t *checksum_out, sk_error *err);
 sk_status sk_model_load(const char *path, sk_model_file *out, sk_error *err);
+
+// The value of key in a train_config (the options record, a JSON object) as text: a string
+// decoded, a number as written. SK_ERR_ARG when train_config is NULL, not a JSON object or
+// without key; SK_ERR_FORMAT when the value is neither a string nor a number, holds a NUL or
+// does not fit in out[0..n).
+sk_status sk_train_config_value(const char *train_config, const char *key, char *out, size_t n);
 
 typedef struct {
     int64_t step;          // optimizer steps taken

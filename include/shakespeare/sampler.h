@@ -43,9 +43,11 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
 // batch 1, in windows of the backend's T (the state carried across windows).
 // *nll_sum gets the sum in nats and *count = n - 1. Needs n >= 2.
 sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err);
-// The same over ids of any width (e.g. a memory-mapped token cache), each replaced by
-// remap[id] when remap is not NULL; memory O(T), whatever the length.
-sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *remap, double *nll_sum, size_t *count,
-                          sk_error *err);
+// The same over ids of any width (e.g. a memory-mapped token cache, read through its map to the
+// model's ids when it has one); memory O(T), whatever the length. progress (may be NULL) is
+// called after each window with the characters predicted so far and in all.
+typedef void (*sk_score_progress_fn)(void *ctx, size_t done, size_t total);
+sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress_fn progress, void *ctx,
+                          double *nll_sum, size_t *count, sk_error *err);
 
 #endif

@@ -20,7 +20,7 @@
 #include "shakespeare/token_cache.h"
 
 enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16,
-       SK_SET_WEIGHT_DROP = 32 };
+       SK_SET_WEIGHT_DROP = 32, SK_SET_SEED = 64 };
 
 typedef struct sk_train_options_s {
     const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)
@@ -28,7 +28,9 @@ typedef struct sk_train_options_s {
     const char *cache_dir;   // token caches (NULL: "shakespeare-cache" beside out_dir)
     double train_frac, val_frac;
     sk_model_config model;   // vocab_size is taken from the data
-    int model_set;           // SK_SET_* bits: shape options the user gave (checked against --init-from)
+    int model_set;           // SK_SET_* bits: options the user gave that a model file also holds (its shape
+                             // and vocabulary, checked against it; dropout, weight drop and the seed,
+                             // which replace its own)
     sk_init_scheme init;
     float init_scale;        // SK_INIT_UNIFORM's a
     float forget_bias;
@@ -71,6 +73,13 @@ typedef struct sk_train_options_s {
     // pair that differs. NULL: the ranks compare their options records (options_json), or
     // nothing without one.
     char *(*options_identity)(const struct sk_train_options_s *o);
+    // --init-from (a resume, --eval-only): the options the checkpoint records (train_config, as
+    // options_json wrote it) replace the given ones, except those the user named; notes gets a
+    // line ('\n'-separated) for each named option whose value differs from the record. Called
+    // once the checkpoint is read, before its data is; the options are then checked again. NULL:
+    // the run keeps the options as given.
+    sk_status (*inherit_options)(struct sk_train_options_s *o, const char *train_config, char *notes,
+                                 size_t notes_size, sk_error *err);
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
                              // every rank runs the same options.
@@ -122,6 +131,9 @@ typedef struct {
     void (*on_sample)(void *ctx, int64_t step, const char *text, size_t len);
     void (*on_checkpoint)(void *ctx, const char *path);
     void (*on_tokenize)(void *ctx, uint64_t done, uint64_t total, double elapsed_s, double cpu_s); // building a token cache
+    // Something is wrong with the run, though it goes on: a training loss far above ln(V) after
+    // warm-up (diverging: no evaluation saves best.* while it lasts).
+    void (*on_warning)(void *ctx, const char *line);
 } sk_train_callbacks;
 
 typedef struct sk_trainer sk_trainer;
@@ -135,7 +147,7 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
 typedef struct {
     int64_t steps;             // optimizer steps at the end
     double best_val_loss;      // INFINITY when never evaluated
-    int64_t best_step;
+    int64_t best_step;         // -1 when never evaluated (no validation split: see on_notice)
     double median_tokens_per_s;
     double final_train_loss;
     double wall_s;
@@ -144,6 +156,8 @@ typedef struct {
     int64_t graph_steps;       // steps replayed as captured CUDA graphs (0 on the CPU)
     int already_done;          // 1: a resumed run already at --max-iters or --max-epochs; nothing ran,
                                // nothing was written (steps: the checkpoint's step)
+    const char *ended_by;      // the limit that ended the run (or that it was already at): "max-iters" or
+                               // "max-epochs", the setting's name; NULL when a stop ended it
 } sk_train_summary;
 
 // Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after

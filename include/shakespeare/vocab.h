@@ -1,6 +1,6 @@
 // vocab.h: the character vocabulary, the sorted set of code points (or of byte values) of a text.
-// defines: sk_vocab_build, sk_vocab_from_codepoints, sk_vocab_index, sk_vocab_encode,
-//          sk_vocab_char_bytes, sk_vocab_equal, sk_vocab_describe_char, sk_vocab_free
+// defines: sk_vocab_build, sk_vocab_from_codepoints, sk_vocab_copy, sk_vocab_index, sk_vocab_encode,
+//          sk_vocab_map, sk_vocab_char_bytes, sk_vocab_equal, sk_vocab_describe_char, sk_vocab_free
 #ifndef SHAKESPEARE_VOCAB_H
 #define SHAKESPEARE_VOCAB_H
 
@@ -23,6 +23,9 @@ sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *e
 // strictly increasing valid scalar values, else SK_ERR_FORMAT.
 sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size, sk_error *err);
 
+// *v a copy of src (its bytes flag too). SK_ERR_NOMEM when out of memory.
+sk_status sk_vocab_copy(sk_vocab *v, const sk_vocab *src, sk_error *err);
+
 // Token id of cp, or -1 when cp is not in the vocabulary (binary search).
 int sk_vocab_index(const sk_vocab *v, uint32_t cp);
 
@@ -32,6 +35,10 @@ int sk_vocab_index(const sk_vocab *v, uint32_t cp);
 // (a byte vocabulary: "<what> has byte 0xFF at position 17 that is not in the vocabulary")
 sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int32_t *ids,
                           const char *what, sk_error *err);
+
+// map[i] = the id in `to` of from's symbol i, or -1 when `to` lacks it (map: from->size entries).
+// Returns how many of from's symbols `to` lacks; the first max_missing of them go to missing.
+int sk_vocab_map(const sk_vocab *from, const sk_vocab *to, int32_t *map, uint32_t *missing, int max_missing);
 
 // The bytes token id stands for, in out (4 at most): its byte (a byte vocabulary) or its
 // code point in UTF-8. Returns how many.

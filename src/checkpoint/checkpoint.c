@@ -1,6 +1,6 @@
 // checkpoint.c: the training-state file and the two-file checkpoint protocol.
 // defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
-//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove
+//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove, sk_train_config_value
 //
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "checkpoint_internal.h"
+#include "io/json.h"
 
 #define STATE_MAGIC "SKSTATE\0"
 #define STATE_VERSION 1u
@@ -336,4 +337,27 @@ sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_tr
     }
     if (has_state) *has_state = 1;
     return SK_OK;
+}
+
+sk_status sk_train_config_value(const char *train_config, const char *key, char *out, size_t n) {
+    sk_json doc = {0};
+    if (!train_config || sk_json_parse(&doc, train_config, strlen(train_config), 4096, NULL) != SK_OK ||
+        doc.nodes[0].type != SK_JSON_OBJECT) {
+        sk_json_free(&doc);
+        return SK_ERR_ARG;
+    }
+    const size_t k = sk_json_get(&doc, 0, key);
+    sk_status st = k == SK_JSON_NONE ? SK_ERR_ARG : SK_ERR_FORMAT;
+    if (k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_STRING) {
+        size_t len = 0;
+        char *s = sk_json_string(&doc, k, &len);
+        if (s && strlen(s) == len && len < n) memcpy(out, s, len + 1), st = SK_OK;
+        free(s);
+    } else if (k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_NUMBER && doc.nodes[k].len < n) {
+        memcpy(out, train_config + doc.nodes[k].start, doc.nodes[k].len);
+        out[doc.nodes[k].len] = '\0';
+        st = SK_OK;
+    }
+    sk_json_free(&doc);
+    return st;
 }

@@ -106,3 +106,9 @@ void cli_print_version(const char *program) {
     sk_build_info(info, sizeof info);
     printf("%s %s\n%s", program, SK_VERSION, info);
 }
+
+void cli_format_eta(double s, char *buf, size_t n) {
+    if (!(s >= 0) || !isfinite(s)) snprintf(buf, n, "?");
+    else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}

@@ -1,11 +1,12 @@
 // cli_args.h: strict parsing of option values for the command-line programs.
 // defines: cli_parse_int, cli_parse_i64, cli_parse_u64, cli_parse_float, cli_parse_double,
-//          cli_bad_option, cli_die, cli_print_version, cli_set_quiet
+//          cli_bad_option, cli_die, cli_print_version, cli_set_quiet, cli_format_eta
 // Values go through strtol/strtod with end-pointer, errno and range checks: "12x", "",
 // "1e999" and out-of-range numbers are rejected with a message naming the option, never clamped.
 #ifndef SK_CLI_ARGS_H
 #define SK_CLI_ARGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "shakespeare/status.h"
@@ -34,6 +35,9 @@ _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(pri
 
 // --version: "<program> X.Y.Z", then the backends built in and the BLAS library (build_info.h).
 void cli_print_version(const char *program);
+
+// A time left for a progress line: "0m12s", "2h05m"; "?" when s is negative or not finite.
+void cli_format_eta(double s, char *buf, size_t n);
 
 // Quiet: cli_die prints nothing (the ranks of a data-parallel job other than rank 0).
 void cli_set_quiet(int quiet);

@@ -2,7 +2,7 @@
 // --help (and so the man page, help2man's reading of it) and the options record (the JSON
 // stored in checkpoints) are made.
 // defines: cli_type, cli_kind, cli_option, cli_program, cli_parse_options, cli_print_help, cli_options_json,
-//          cli_options_identity, cli_flag_of, cli_message
+//          cli_options_identity, cli_options_inherit, cli_kept, cli_kept_free, cli_flag_of, cli_message
 // A table entry names the long flag, the value's metavariable, the field it sets (an offset
 // into the program's options struct), the range or the choices, the help text and the JSON
 // key. Adding an option is one entry plus the code that uses the field.
@@ -60,8 +60,10 @@ typedef struct {
 } cli_program;
 
 // Parses argv into opts (defaults already set). Returns the index of a CLI_ACTION entry met
-// (the caller acts on it), or -1 when all of argv was options. Bad input: cli_die, exit 2.
-int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts);
+// (the caller acts on it), or -1 when all of argv was options. -h is the entry named "help".
+// named (NULL, or p->n_opts entries): named[i] becomes 1 when entry i is given. Bad input:
+// cli_die, exit 2.
+int cli_parse_options(const cli_program *p, int argc, char **argv, void *opts, unsigned char *named);
 
 // --help: p->usage, then each entry with its default taken from defaults.
 void cli_print_help(const cli_program *p, const void *defaults);
@@ -74,6 +76,23 @@ char *cli_options_json(const cli_program *p, const void *opts);
 // those marked per_rank, in table order (floats to 7 significant digits, doubles to 17).
 // Returns a malloc'd string, or NULL when out of memory.
 char *cli_options_identity(const cli_program *p, const void *opts);
+
+// Strings that cli_options_inherit copied out of a record, for the life of the options that point to them.
+typedef struct {
+    char **s;
+    size_t n;
+} cli_kept;
+void cli_kept_free(cli_kept *k); // safe twice
+
+// Resume: the values a checkpoint's options record holds (train_config, the JSON of
+// cli_options_json; read with checkpoint.h's sk_train_config_value) become opts' values, for
+// every entry with a JSON key that the command line did not name (named as cli_parse_options
+// fills it; NULL: none was). The entries without a key are never recorded, so never taken:
+// each run sets them itself. notes gets one line ('\n'-ended) for each named entry whose value
+// differs from the record's, and one for a recorded value that this program does not take (that
+// entry keeps its value). Strings taken are copied into *kept. SK_ERR_NOMEM when out of memory.
+sk_status cli_options_inherit(const cli_program *p, void *opts, const unsigned char *named, const char *record,
+                              cli_kept *kept, char *notes, size_t notes_size, sk_error *err);
 
 // "--name" of the entry whose name is setting, or NULL.
 const char *cli_flag_of(const cli_program *p, const char *setting, char *buf, size_t n);

@@ -35,8 +35,15 @@ static const char *keep_name(const void *field, char *buf, size_t n) {
     snprintf(buf, n, "%d", k);
     return buf;
 }
-static const cli_kind kind_keep = {keep_parse, keep_name, 0};
+static const cli_kind kind_keep = {keep_parse, keep_name, 1};
 
+// An entry with a JSON key is in the checkpoint's options record, and a resume (--init-from,
+// --eval-only) takes its recorded value unless the command line names it (cli_options_inherit).
+// The entries without a key belong to each run, not to the model's training: where this run
+// writes and reads its files (--out-dir, --log, --cache-dir), the machine (--threads, --device,
+// --cuda-graph), how long it goes on (--max-iters, --max-epochs: a resume extends them), where
+// it starts (--init-from, --init-weights, --overwrite, --eval-only), and what the model file
+// itself holds (--vocab and the shape: its own metadata, checked against the command line).
 #define AT(field) offsetof(sk_train_options, field)
 #define BIG ((double)(INT64_MAX / 2))
 
@@ -68,9 +75,9 @@ static const cli_option train_opts[] = {
     {NULL, "init", "uniform|pytorch", CLI_KIND, AT(init), 0, 0, 0, 0, &kind_init,
      "initialization: U(+-init-scale) as char-rnn, or PyTorch's defaults", NULL, "init", 0, 0},
     {NULL, "init-scale", "A", CLI_FLOAT, AT(init_scale), 0, 100, 1, 0, NULL,
-     "the uniform initialization's bound", NULL, NULL, 0, 0},
+     "the uniform initialization's bound", NULL, "init_scale", 0, 0},
     {NULL, "forget-bias", "F", CLI_FLOAT, AT(forget_bias), -100, 100, 0, 0, NULL,
-     "added to the forget-gate bias at initialization", NULL, NULL, 0, 0},
+     "added to the forget-gate bias at initialization", NULL, "forget_bias", 0, 0},
     {"Batching:", "batch-size", "N", CLI_INT, AT(batch_size), 1, 1 << 20, 0, 0, NULL,
      "parallel streams B", NULL, "batch_size", 0, 0},
     {NULL, "seq-length", "N", CLI_INT, AT(seq_len), 1, 1 << 20, 0, 0, NULL,
@@ -84,9 +91,9 @@ static const cli_option train_opts[] = {
      "linear warm-up steps, any schedule", NULL, "warmup_iters", 0, 0},
     {NULL, "min-lr", "F", CLI_FLOAT, AT(lr.min_lr), 0, 10, 0, 0, NULL, "cosine floor", NULL, "min_lr", 0, 0},
     {NULL, "lr-decay", "F", CLI_FLOAT, AT(lr.decay), 0, 1, 1, 0, NULL,
-     "step decay factor per epoch", NULL, NULL, 0, 0},
+     "step decay factor per epoch", NULL, "lr_decay", 0, 0},
     {NULL, "lr-decay-after", "N", CLI_INT, AT(lr.decay_after), 0, 1 << 30, 0, 0, NULL,
-     "epochs before step decay starts", NULL, NULL, 0, 0},
+     "epochs before step decay starts", NULL, "lr_decay_after", 0, 0},
     {NULL, "beta1", "F", CLI_DOUBLE, AT(adam.beta1), 0, 1, 0, 1, NULL, "", NULL, "beta1", 0, 0},
     {NULL, "beta2", "F", CLI_DOUBLE, AT(adam.beta2), 0, 1, 0, 1, NULL, "", NULL, "beta2", 0, 0},
     // eps: FLT_MIN, as a smaller one is 0 in single precision
@@ -104,25 +111,26 @@ static const cli_option train_opts[] = {
      "one run at a time; a fresh run, or one --init-from another directory,\n"
      "refuses a DIR holding a checkpoint", NULL, NULL, 0, 1},
     {NULL, "eval-every", "N", CLI_I64, AT(eval_every), 0, BIG, 0, 0, NULL,
-     "validation every N steps and at the end; 0 = only at the end", NULL, NULL, 0, 0},
+     "validation every N steps and at the end; 0 = only at the end", NULL, "eval_every", 0, 0},
     {NULL, "eval-tokens", "N", CLI_I64, AT(eval_tokens), 0, BIG, 0, 0, NULL,
      "validate on the first ceil(N/B) positions of each of the B streams of\n"
      "the validation (and test) split; 0 = the whole split", NULL, "eval_tokens", 0, 0},
     {NULL, "checkpoint-every", "N", CLI_I64, AT(checkpoint_every), 0, BIG, 0, 0, NULL,
-     "write last.* every N steps and at the end; 0 = only at the end", NULL, NULL, 0, 0},
+     "write last.* every N steps and at the end; 0 = only at the end", NULL, "checkpoint_every", 0, 0},
     {NULL, "keep-checkpoints", "N|all", CLI_KIND, AT(keep_checkpoints), 0, 0, 0, 0, &kind_keep,
      "also write epoch-NNNN.* at each epoch's end, keeping the last N of them\n"
-     "(or all); 0 = none", NULL, NULL, 0, 0},
+     "(or all); 0 = none", NULL, "keep_checkpoints", 0, 0},
     {NULL, "sample-every", "N", CLI_I64, AT(sample_every), 0, BIG, 0, 0, NULL,
-     "print a sample every N steps; 0 = never", NULL, NULL, 0, 0},
+     "print a sample every N steps; 0 = never", NULL, "sample_every", 0, 0},
     {NULL, "sample-length", "N", CLI_INT, AT(sample_length), 1, 1 << 20, 0, 0, NULL,
-     "characters per printed sample", NULL, NULL, 0, 0},
+     "characters per printed sample", NULL, "sample_length", 0, 0},
     {NULL, "log-every", "N", CLI_I64, AT(log_every), 1, BIG, 0, 0, NULL,
-     "steps between progress lines and metrics records", NULL, NULL, 0, 0},
+     "steps between progress lines and metrics records", NULL, "log_every", 0, 0},
     {NULL, "log", "FILE", CLI_STR, AT(log_path), 0, 0, 0, 0, NULL,
      "JSON Lines metrics log, one run at a time", "OUT_DIR/metrics.jsonl", NULL, 0, 1},
     {NULL, "init-from", "CKPT", CLI_STR, AT(init_from), 0, 0, 0, 0, NULL,
-     "resume from a checkpoint (model, optimizer, data position, RNG)\n", "none, a fresh start", NULL, 0, 0},
+     "resume from a checkpoint (model, optimizer, data position, RNG), with the\n"
+     "options it records (--data, --lr, ...) unless named here\n", "none, a fresh start", NULL, 0, 0},
     {NULL, "init-weights", "FILE", CLI_STR, AT(init_weights), 0, 0, 0, 0, NULL,
      "start a new run from a model file's weights (fine-tuning; a file from\n"
      "PyTorch's save_checkpoint), with a fresh optimizer", NULL, NULL, 0, 0},
@@ -133,7 +141,7 @@ static const cli_option train_opts[] = {
     {NULL, "eval-only", NULL, CLI_FLAG, AT(eval_only), 0, 0, 0, 0, NULL,
      "with --init-from: print the validation loss and exit", NULL, NULL, 0, 0},
     {"Runtime:", "seed", "N", CLI_U64, AT(seed), 0, 0, 0, 0, NULL,
-     "seed for initialization, dropout and samples", NULL, "seed", 0, 0},
+     "seed for initialization, dropout and samples", NULL, "seed", SK_SET_SEED, 0},
     {NULL, "threads", "N", CLI_INT, AT(threads), 0, 1024, 0, 0, NULL, "CPU threads; 0 = all cores", NULL, NULL, 0, 1},
     {NULL, "device", "D", CLI_KIND, AT(device), 0, 0, 0, 0, &cli_kind_device, "auto | cpu | cuda | cuda:N", NULL, NULL, 0, 0},
     // The record holds the implementation that ran (auto's choice), which a resume takes again.

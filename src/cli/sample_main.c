@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_args.h"
@@ -148,8 +149,7 @@ static void print_note(void *ctx, const char *line) {
 static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, const char *what) {
     int32_t *remap = malloc(sizeof(int32_t) * (size_t)c->vocab.size);
     if (!remap) cli_die(CLI_EXIT_FAILURE, "out of memory");
-    int missing = 0;
-    for (int i = 0; i < c->vocab.size; i++) missing |= (remap[i] = sk_vocab_index(model, c->vocab.chars[i])) < 0;
+    const int missing = sk_vocab_map(&c->vocab, model, remap, NULL, 0) > 0;
     for (size_t i = 0; missing && i < c->ids.n; i++) {
         int32_t id;
         sk_tokens_read(&c->ids, i, 1, &id);
@@ -163,6 +163,34 @@ static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, cons
         cli_die(CLI_EXIT_USAGE, "%s", err.msg);
     }
     return remap;
+}
+
+// --score's progress on a terminal (stderr): a live line once scoring has taken half a second,
+// about ten times a second, wiped when it is done.
+typedef struct {
+    double t0, last;
+    int shown;
+} score_progress;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void show_score_progress(void *ctx, size_t done, size_t total) {
+    score_progress *p = ctx;
+    const double t = now_s(), elapsed = t - p->t0;
+    if (done >= total) {
+        if (p->shown) fputs("\r\033[K", stderr);
+        return;
+    }
+    if (elapsed < 0.5 || t - p->last < 0.1) return;
+    char eta[32];
+    cli_format_eta(elapsed / (double)done * (double)(total - done), eta, sizeof eta);
+    fprintf(stderr, "\r\033[Kscoring: %zu of %zu characters (%.0f%%), eta %s", done, total,
+            100.0 * (double)done / (double)total, eta);
+    p->last = t, p->shown = 1;
 }
 
 static int is_file(const char *path) {
@@ -221,7 +249,7 @@ static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
 
 int main(int argc, char **argv) {
     cli_sample_options o = cli_sample_defaults();
-    const int action = cli_parse_options(&cli_sample_program, argc, argv, &o);
+    const int action = cli_parse_options(&cli_sample_program, argc, argv, &o, NULL);
     if (action >= 0 && strcmp(cli_sample_program.opts[action].name, "help") == 0) {
         const cli_sample_options d = cli_sample_defaults();
         cli_print_help(&cli_sample_program, &d);
@@ -315,7 +343,11 @@ int main(int argc, char **argv) {
     if (score_path) {
         double nll;
         size_t count;
-        if ((st = sk_score_tokens(be, &cache.ids, remap, &nll, &count, &err)) != SK_OK)
+        sk_tokens text = cache.ids;
+        text.map = remap;
+        score_progress progress = {now_s(), 0.0, 0};
+        const int tty = isatty(STDERR_FILENO);
+        if ((st = sk_score_tokens(be, &text, tty ? show_score_progress : NULL, &progress, &nll, &count, &err)) != SK_OK)
             cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
         double mean = nll / (double)count;
         printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,

@@ -20,10 +20,21 @@
 static volatile sig_atomic_t g_stop = 0; // 0, or the stop signal: SIGHUP, SIGINT or SIGTERM
 static sk_comm *g_comm;                  // the job's communicator, finalized at exit
 static pthread_t g_main_thread;          // the thread that prints and writes checkpoints
+static int g_signal_note;                // the first stop signal's note: 0 none (not rank 0), 1 plain, 2 terminal
 
-static void free_comm(void) {
+static unsigned char *g_named;          // which of the options the command line named
+static cli_kept g_kept;                  // strings a resume took from its checkpoint's options record
+
+static void free_globals(void) {
     sk_comm_free(g_comm);
     g_comm = NULL;
+    free(g_named);
+    cli_kept_free(&g_kept);
+}
+
+// The trainer's inherit_options: a resume's options from its checkpoint, unless named here.
+static sk_status inherit_options(sk_train_options *o, const char *record, char *notes, size_t n, sk_error *err) {
+    return cli_options_inherit(&cli_train_program, o, g_named, record, &g_kept, notes, n, err);
 }
 
 // The first SIGHUP, SIGINT or SIGTERM (a closed terminal, Ctrl-C, a scheduler's stop) asks for
@@ -33,16 +44,26 @@ static void free_comm(void) {
 // kills them a second later, so rank 0 must not block on a full pipe. A write already blocked
 // when the signal comes returns (EINTR: the handler has no SA_RESTART), and a signal that lands
 // on another thread (the MPI library's, a worker's) is passed on to the main thread for that.
+// The first one says at once what happens (a long step may take a while yet), on rank 0; on a
+// terminal from a line of its own, as a live progress line (or the terminal's ^C) may be on it.
 static void on_signal(int sig) {
     if (!pthread_equal(pthread_self(), g_main_thread)) {
         pthread_kill(g_main_thread, sig);
         return;
     }
-    if (g_stop) {
+    if (g_stop) { // delivered, now with the default action, as the handler returns
         signal(sig, SIG_DFL);
         raise(sig);
+        return;
     }
     g_stop = sig;
+    static const char line[] = "\nnote: stopping after this step, which then writes last.*; a second signal "
+                               "ends the process at once\n";
+    if (g_signal_note) {
+        const int tty = g_signal_note > 1;
+        ssize_t ignored = write(STDERR_FILENO, line + !tty, sizeof line - 1 - !tty);
+        (void)ignored;
+    }
 }
 
 typedef struct {
@@ -65,10 +86,9 @@ static void cb_notice(void *ctx, const char *line) {
     fprintf(stderr, "note: %s\n", said(line));
 }
 
-static void format_eta(double s, char *buf, size_t n) {
-    if (!(s >= 0) || !isfinite(s)) snprintf(buf, n, "?");
-    else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-    else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+static void cb_warning(void *ctx, const char *line) {
+    end_live(ctx);
+    fprintf(stderr, "warning: %s\n", said(line));
 }
 
 static void cb_progress(void *ctx, const sk_progress *p) {
@@ -76,7 +96,7 @@ static void cb_progress(void *ctx, const sk_progress *p) {
     if (g_stop) return; // stopping: nothing that could block before the checkpoint
     int64_t total = p->max_iters;
     char eta[32] = "?";
-    format_eta(sk_progress_eta_s(p), eta, sizeof eta); // "?" when unknown
+    cli_format_eta(sk_progress_eta_s(p), eta, sizeof eta); // "?" when unknown
     double epoch = (double)p->epoch + (double)p->window / (double)p->windows_per_epoch;
     if (pr->tty) {
         printf("\r\033[Kepoch %.3f  iter %lld%s%.0lld  loss %.4f  lr %.2e  %.0f tok/s  eta %s", epoch,
@@ -100,7 +120,7 @@ static void cb_tokenize(void *ctx, uint64_t done, uint64_t total, double elapsed
     const double mb = 1e6;
     double rate = elapsed > 0 ? (double)done / mb / elapsed : 0.0;
     char eta[32];
-    format_eta(rate > 0 ? (double)(total - done) / mb / rate : -1.0, eta, sizeof eta);
+    cli_format_eta(rate > 0 ? (double)(total - done) / mb / rate : -1.0, eta, sizeof eta);
     if (done == total) {
         end_live(pr);
         if (elapsed >= 1.0 || total >= 2 * 16 * mb) // a large corpus
@@ -164,11 +184,12 @@ int main(int argc, char **argv) {
     char comm_note[256];
     sk_status st = sk_comm_init(&g_comm, &argc, &argv, comm_note, sizeof comm_note, &err);
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-    atexit(free_comm);
+    atexit(free_globals);
     const int rank = sk_comm_rank(g_comm);
     cli_set_quiet(rank != 0);
     if (comm_note[0]) fprintf(stderr, "note: %s\n", comm_note);
-    const int action = cli_parse_options(&cli_train_program, argc, argv, &o);
+    if (!(g_named = calloc(cli_train_program.n_opts, 1))) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    const int action = cli_parse_options(&cli_train_program, argc, argv, &o, g_named);
     if (action >= 0 && strcmp(cli_train_program.opts[action].name, "help") == 0) {
         sk_train_options d;
         sk_train_options_default(&d);
@@ -179,13 +200,9 @@ int main(int argc, char **argv) {
         if (rank == 0) cli_print_version("shakespeare-train");
         return 0;
     }
-    if (o.train_frac + o.val_frac > 1.0 + 1e-9)
-        cli_die(CLI_EXIT_USAGE, "--train-frac + --val-frac must not exceed 1, got %g + %g", o.train_frac, o.val_frac);
-    if (o.lr.kind == SK_LR_COSINE && o.lr.min_lr > o.lr.lr)
-        cli_die(CLI_EXIT_USAGE, "--min-lr (%g) must not exceed --lr (%g)", (double)o.lr.min_lr, (double)o.lr.lr);
-
     o.options_json = cli_train_options_json;
     o.options_identity = cli_train_options_identity;
+    o.inherit_options = inherit_options;
     o.stop_flag = &g_stop;
     o.comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not
@@ -201,6 +218,7 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sa.sa_flags = 0; // no SA_RESTART: a write blocked on a full pipe returns at the signal
     g_main_thread = pthread_self();
+    g_signal_note = rank != 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -209,7 +227,7 @@ int main(int argc, char **argv) {
     signal(SIGXFSZ, SIG_IGN);
 
     printer pr = {isatty(STDOUT_FILENO), 0};
-    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize};
+    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize, cb_warning};
     sk_trainer *t;
     st = sk_trainer_init(&t, &o, &cb, &err);
     if (st != SK_OK) {
@@ -240,12 +258,12 @@ int main(int argc, char **argv) {
     if (st == SK_OK && sum.already_done) {
         sk_trainer_free(t);
         if (rank == 0) {
-            if (o.max_iters > 0 && sum.steps >= o.max_iters)
-                printf("already at step %lld >= --max-iters %lld; nothing to do\n", (long long)sum.steps,
-                       (long long)o.max_iters);
+            if (strcmp(sum.ended_by, "max-iters") == 0)
+                printf("already at step %lld >= --max-iters %lld; nothing to do (a larger --max-iters goes on)\n",
+                       (long long)sum.steps, (long long)o.max_iters);
             else
-                printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do\n", o.max_epochs,
-                       o.max_epochs, (long long)sum.steps);
+                printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do (a larger --max-epochs "
+                       "goes on)\n", o.max_epochs, o.max_epochs, (long long)sum.steps);
         }
         return 0;
     }
@@ -258,10 +276,13 @@ int main(int argc, char **argv) {
     // Bad input was refused before the run started; what fails now (a checkpoint or log write
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
-    if (rank == 0)
-        printf("done: steps=%lld best_val_loss=%.4f best_step=%lld final_train_loss=%.4f median_tokens_per_s=%.0f "
-           "wall_s=%.1f backend=%s precision=%s cuda_graph_steps=%lld\n",
-           (long long)sum.steps, sum.best_val_loss, (long long)sum.best_step, sum.final_train_loss,
-           sum.median_tokens_per_s, sum.wall_s, sum.backend_name, sum.precision_name, (long long)sum.graph_steps);
+    if (rank == 0) {
+        char best[64] = "best_val_loss=none best_step=none"; // no validation ran, or none of a sound state
+        if (sum.best_step >= 0)
+            snprintf(best, sizeof best, "best_val_loss=%.4f best_step=%lld", sum.best_val_loss, (long long)sum.best_step);
+        printf("done: steps=%lld ended_by=--%s %s final_train_loss=%.4f median_tokens_per_s=%.0f wall_s=%.1f backend=%s "
+               "precision=%s cuda_graph_steps=%lld\n", (long long)sum.steps, sum.ended_by, best, sum.final_train_loss,
+               sum.median_tokens_per_s, sum.wall_s, sum.backend_name, sum.precision_name, (long long)sum.graph_steps);
+    }
     return 0;
 }

@@ -445,6 +445,29 @@ static void slow_blas_notice(char *notice, size_t n) {
 #endif
 }
 
+// sk_backend_create_cpu's buffers for cfg with `total` parameters, in bytes (ids are 4 bytes, as
+// floats): per row of a window (T x B rows) the embedding, each layer's h, c, gates and tanh(c),
+// the logits, the row losses and the ids; when training also the logits' gradient, the gradient
+// flowing through the layers, the gates' gradient and the dropout masks; besides the rows, the
+// parameters (with gradients and Adam's moments when training), W_hh laid out (and weight-dropped),
+// the carried state and its rows before the window, layer 0's gate table.
+size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
+    sk_param_layout layout;
+    if (cfg->batch_size < 1 || cfg->seq_len < 1 || sk_param_layout_init(&layout, &cfg->model, NULL) != SK_OK) return 0;
+    const size_t total = layout.total;
+    sk_param_layout_free(&layout);
+    const size_t L = (size_t)cfg->model.num_layers, H = (size_t)cfg->model.hidden_size, E = (size_t)cfg->model.embed_size;
+    const size_t V = (size_t)cfg->model.vocab_size, B = (size_t)cfg->batch_size, wide = H > E ? H : E;
+    const size_t rows = (size_t)cfg->seq_len * B;
+    const int train = cfg->training, drop = train && cfg->model.dropout > 0.0f, wdrop = train && cfg->model.weight_drop > 0.0f;
+    size_t per_row = E + L * 7 * H + V + 1 + 2;
+    if (train) per_row += V + 2 * wide + 4 * H + (drop ? 2 * L * H : 0);
+    const size_t fixed = total * (train ? 4 : 1) + L * 4 * H * H * (wdrop ? 2 : 1) + 4 * L * B * H + V * 4 * H +
+                         (train ? 2 * B * H : 0);
+    if (activations) *activations = sizeof(float) * rows * per_row;
+    return sizeof(float) * (rows * per_row + fixed);
+}
+
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     *out = NULL;
     if (cfg->batch_size < 1 || cfg->seq_len < 1)

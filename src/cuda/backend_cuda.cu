@@ -191,13 +191,13 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
     a->grad_clip = h->grad_clip;
 }
 
-// The LSTM stack: as named; for rnn_impl auto on a training backend that is to measure (or
-// resumes a recorded choice), lstm_autotune.cu's choice, measured on this backend's own
-// activation buffers, which are zeroed again afterwards as creation leaves them.
+// The LSTM stack: as named; for rnn_impl auto on a training backend that is to measure,
+// lstm_autotune.cu's choice, measured on this backend's own activation buffers, which are
+// zeroed again afterwards as creation leaves them.
 sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const sk_backend_config *cfg = &b->cfg;
-    if (cfg->rnn_impl != SK_RNN_AUTO || !ci->training || (!cfg->rnn_autotune && cfg->rnn_resume.impl == SK_RNN_AUTO)) {
+    if (cfg->rnn_impl != SK_RNN_AUTO || !ci->training || !cfg->rnn_autotune) {
         SK_TRY(sk_lstm_create(cfg->rnn_impl, lc, &ci->lstm, b->notice, sizeof b->notice, err));
         b->rnn_choice = sk_lstm_choice(ci->lstm);
         return SK_OK;
@@ -213,7 +213,7 @@ sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
     for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
     const sk_lstm_io io = {ci->params, ci->grads, ci->emb, ci->demb, ci->hs, ci->dh,
                            ci->h[0],   ci->c[0],  ci->h[1], ci->c[1]};
-    const sk_lstm_tune_opts o = {cfg->rnn_tune_dir, kAutotuneBudgetSeconds, cfg->plstm_tensor_cores, cfg->rnn_resume};
+    const sk_lstm_tune_opts o = {cfg->rnn_tune_dir, kAutotuneBudgetSeconds, cfg->plstm_tensor_cores};
     SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, &b->rnn_choice, b->notice, sizeof b->notice, err));
     for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
     return SK_OK;

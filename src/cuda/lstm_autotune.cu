@@ -285,15 +285,6 @@ sk_status sk_lstm_autotune(const sk_lstm_config *cfg, const sk_lstm_tune_opts *o
                            sk_lstm **out, sk_rnn_choice *chosen, char *report, size_t report_size, sk_error *err) {
     *out = NULL;
     char name[64];
-    if (o->resume.impl != SK_RNN_AUTO) { // the recorded choice, where it still fits
-        if (create_choice(cfg, o->resume, out, err) == SK_OK) {
-            *chosen = o->resume;
-            choice_text(*chosen, name, sizeof name);
-            snprintf(report, report_size, "rnn-impl auto: %s, as the checkpoint records", name);
-            return SK_OK;
-        }
-        (void)cudaGetLastError();
-    }
     char key[768], *path = NULL;
     SK_TRY(cache_key(cfg, o->request, key, sizeof key, err));
     if (o->cache_dir && !(path = cache_path(o->cache_dir, key)))
@@ -320,7 +311,6 @@ sk_status sk_lstm_autotune(const sk_lstm_config *cfg, const sk_lstm_tune_opts *o
     char times[1024];
     times_text(cand, n, o->budget_s, times, sizeof times);
     choice_text(*chosen, name, sizeof name);
-    const char *resumed = o->resume.impl != SK_RNN_AUTO ? " (the checkpoint's choice does not fit here)" : "";
     char saved[SK_ERROR_MSG_MAX] = "";
     if (path) {
         sk_error why;
@@ -332,8 +322,8 @@ sk_status sk_lstm_autotune(const sk_lstm_config *cfg, const sk_lstm_tune_opts *o
     int measured = 0;
     for (int i = 0; i < n; i++) measured += cand[i].ms >= 0;
     // Two lines: the choice, then the times of a training step's LSTM work.
-    snprintf(report, report_size, "rnn-impl auto: %s, the fastest of %d measured in %.1f s%s%.300s\n"
-             "rnn-impl auto: per training step's LSTM: %s", name, measured, now_s() - start, resumed, saved, times);
+    snprintf(report, report_size, "rnn-impl auto: %s, the fastest of %d measured in %.1f s%.300s\n"
+             "rnn-impl auto: per training step's LSTM: %s", name, measured, now_s() - start, saved, times);
     free(path);
     return SK_OK;
 }

@@ -134,7 +134,6 @@ typedef struct {
     const char *cache_dir;   // where choices are cached (NULL: measure every time, cache nothing)
     double budget_s;         // no candidate starts after this many seconds of measuring
     sk_tensor_cores request; // --tensor-cores: DEFAULT lets both inner products compete
-    sk_rnn_choice resume;    // impl != AUTO: take it where it fits, measuring nothing
 } sk_lstm_tune_opts;
 
 // rnn_impl auto for a training stack: every implementation and inner product that fits cfg

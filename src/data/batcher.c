@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-sk_tokens sk_tokens_of(const int32_t *ids, size_t n) { return (sk_tokens){ids, 4, n}; }
+sk_tokens sk_tokens_of(const int32_t *ids, size_t n) { return (sk_tokens){ids, 4, n, NULL}; }
 
 void sk_tokens_read(const sk_tokens *t, size_t start, size_t len, int32_t *out) {
     if (t->width == 4) {
@@ -15,6 +15,8 @@ void sk_tokens_read(const sk_tokens *t, size_t start, size_t len, int32_t *out) 
         const uint8_t *p = (const uint8_t *)t->data + start;
         for (size_t i = 0; i < len; i++) out[i] = p[i];
     }
+    if (t->map)
+        for (size_t i = 0; i < len; i++) out[i] = t->map[out[i]];
 }
 
 sk_status sk_batcher_init_tokens(sk_batcher *b, const sk_tokens *ids, int B, int T, const char *what,

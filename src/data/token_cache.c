@@ -486,7 +486,7 @@ sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t l
         return SK_ERR_FORMAT;
     }
     c->vocab.bytes = mode == SK_VOCAB_BYTES;
-    c->ids = (sk_tokens){ids, (int)width, (size_t)n};
+    c->ids = (sk_tokens){ids, (int)width, (size_t)n, NULL};
     return SK_OK;
 }
 

@@ -77,6 +77,12 @@ sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size,
     return SK_OK;
 }
 
+sk_status sk_vocab_copy(sk_vocab *v, const sk_vocab *src, sk_error *err) {
+    sk_status st = sk_vocab_from_codepoints(v, src->chars, src->size, err);
+    if (st == SK_OK) v->bytes = src->bytes;
+    return st;
+}
+
 int sk_vocab_index(const sk_vocab *v, uint32_t cp) {
     if (!v || !v->chars) return -1;
     int lo = 0, hi = v->size; // search [lo, hi)
@@ -109,6 +115,16 @@ sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int3
         ids[i] = id;
     }
     return SK_OK;
+}
+
+int sk_vocab_map(const sk_vocab *from, const sk_vocab *to, int32_t *map, uint32_t *missing, int max_missing) {
+    int n = 0;
+    for (int i = 0; i < from->size; i++) {
+        if ((map[i] = sk_vocab_index(to, from->chars[i])) >= 0) continue;
+        if (n < max_missing) missing[n] = from->chars[i];
+        n++;
+    }
+    return n;
 }
 
 int sk_vocab_char_bytes(const sk_vocab *v, int32_t id, char out[4]) {

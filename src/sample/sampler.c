@@ -124,8 +124,8 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
     return sk_generate_batch(b, prime, n_prime, length, o, seed, emit_one, &one, err);
 }
 
-sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *remap, double *nll_sum, size_t *count,
-                          sk_error *err) {
+sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress_fn progress, void *ctx,
+                          double *nll_sum, size_t *count, sk_error *err) {
     if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "scoring needs a batch-1 backend");
     const size_t n = ids->n;
     if (n < 2) return sk_fail(err, SK_ERR_ARG, "a text to score needs at least 2 characters, got %zu", n);
@@ -137,11 +137,10 @@ sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *re
     for (size_t at = 0; st == SK_OK && at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
         sk_tokens_read(ids, at, len + 1, x);
-        if (remap)
-            for (size_t i = 0; i <= len; i++) x[i] = remap[x[i]];
         double s;
         st = b->ops->forward(b, x, x + 1, (int)len, SK_MODE_EVAL, 0, &s);
         total += s;
+        if (progress) progress(ctx, at + len, n - 1);
     }
     free(x);
     if (st != SK_OK) return sk_backend_fail(err, st, b, "while scoring");
@@ -152,5 +151,5 @@ sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, const int32_t *re
 
 sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err) {
     sk_tokens t = sk_tokens_of(ids, n);
-    return sk_score_tokens(b, &t, NULL, nll_sum, count, err);
+    return sk_score_tokens(b, &t, NULL, NULL, nll_sum, count, err);
 }

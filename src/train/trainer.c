@@ -78,7 +78,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
         (st = sk_shard_gather_state(t->comm, t->c_local, t->gathered, t->st.c, L, B, t->b_local, H, 0, err)) != SK_OK)
         return st;
     if (t->rank == 0) {
-        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->cache.vocab, t->params, t->train_config,
+        st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->vocab, t->params, t->train_config,
                                 &t->st, err);
         if (st == SK_OK) st = sk_outdir_checkpoint_written(&t->od, name, err); // --overwrite: the old run goes now
     }
@@ -121,11 +121,11 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
         return sk_backend_fail(err, st, t->be, "to hand over the parameters for a sample");
     if ((st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
         return sk_backend_fail(err, st, t->sampler, "to take the parameters for a sample");
-    int newline = sk_vocab_index(&t->cache.vocab, '\n');
+    int newline = sk_vocab_index(&t->vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {.temperature = 1.0f};
     size_t cap = (size_t)t->o.sample_length * 4 + 1;
-    text_sink sink = {malloc(cap), 0, cap, &t->cache.vocab};
+    text_sink sink = {malloc(cap), 0, cap, &t->vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sink.buf[0] = '\0';
     // The run's generator gives each sample its seed: one draw per sample, so a resumed run
@@ -142,6 +142,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
 // it before the final checkpoint.
 static void go_quiet(sk_trainer *t) {
     t->cb.on_progress = NULL, t->cb.on_eval = NULL, t->cb.on_sample = NULL, t->cb.on_checkpoint = NULL;
+    t->cb.on_warning = NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -161,7 +162,29 @@ static double median_tokens_per_s(sk_trainer *t) {
     return (double)t->o.batch_size * t->o.seq_len / med;
 }
 
-static sk_status run_eval(sk_trainer *t, sk_error *err) {
+// A loss far above ln(V), what a model that has learnt nothing scores (and a fresh one starts
+// from): half as much again, and at least 1 nat more.
+static double far_above_chance(const sk_trainer *t) {
+    const double chance = log((double)t->o.model.vocab_size);
+    return fmax(1.5 * chance, chance + 1.0);
+}
+
+// After warm-up, a training loss far above ln(V) means the run is diverging: warned once when it
+// starts (again should it come back after recovering); while it lasts, no evaluation saves best.*.
+static void watch_divergence(sk_trainer *t, float loss) {
+    const int diverged = t->st.step > t->o.lr.warmup_iters && (double)loss > far_above_chance(t);
+    if (diverged && !t->diverged && t->rank == 0 && t->cb.on_warning) {
+        char line[SK_ERROR_MSG_MAX];
+        snprintf(line, sizeof line, "the run is diverging: training loss %.4f at step %lld is far above ln(V) = %.4f, "
+                 "what a model that has learnt nothing scores; best.* keeps the last state below it (try a lower "
+                 "--lr)", (double)loss, (long long)t->st.step, log((double)t->o.model.vocab_size));
+        t->cb.on_warning(t->cb.ctx, line);
+    }
+    t->diverged = diverged;
+}
+
+// An evaluation at the last training loss read (the state's: a diverged state is never best).
+static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     double val;
     sk_status st = sk_trainer_evaluate(t, 0, &val, err);
     if (st != SK_OK) return st;
@@ -169,7 +192,8 @@ static sk_status run_eval(sk_trainer *t, sk_error *err) {
         return sk_fail(err, SK_ERR_NUMERIC, "validation loss is %g at step %lld; try a lower learning rate (--lr)",
                        val, (long long)t->st.step);
     t->last_eval_step = t->st.step;
-    int best = val < t->st.best_val_loss;
+    watch_divergence(t, loss);
+    int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
     // Rank 0 writes the log; a failed write stops every rank.
     st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)
@@ -265,10 +289,13 @@ double sk_progress_eta_s(const sk_progress *p) {
     return p->elapsed_s / (double)done * (double)(p->max_iters - p->step);
 }
 
-// The run's end: --max-iters steps or --max-epochs epochs done, whichever comes first.
-static int limit_reached(const sk_trainer *t) {
+// The run's end: --max-iters steps or --max-epochs epochs done, whichever comes first: the
+// setting reached ("max-iters", "max-epochs"), or NULL.
+static const char *limit_reached(const sk_trainer *t) {
     const sk_train_options *o = &t->o;
-    return (o->max_iters > 0 && t->st.step >= o->max_iters) || (o->max_epochs > 0 && t->st.epoch >= o->max_epochs);
+    if (o->max_iters > 0 && t->st.step >= o->max_iters) return "max-iters";
+    if (o->max_epochs > 0 && t->st.epoch >= o->max_epochs) return "max-epochs";
+    return NULL;
 }
 
 // What the loop carries from one step to the next.
@@ -360,6 +387,7 @@ static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
     sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)r->windows, r->start_step, r->total, r->loss, r->lr,
                      r->gnorm, (double)(s - r->report_step) * B * T / r->step_time, now_s() - r->t0};
     r->step_time = 0.0, r->report_step = s;
+    watch_divergence(t, r->loss);
     sk_status st = t->rank != 0 ? SK_OK
                                 : sk_outdir_log(&t->od, err,
                                                 "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
@@ -378,13 +406,14 @@ static sk_status run_schedule(sk_trainer *t, run_state *r, sk_error *err) {
     const int64_t s = t->st.step;
     const int log_now = o->log_every > 0 && (s % o->log_every == 0 || s == r->total);
     const int eval_now = o->eval_every > 0 && s % o->eval_every == 0 && t->has_val;
-    const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0;
+    // The run's last step (a limit, a stop) is finish_run's to write, once, after any evaluation.
+    const int ckpt_now = o->checkpoint_every > 0 && s % o->checkpoint_every == 0 && !limit_reached(t) && !t->stop;
     const int keep_now = r->epoch_done && o->keep_checkpoints != 0;
     const int sample_now = o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0;
     sk_status st = SK_OK;
     if ((log_now || eval_now || ckpt_now || sample_now || t->stop) && (st = read_back(t, r, err)) != SK_OK) return st;
     if (log_now && (st = report_progress(t, r, err)) != SK_OK) return st;
-    if (eval_now && (st = run_eval(t, err)) != SK_OK) return st;
+    if (eval_now && (st = run_eval(t, r->loss, err)) != SK_OK) return st;
     if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
     if (keep_now && (st = keep_epoch_checkpoint(t, err)) != SK_OK) return st;
     if (sample_now && (st = print_sample(t, err)) != SK_OK) t->failed_alone = t->nranks > 1;
@@ -398,7 +427,8 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
     sk_status st;
     const int interrupted = t->stop;
     const int eval_end = !interrupted || t->st.best_step < 0;
-    if (eval_end && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, err)) != SK_OK) return st;
+    if (eval_end && t->has_val && t->last_eval_step != t->st.step && (st = run_eval(t, r->loss, err)) != SK_OK)
+        return st;
     if ((st = save_checkpoint(t, "last", err)) != SK_OK) return st;
     sum->steps = t->st.step;
     sum->best_val_loss = t->st.best_val_loss;
@@ -407,6 +437,7 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
     sum->final_train_loss = r->loss;
     sum->wall_s = now_s() - r->t0;
     sum->graph_steps = t->graph_steps;
+    sum->ended_by = interrupted ? NULL : limit_reached(t);
     if (interrupted)
         return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
                        (long long)t->st.step, t->o.out_dir);
@@ -417,12 +448,18 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     memset(sum, 0, sizeof *sum);
     sum->backend_name = t->be->ops->name;
     sum->precision_name = sk_precision_name(t->be->cfg.precision);
-    if (limit_reached(t)) { // a resume past its limit: no evaluation, no checkpoint, no log record
+    if ((sum->ended_by = limit_reached(t))) { // a resume past its limit: no evaluation, no checkpoint, no log record
         sum->already_done = 1, sum->steps = t->st.step;
         sum->best_val_loss = t->st.best_val_loss, sum->best_step = t->st.best_step;
         return SK_OK;
     }
     if (t->resumed[0] && t->rank == 0 && t->cb.on_notice) t->cb.on_notice(t->cb.ctx, t->resumed);
+    if (!t->has_val && t->rank == 0 && t->cb.on_notice) {
+        char line[160];
+        snprintf(line, sizeof line, "val-frac %g leaves no validation split: the run is not evaluated and writes no "
+                 "best.*", t->o.val_frac);
+        t->cb.on_notice(t->cb.ctx, line);
+    }
     run_state r = start_run(t);
     sk_status st;
     while (!limit_reached(t) && !t->stop) {

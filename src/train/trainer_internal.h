@@ -15,6 +15,8 @@ struct sk_trainer {
     sk_train_options o;
     sk_train_callbacks cb;
     sk_token_cache cache; // the data's ids, memory-mapped: memory does not grow with the corpus
+    sk_vocab vocab;       // the model's: the model file's, which may hold symbols the data lacks, or the data's
+    int32_t *id_map;      // (cache.vocab.size,) the model's id of each of the data's ids; NULL when they are the same
     size_t n_train, n_val, n_test;
     sk_batcher train;
     sk_batcher val;      // eval window length min(T, S_val)
@@ -36,12 +38,14 @@ struct sk_trainer {
     char *train_config;  // o.options_json of the options as run (precision resolved), or NULL
     int64_t graph_steps; // CUDA: steps replayed as captured graphs (read_stats)
     char resumed[SK_ERROR_MSG_MAX]; // "resumed from FILE at step N (epoch E)", told when the run starts; or ""
+    char option_notes[4096]; // the named options that differ from a resumed checkpoint's, a line each; or ""
     int32_t *x, *y;      // (B, T) current window
     sk_outdir od;        // the out-dir's lock and the metrics log (not used by --eval-only)
     double step_times[STEP_TIMES_MAX];
     size_t n_step_times;
     size_t n_step_times_read; // n_step_times at the last read of a deferred step's statistics
     int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
+    int diverged;        // the last training loss read, after warm-up, was far above ln(V) (trainer.c)
 };
 
 #endif

@@ -10,7 +10,6 @@
 
 #include "dist/shard.h"
 #include "io/fsutil.h"
-#include "io/json.h"
 #include "trainer_internal.h"
 
 // Lines for the user (separated by '\n'), from rank 0 only (the others would repeat them).
@@ -105,6 +104,7 @@ static sk_status check_devices(sk_trainer *t, sk_error *err) {
     return sk_shard_check_devices(t->comm, &mine, err);
 }
 
+// The options' own consistency: checked as given, and again with a checkpoint's recorded ones.
 static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->batch_size < 1) return sk_fail(err, SK_ERR_ARG, "batch-size must be positive");
     if (o->seq_len < 1) return sk_fail(err, SK_ERR_ARG, "seq-length must be positive");
@@ -117,27 +117,58 @@ static sk_status check_options(const sk_train_options *o, sk_error *err) {
                                         "which writes nothing");
     if (o->max_iters == 0 && o->max_epochs == 0 && !o->eval_only)
         return sk_fail(err, SK_ERR_ARG, "max-iters 0 and --max-epochs 0 would train forever; set one of them");
+    if (o->train_frac + o->val_frac > 1.0 + 1e-9)
+        return sk_fail(err, SK_ERR_ARG, "train-frac + --val-frac must not exceed 1, got %g + %g", o->train_frac,
+                       o->val_frac);
+    if (o->lr.kind == SK_LR_COSINE && o->lr.min_lr > o->lr.lr)
+        return sk_fail(err, SK_ERR_ARG, "min-lr (%g) must not exceed --lr (%g)", (double)o->lr.min_lr,
+                       (double)o->lr.lr);
     return SK_OK;
 }
 
-// The vocabulary of the data must be the checkpoint's, character for character.
-static sk_status check_vocab(const sk_vocab *data, const sk_vocab *ckpt, const char *data_path,
-                             const char *ckpt_path, sk_error *err) {
-    if (sk_vocab_equal(data, ckpt)) return SK_OK;
-    for (int i = 0; i < data->size; i++) {
-        if (sk_vocab_index(ckpt, data->chars[i]) < 0) {
-            char c[32];
-            sk_vocab_describe_char(data->chars[i], c, sizeof c);
-            return sk_fail(err, SK_ERR_MISMATCH,
-                           "%s does not match the vocabulary of %s: it has character %s, which the checkpoint "
-                           "lacks (%d vs %d characters)",
-                           data_path, ckpt_path, c, data->size, ckpt->size);
-        }
+// What the run's options ask of its ranks.
+static sk_status check_ranks_options(const sk_trainer *t, sk_error *err) {
+    const sk_train_options *o = &t->o;
+    if (o->batch_size % t->nranks != 0)
+        return sk_fail(err, SK_ERR_ARG, "batch-size %d is not divisible by the %d ranks; use a multiple of %d",
+                       o->batch_size, t->nranks, t->nranks);
+    if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
+        const int one = t->nranks == 1;
+        return sk_fail(err, SK_ERR_ARG, "cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
+                       "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
+                       t->nranks, one ? "" : "s", one ? "s" : "", one ? "s" : "");
     }
-    return sk_fail(err, SK_ERR_MISMATCH,
-                   "%s does not match the vocabulary of %s (%d vs %d characters); the model only works on text "
-                   "with exactly its vocabulary",
-                   data_path, ckpt_path, data->size, ckpt->size);
+    return SK_OK;
+}
+
+// The model's vocabulary for the run: a model file's (a resume, fine-tuning) holds every symbol
+// of the data, which may use fewer of them; the data's ids then become the model's through
+// t->id_map when read. A symbol the model lacks is refused, naming the first MAX_NAMED of them.
+#define MAX_NAMED 10
+static sk_status map_vocab(sk_trainer *t, const sk_vocab *model, const char *model_path, sk_error *err) {
+    const sk_vocab *data = &t->cache.vocab;
+    sk_status st = sk_vocab_copy(&t->vocab, model ? model : data, err);
+    if (st != SK_OK || !model || sk_vocab_equal(data, model)) return st;
+    uint32_t missing[MAX_NAMED];
+    if (!(t->id_map = malloc(sizeof(int32_t) * (size_t)data->size))) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    const int n = sk_vocab_map(data, model, t->id_map, missing, MAX_NAMED);
+    if (n == 0) return SK_OK;
+    char list[MAX_NAMED * 24] = "";
+    size_t k = 0;
+    for (int i = 0; i < n && i < MAX_NAMED && k < sizeof list; i++) {
+        char one[32];
+        if (model->bytes) snprintf(one, sizeof one, "0x%02X", (unsigned)missing[i]);
+        else sk_vocab_describe_char(missing[i], one, sizeof one);
+        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", one);
+    }
+    if (n > MAX_NAMED && k < sizeof list) snprintf(list + k, sizeof list - k, " and %d more", n - MAX_NAMED);
+    if (model->bytes)
+        return sk_fail(err, SK_ERR_MISMATCH, "%s has %d byte value%s that the model %s lacks: %s; a --vocab bytes "
+                       "model knows the byte values of the text it was trained on", t->o.data_path, n, n == 1 ? "" : "s",
+                       model_path, list);
+    return sk_fail(err, SK_ERR_MISMATCH, "%s has %d symbol%s that the model %s lacks: %s; a model knows the symbols "
+                   "it was trained on (train the next one with --vocab bytes to take any text)", t->o.data_path, n,
+                   n == 1 ? "" : "s", model_path, list);
 }
 
 // A resumed model keeps its shape: an explicit shape option that disagrees is an error.
@@ -158,52 +189,11 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
 
 // The --eval-tokens a checkpoint's training options name (0, the whole split, when absent).
 static int64_t eval_tokens_of(const char *train_config) {
-    sk_json doc = {0};
-    uint64_t v = 0;
-    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
-        size_t k = sk_json_get(&doc, 0, "eval_tokens");
-        if (k == SK_JSON_NONE || !sk_json_u64(&doc, k, &v) || v > INT64_MAX) v = 0;
-    }
-    sk_json_free(&doc);
-    return (int64_t)v;
-}
-
-// The string a checkpoint's training options record under key (malloc'd), or NULL when absent
-// or unreadable.
-static char *recorded_string(const char *train_config, const char *key) {
-    sk_json doc = {0};
-    char *value = NULL;
-    if (train_config && sk_json_parse(&doc, train_config, strlen(train_config), 256, NULL) == SK_OK) {
-        size_t k = sk_json_get(&doc, 0, key), len = 0;
-        value = k != SK_JSON_NONE && doc.nodes[k].type == SK_JSON_STRING ? sk_json_string(&doc, k, &len) : NULL;
-        if (value && strlen(value) != len) free(value), value = NULL;
-    }
-    sk_json_free(&doc);
-    return value;
-}
-
-// The precision a checkpoint's training options record: fp32 when absent (every run before the
-// setting was fp32) or unreadable.
-static sk_precision precision_of(const char *train_config) {
-    char *name = recorded_string(train_config, "precision");
-    sk_precision p = SK_PRECISION_FP32, parsed;
-    sk_error ignored;
-    if (name && sk_precision_parse(name, &parsed, &ignored) == SK_OK && parsed != SK_PRECISION_AUTO) p = parsed;
-    free(name);
-    return p;
-}
-
-// The LSTM implementation a checkpoint's run ran ({SK_RNN_AUTO, DEFAULT}: not recorded, or the CPU).
-static sk_rnn_choice rnn_choice_of(const char *train_config) {
-    char *impl = recorded_string(train_config, "rnn_impl"), *tc = recorded_string(train_config, "tensor_cores");
-    sk_rnn_choice c = {SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
-    sk_error ignored;
-    if (!impl || sk_rnn_impl_parse(impl, &c.impl, &ignored) != SK_OK ||
-        (tc && sk_tensor_cores_parse(tc, &c.tensor_cores, &ignored) != SK_OK))
-        c = (sk_rnn_choice){SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
-    free(impl);
-    free(tc);
-    return c;
+    char v[32];
+    char *end;
+    if (sk_train_config_value(train_config, "eval_tokens", v, sizeof v) != SK_OK) return 0;
+    long long n = strtoll(v, &end, 10);
+    return *end == '\0' && n > 0 ? (int64_t)n : 0;
 }
 
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
@@ -213,7 +203,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     const uint8_t *base = all->data;
     sk_status st;
     if (!o->eval_only) {
-        sk_tokens tr = {base, all->width, t->n_train};
+        sk_tokens tr = {base, all->width, t->n_train, t->id_map};
         st = sk_batcher_init_tokens(&t->train, &tr, o->batch_size, o->seq_len, "training split", err);
         if (st != SK_OK) return st;
     }
@@ -231,7 +221,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
                            "--batch-size or change the split fractions",
                            ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
         int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
-        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n};
+        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n, t->id_map};
         st = sk_batcher_init_tokens(ev[i].b, &split, o->batch_size, T, ev[i].name, err);
         if (st != SK_OK) return st;
         if (o->eval_tokens > 0) // ceil(N / B) positions of every stream
@@ -283,25 +273,13 @@ sk_status sk_trainer_init(sk_trainer **out, const sk_train_options *o, const sk_
         if (st == SK_OK) st = sk_outdir_claim(&t->od, o->init_from, o->overwrite, err);
     }
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto fail;
-    if (o->batch_size % t->nranks != 0) {
-        st = sk_fail(err, SK_ERR_ARG, "batch-size %d is not divisible by the %d ranks; use a multiple of %d",
-                     o->batch_size, t->nranks, t->nranks);
-        goto fail;
-    }
-    if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
-        const int one = t->nranks == 1;
-        st = sk_fail(err, SK_ERR_ARG, "cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
-                     "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
-                     t->nranks, one ? "" : "s", one ? "s" : "", one ? "s" : "");
-        goto fail;
-    }
-    t->b_local = o->batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     st = init_model(t, o, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_devices(t, err)) != SK_OK) goto fail;
-    if (t->data_parallel) { // once the run is sure to start
+    notice(t, t->option_notes); // once the run is sure to start: a refusal is its one line
+    if (t->data_parallel) {
         char line[160];
         snprintf(line, sizeof line, "data-parallel over %d rank%s (%s): %d of the %d streams each", t->nranks,
-                 t->nranks == 1 ? "" : "s", sk_comm_name(t->comm), t->b_local, o->batch_size);
+                 t->nranks == 1 ? "" : "s", sk_comm_name(t->comm), t->b_local, t->o.batch_size);
         notice(t, line);
     }
     *out = t;
@@ -358,40 +336,121 @@ static sk_status open_data(sk_trainer *t, const sk_train_options *o, sk_vocab_mo
 }
 
 // The model's configuration (the file's, or the options' with the data's vocabulary) and the splits.
-static sk_status configure_model(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
+static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error *err) {
+    sk_train_options *o = &t->o;
     sk_status st;
     if (sp->from) {
-        if ((st = check_vocab(&t->cache.vocab, &sp->ckpt.vocab, o->data_path, sp->from, err)) != SK_OK) return st;
-        t->o.model = sp->ckpt.cfg;
-        if (o->model_set & SK_SET_DROPOUT) t->o.model.dropout = o->model.dropout;
-        if (o->model_set & SK_SET_WEIGHT_DROP) t->o.model.weight_drop = o->model.weight_drop;
+        if ((st = map_vocab(t, &sp->ckpt.vocab, sp->from, err)) != SK_OK) return st;
+        const sk_model_config asked = o->model;
+        o->model = sp->ckpt.cfg;
+        if (o->model_set & SK_SET_DROPOUT) o->model.dropout = asked.dropout;
+        if (o->model_set & SK_SET_WEIGHT_DROP) o->model.weight_drop = asked.weight_drop;
     } else {
-        t->o.model.vocab_size = t->cache.vocab.size;
+        if ((st = map_vocab(t, NULL, NULL, err)) != SK_OK) return st;
+        o->model.vocab_size = t->vocab.size;
     }
-    if ((st = sk_model_config_check(&t->o.model, err)) != SK_OK) return st;
+    if ((st = sk_model_config_check(&o->model, err)) != SK_OK) return st;
     return setup_splits(t, err);
 }
 
+// What the backend is asked for: the run's model and options, this rank's share of the batch.
+// rnn-impl auto (a fresh run; a resume names its checkpoint's choice): one process measures which
+// implementation is fastest, caching the choice in tune_dir (borrowed); several ranks keep auto's
+// fixed rule, since ranks that measured apart could choose apart.
+static sk_backend_config backend_config(const sk_trainer *t, const char *tune_dir) {
+    const sk_train_options *o = &t->o;
+    return (sk_backend_config){.model = o->model, .batch_size = t->b_local, .seq_len = o->seq_len,
+                               .training = !o->eval_only, .threads = o->threads, .seed = o->seed,
+                               .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
+                               .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
+                               .plstm_tensor_cores = o->tensor_cores, .rnn_autotune = t->nranks == 1,
+                               .rnn_tune_dir = tune_dir, .cudnn_chunk_steps = o->cudnn_chunk_steps};
+}
+
+// The device choices a resume took from its checkpoint (not named, so differing from given's),
+// as "--precision tf32, --tensor-cores on", and given's values for them, into t->o.
+static int restore_device_choices(sk_trainer *t, const sk_train_options *given, char *took, size_t n) {
+    sk_train_options *o = &t->o;
+    took[0] = '\0';
+    size_t k = 0;
+    if (o->precision != given->precision)
+        k += (size_t)snprintf(took + k, n - k, "--precision %s", sk_precision_name(o->precision));
+    if (k < n && o->rnn_impl != given->rnn_impl)
+        k += (size_t)snprintf(took + k, n - k, "%s--rnn-impl %s", k ? ", " : "", sk_rnn_impl_name(o->rnn_impl));
+    if (k < n && o->tensor_cores != given->tensor_cores)
+        k += (size_t)snprintf(took + k, n - k, "%s--tensor-cores %s", k ? ", " : "",
+                              sk_tensor_cores_name(o->tensor_cores));
+    o->precision = given->precision, o->rnn_impl = given->rnn_impl, o->tensor_cores = given->tensor_cores;
+    return k > 0;
+}
+
+// n bytes for a message: "18.3 GB", "512.0 MB".
+static const char *bytes_text(size_t n, char *buf, size_t size) {
+    const double x = (double)n;
+    if (x >= 1e12) snprintf(buf, size, "%.1f TB", x / 1e12);
+    else if (x >= 1e9) snprintf(buf, size, "%.1f GB", x / 1e9);
+    else snprintf(buf, size, "%.1f MB", x / 1e6);
+    return buf;
+}
+
+// Refuses, before anything is allocated, a run that cannot fit in memory with a tenth of it left
+// to the rest of the system: on the CPU the backend's buffers, the trainer's host copies
+// (parameters and Adam's moments, held twice while a resume's checkpoint is read; the carried
+// state and a window's ids) and the batch-1 backend of printed samples, against the memory
+// available. Each data-parallel rank counts its own share only, as ranks usually sit on nodes
+// of their own. A GPU's memory is its backend's to check (sk_backend_memory_of).
+static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, const char *device, sk_error *err) {
+    sk_backend_memory m;
+    sk_backend_memory_of(bc, device, &m);
+    if (m.need == 0 || m.available == 0) return SK_OK;
+    const sk_train_options *o = &t->o;
+    const size_t L = (size_t)o->model.num_layers, H = (size_t)o->model.hidden_size, B = (size_t)o->batch_size;
+    sk_param_layout layout;
+    if (sk_param_layout_init(&layout, &o->model, err) != SK_OK) return SK_ERR_ARG;
+    const size_t params = layout.total;
+    sk_param_layout_free(&layout);
+    size_t need = m.need + sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
+    if (o->sample_every > 0 && t->rank == 0) {
+        sk_backend_config sampler = *bc;
+        sampler.batch_size = 1, sampler.training = 0, sampler.stream_offset = 0, sampler.global_batch = 0;
+        need += sk_backend_cpu_bytes(&sampler, NULL);
+    }
+    if (need <= m.available / 10 * 9) return SK_OK; // a tenth for the rest of the system
+
+    char want[32], have[32], acts[32];
+    bytes_text(need, want, sizeof want), bytes_text(m.available, have, sizeof have);
+    bytes_text(m.activations, acts, sizeof acts);
+    if (2 * m.activations >= need)
+        return sk_fail(err, SK_ERR_ARG, "seq-length %d with --batch-size %d needs about %s of memory (%s of it the "
+                       "activations kept for backprop through time), more than 90%% of the %s available: lower "
+                       "--seq-length or --batch-size", o->seq_len, o->batch_size, want, acts, have);
+    return sk_fail(err, SK_ERR_ARG, "hidden-size %d with --num-layers %d needs about %s of memory (the weights, their "
+                   "gradients, Adam's moments and %s of activations), more than 90%% of the %s available: lower "
+                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, acts, have);
+}
+
 // This rank's backend for its share of the batch; the options then record what it resolved.
-// rnn-impl auto: a resumed run takes the checkpoint's implementation again where it fits (so
-// that resume stays bit-exact); a fresh run of one process measures which is fastest, caching
-// the choice beside the token caches. Several ranks keep auto's fixed rule: ranks that measured
-// apart could choose apart.
-static sk_status create_backend(sk_trainer *t, const sk_train_options *o, const start_point *sp, uint64_t seed,
-                                sk_error *err) {
-    char *tune_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+// A resume asks for its checkpoint's device choices; where this device refuses them (a GPU's
+// run resumed on the CPU), it runs with the given ones (auto by default), and says so.
+static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk_error *err) {
+    char note[3 * SK_ERROR_MSG_MAX], dev[32], took[160];
+    char *tune_dir = t->o.cache_dir ? strdup(t->o.cache_dir) : sk_token_cache_default_dir(t->o.out_dir);
     if (!tune_dir) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
-    const int resuming = sp->has_state && !o->eval_only;
-    sk_backend_config bc = {.model = t->o.model, .batch_size = t->b_local, .seq_len = o->seq_len,
-                            .training = !o->eval_only, .threads = o->threads, .seed = seed,
-                            .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
-                            .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
-                            .plstm_tensor_cores = o->tensor_cores, .rnn_autotune = t->nranks == 1,
-                            .rnn_tune_dir = tune_dir, .cudnn_chunk_steps = o->cudnn_chunk_steps,
-                            .rnn_resume = resuming ? rnn_choice_of(sp->ckpt.train_config)
-                                                   : (sk_rnn_choice){SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT}};
-    char note[3 * SK_ERROR_MSG_MAX], dev[32];
-    sk_status st = sk_backend_create(&bc, rank_device(t, dev, sizeof dev), &t->be, note, sizeof note, err);
+    sk_backend_config bc = backend_config(t, tune_dir);
+    const char *device = rank_device(t, dev, sizeof dev);
+    sk_status st = check_memory(t, &bc, device, err);
+    if (st == SK_OK) st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err);
+    if (st == SK_ERR_ARG && restore_device_choices(t, given, took, sizeof took)) {
+        char why[SK_ERROR_MSG_MAX];
+        snprintf(why, sizeof why, "%s", err->msg);
+        bc = backend_config(t, tune_dir);
+        if ((st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err)) == SK_OK) {
+            char line[SK_ERROR_MSG_MAX + 400];
+            snprintf(line, sizeof line, "the checkpoint's %s cannot run on this device (%s): this run takes the "
+                     "command line's choice and computes in %s", took, why, sk_precision_name(t->be->cfg.precision));
+            notice(t, line);
+        }
+    }
     free(tune_dir);
     if (st != SK_OK) return st;
     notice(t, note);
@@ -401,15 +460,15 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *o, const 
 // The training state and the host buffers: parameters (L layers, the layout's total), a batch
 // of ids (B x T, x and y), this rank's LSTM state (L x b_local x H, h and c), and on rank 0
 // room to gather every rank's state (L x B x H).
-static sk_status allocate(sk_trainer *t, const sk_train_options *o, uint64_t seed, sk_error *err) {
+static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     sk_status st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err);
     if (st != SK_OK) return st;
     t->st.best_step = -1;
-    t->st.seed = seed;
+    t->st.seed = o->seed;
     t->st.T = o->seq_len;
-    sk_rng_seed(&t->st.rng, seed ^ 0x5A4D504C45ull);
+    sk_rng_seed(&t->st.rng, o->seed ^ 0x5A4D504C45ull);
     t->params = malloc(sizeof(float) * lay->total);
     t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
     t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
@@ -434,8 +493,32 @@ static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const sta
     return SK_OK;
 }
 
-// Resume: optimizer moments, counters, generator; the carried LSTM state and the position in
-// the epoch only when the batching (B and T) is unchanged.
+// A resume with another batch shape (B x T): the carried LSTM state does not fit it, but the
+// epoch goes on from as many tokens into it as the checkpoint's run had consumed (its window
+// times its B x T), rounded down to a window of the new shape, so that nothing of the epoch is
+// skipped (and less than one window is seen again). A checkpoint without its T starts the next epoch.
+static void continue_epoch(sk_trainer *t, const sk_train_state *saved) {
+    const size_t windows = sk_batcher_windows(&t->train, 0);
+    const uint64_t done = (uint64_t)saved->window * (uint64_t)saved->B * (uint64_t)(saved->T > 0 ? saved->T : 0);
+    const uint64_t per_window = (uint64_t)t->o.batch_size * (uint64_t)t->o.seq_len;
+    const size_t w = saved->T <= 0 && saved->window > 0 ? windows : (size_t)(done / per_window);
+    char line[SK_ERROR_MSG_MAX];
+    int k = snprintf(line, sizeof line, "batch shape %d x %d differs from the checkpoint's %d x %d: ",
+                     t->o.batch_size, t->o.seq_len, saved->B, saved->T);
+    if (w < windows)
+        snprintf(line + k, sizeof line - (size_t)k, "the epoch goes on %llu tokens in, where the checkpoint's run "
+                 "stopped, with a zero LSTM state", (unsigned long long)(w * per_window));
+    else
+        snprintf(line + k, sizeof line - (size_t)k, "the next epoch starts%s, with a zero LSTM state",
+                 saved->T <= 0 ? " (the checkpoint does not record its window length)" : "");
+    t->st.epoch += w >= windows;
+    t->st.window = w < windows ? (int64_t)w : 0;
+    const size_t used = strlen(t->option_notes); // told after the options that changed the shape
+    snprintf(t->option_notes + used, sizeof t->option_notes - used, "%s\n", line);
+}
+
+// Resume: optimizer moments, counters, generator, the position in the epoch; the carried LSTM
+// state when the batching (B and T) is unchanged.
 static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
     const sk_train_state *saved = &sp->saved;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
@@ -444,16 +527,6 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     if (eval_tokens_of(sp->ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
         t->st.best_val_loss = INFINITY, t->st.best_step = -1;
         notice(t, "eval-tokens differs from the checkpoint's: the best validation loss starts over");
-    }
-    const sk_precision was = precision_of(sp->ckpt.train_config), now = t->o.precision;
-    if (was != now) { // the checkpoint's fp32 master weights and moments carry over as they are
-        char line[200];
-        snprintf(line, sizeof line,
-                 "precision %s%s differs from the checkpoint's %s: training goes on from its fp32 weights and "
-                 "optimizer state in %s", sk_precision_name(now),
-                 o->precision == SK_PRECISION_AUTO ? " (auto on this device)" : "", sk_precision_name(was),
-                 sk_precision_name(now));
-        notice(t, line);
     }
     t->st.rng = saved->rng;
     sk_status st = t->be->ops->set_optimizer_state(t->be, saved->m, saved->v);
@@ -466,9 +539,7 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
         if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK)
             return sk_backend_fail(err, st, t->be, "to take the LSTM state");
     } else {
-        t->st.window = 0;
-        t->st.epoch += saved->window > 0;
-        notice(t, "batch shape differs from the checkpoint's: the epoch restarts with a zero LSTM state");
+        continue_epoch(t, saved);
     }
     snprintf(t->resumed, sizeof t->resumed, "resumed from %s at step %lld (epoch %.3f)", o->init_from,
              (long long)t->st.step,
@@ -496,18 +567,36 @@ static sk_status open_log(sk_trainer *t, const sk_train_options *o, int resumed,
     return st;
 }
 
-// Everything after the out-dir: the model file, the data, the backend, the state, the log (this
-// rank's part). Until the ranks have agreed on the data, every rank reaches every agreement, so
-// one rank's failure stops all of them together (and none waits on a collective another left).
-static sk_status init_model(sk_trainer *t, const sk_train_options *o, sk_error *err) {
+// A resume (and --eval-only) runs with the options its checkpoint records, but for those the
+// user named (trainer.h's inherit_options), checked as the given ones were; then this rank's
+// share of the batch.
+static sk_status take_recorded_options(sk_trainer *t, const start_point *sp, sk_error *err) {
+    sk_status st = SK_OK;
+    if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config) {
+        st = t->o.inherit_options(&t->o, sp->ckpt.train_config, t->option_notes, sizeof t->option_notes, err);
+        if (st == SK_OK) st = check_options(&t->o, err);
+    }
+    if (st == SK_OK) st = check_ranks_options(t, err);
+    t->b_local = t->o.batch_size / t->nranks, t->b_off = t->rank * t->b_local;
+    return st;
+}
+
+// Everything after the out-dir: the model file, the options it records, the data, the backend,
+// the state, the log (this rank's part). Until the ranks have agreed on the data, every rank
+// reaches every agreement, so one rank's failure stops all of them together (and none waits on
+// a collective another left). given: the caller's options; t->o: the run's.
+static sk_status init_model(sk_trainer *t, const sk_train_options *given, sk_error *err) {
+    const sk_train_options *o = &t->o;
     start_point sp = {0};
     sk_status st = load_start(o, &sp, err);
+    if (st == SK_OK) st = take_recorded_options(t, &sp, err);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) goto done;
     if ((st = open_data(t, o, sp.mode, err)) != SK_OK) goto done;
-    if ((st = configure_model(t, o, &sp, err)) != SK_OK) goto done;
+    if ((st = configure_model(t, &sp, err)) != SK_OK) goto done;
     const int resuming = sp.has_state && !o->eval_only;
-    const uint64_t seed = resuming ? sp.saved.seed : o->seed; // dropout masks are keyed by (seed, step)
-    if ((st = create_backend(t, o, &sp, seed, err)) != SK_OK || (st = allocate(t, o, seed, err)) != SK_OK ||
+    // Dropout masks are keyed by (seed, step): a resume keeps the run's seed unless told otherwise.
+    if (resuming && !(o->model_set & SK_SET_SEED)) t->o.seed = sp.saved.seed;
+    if ((st = create_backend(t, given, err)) != SK_OK || (st = allocate(t, o, err)) != SK_OK ||
         (st = set_weights(t, o, &sp, err)) != SK_OK)
         goto done;
     if (resuming) {
@@ -536,6 +625,8 @@ void sk_trainer_free(sk_trainer *t) {
     sk_backend_free(t->sampler);
     sk_train_state_free(&t->st);
     sk_token_cache_close(&t->cache);
+    sk_vocab_free(&t->vocab);
+    free(t->id_map);
     free(t->params);
     free(t->train_config);
     free(t->x);

@@ -5,6 +5,7 @@
 # How it diverges: SHAKESPEARE_TEST_POISON_STEP=7 makes a parameter NaN just before step 7, so
 # that step's loss is NaN on every machine (a recipe that overflows by itself diverges at a step
 # that moves with the BLAS kernel's rounding).
+# A finite loss far above ln(V) after warm-up: a warning, and no best.* from it.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 60 11
@@ -41,5 +42,18 @@ if [ -n "$step" ]; then
         grep -q "\"iter\":$step," out/metrics.jsonl && fail "metrics.jsonl has a record of step $step"
     fi
 fi
+
+# A loss that stays finite but far above ln(V) (--lr 10 with Adam moves every weight by about 10
+# a step): one warning line when it starts, after the warm-up, and no evaluation saved as best.
+# The same run at the default learning rate warns of nothing and keeps a best.
+W=("$SK_TRAIN" "${TINY[@]}" --data text.txt --max-iters 40 --eval-every 10 --log-every 10 --grad-clip 0)
+expect_ok "${W[@]}" --out-dir far --lr 10 --warmup-iters 15 &&
+    grep -Eq '^warning: the run is diverging: training loss [0-9.]+ at step 20 is far above ln\(V\) = [0-9.]+, what a model that has learnt nothing scores; best\.\* keeps the last state below it \(try a lower --lr\)$' .ok.err &&
+    [ "$(grep -m 1 '^warning:' .ok.err | grep -o 'at step [0-9]*')" = "at step 20" ] && [ ! -e far/best.safetensors ] && ! grep -q '(best)' .ok.out &&
+    grep -q 'best_val_loss=none best_step=none' .ok.out && note "$(grep -m 1 '^warning:' .ok.err)" ||
+    fail "a run far above ln(V): $(cat .ok.err; grep -E 'val_loss|^done' .ok.out)"
+expect_ok "${W[@]}" --out-dir near &&
+    ! grep -q '^warning:' .ok.err && [ -e near/best.safetensors ] && note "at the default --lr: no warning, a best.*" ||
+    fail "a converging run: $(cat .ok.err; grep -E 'val_loss|^done' .ok.out)"
 
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_help.sh: --help of both programs lists every long option the program declares, each
 # with its default ("(default: ...)", or "(required)"), on stdout with exit code 0 and nothing
-# on stderr; --version prints "<program> X.Y.Z", then the backends built in and the BLAS
+# on stderr (so does -h); --version prints "<program> X.Y.Z", then the backends built in and the BLAS
 # library. Each program's options come from one table (src/cli/cli_train_options.c,
 # cli_sample_options.c; printed by tests/cli/options_table.c): --help and the man page's option
 # list hold exactly the table's entries, and shakespeare-train's checkpoint options record
@@ -47,6 +47,9 @@ for prog in train sample; do
     for o in $(grep -o '^  --[a-z0-9-]*' help.txt | sed 's/^  --//'); do
         printf '%s\n' "$opts" | grep -qx -- "$o" || fail "$name --help documents --$o, which is not declared"
     done
+    "$bin" -h > h.txt 2> h.err; rc=$?
+    [ "$rc" = 0 ] && [ ! -s h.err ] && cmp -s h.txt help.txt && note "$name -h prints --help" ||
+        fail "$name -h: exit $rc, stderr '$(cat h.err)', $(diff help.txt h.txt | head -n 3)"
     "$bin" --version > v.txt 2>&1; rc=$?
     [ "$rc" = 0 ] && head -n 1 v.txt | grep -Eqx "$name [0-9]+\.[0-9]+\.[0-9]+" &&
         grep -Eq '^backends: cpu, (cuda \(CUDA runtime [0-9.]+, cuDNN [0-9.]+.*\)|cuda not built in)' v.txt &&

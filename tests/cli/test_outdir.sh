@@ -63,7 +63,7 @@ for e in 0003 0004; do
 done
 expect_ok "${RUN[@]}" --out-dir o --overwrite --max-iters 30 --val-frac 0 --checkpoint-every 10 --log-every 5 || finish
 files=$(cd o && ls -A | tr '\n' ' ')
-[ "$files" = "last.000000030.1.state last.safetensors metrics.jsonl " ] && note "o/ holds the new run only: $files" ||
+[ "$files" = "last.000000030.state last.safetensors metrics.jsonl " ] && note "o/ holds the new run only: $files" ||
     fail "o/ after --overwrite holds: $files"
 [ "$(state_step o/last.safetensors)" = 30 ] || fail "last.safetensors is not the new run's step 30"
 iters=$(sed -n 's/^{"iter":\([0-9]*\),.*/\1/p' o/metrics.jsonl | tr '\n' ' ')

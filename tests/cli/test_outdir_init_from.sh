@@ -44,7 +44,7 @@ echo "== --overwrite: the old run goes at the new run's first checkpoint"
 expect_ok "${RUN[@]}" --out-dir b --max-iters 30 --eval-every 0 --checkpoint-every 5 --init-from a/last.safetensors \
     --overwrite || finish
 files=$(cd b && ls -A | tr '\n' ' ')
-[ "$files" = "best.000000030.state best.safetensors last.000000030.1.state last.safetensors metrics.jsonl " ] && note "b/ holds the new run only: $files" ||
+[ "$files" = "best.000000030.state best.safetensors last.000000030.state last.safetensors metrics.jsonl " ] && note "b/ holds the new run only: $files" ||
     fail "b/ after --overwrite holds: $files"
 iters=$(sed -n 's/^{"iter":\([0-9]*\),"epoch".*/\1/p' b/metrics.jsonl | tr '\n' ' ')
 [ "$iters" = "25 30 " ] && note "metrics.jsonl starts anew at a's step: iters $iters" ||

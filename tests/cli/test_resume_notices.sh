@@ -7,7 +7,8 @@
 #     Only the lower bound is checked here: the ETA's elapsed time holds the rate's step time and
 #     whatever else the process waited for, so on a loaded machine it may exceed the rate's by any
 #     factor; tests/test_eta.c checks the formula itself (within 2x of the real remaining time);
-#   - a resume already at --max-iters prints one line, exits 0, and changes no file;
+#   - a resume already at --max-iters prints one line naming the flag that goes on, exits 0, and
+#     changes no file;
 #   - --init-from a model whose .state file is gone says the optimizer state is missing and
 #     names --init-weights; --init-weights starts a new run from the weights (from this
 #     program's model file and from PyTorch's save_checkpoint), refused with --init-from;
@@ -44,7 +45,8 @@ echo "$line" | awk '{
 # A resume already at its limit: one line, exit 0, nothing written.
 before=$(dir_digest r0)
 expect_ok "${R[@]}" --out-dir r0 --max-iters 3000 --init-from r0/last.safetensors
-[ "$(cat .ok.out)" = "already at step 3000 >= --max-iters 3000; nothing to do" ] && [ ! -s .ok.err ] &&
+[ "$(cat .ok.out)" = "already at step 3000 >= --max-iters 3000; nothing to do (a larger --max-iters goes on)" ] &&
+    [ ! -s .ok.err ] &&
     note "a resume past its limit: $(cat .ok.out)" || fail "a resume past its limit printed: $(cat .ok.out .ok.err)"
 [ "$(dir_digest r0)" = "$before" ] && note "... and changed no file" || fail "a resume past its limit changed r0"
 

@@ -4,7 +4,7 @@
 # --top-p; --top-p 1 changes nothing; the prime is echoed and continued by exactly --length
 # characters from the vocabulary; temperature changes the spread; --prime-file equals
 # --prime; output streams; --score prints the mean NLL in nats and bits (bits = nats / ln 2)
-# over n - 1 characters; --help and --version.
+# over n - 1 characters, with a progress line on a terminal for a long text; --help and --version.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 80 5
@@ -96,4 +96,25 @@ if [[ $line =~ $re ]]; then
 else
     fail "unexpected --score output: $line"
 fi
+
+echo "== --score's progress on a terminal"
+# A model slow enough (2 x 256, one thread) that 30,000 characters take seconds: on a terminal
+# (script(1) gives it one) a live line on stderr says how far it is, and is wiped before the
+# result; into a pipe, the result alone.
+gen_text long.txt 900 7
+expect_ok "$SK_TRAIN" --data long.txt --embed-size 64 --hidden-size 256 --num-layers 2 --batch-size 4 --seq-length 50 \
+    --max-iters 1 --eval-every 0 --device cpu --threads 1 --out-dir big || finish
+head -n 800 long.txt > score.txt
+SB=("$SK_SAMPLE" --checkpoint big/last.safetensors --device cpu --threads 1 --score score.txt)
+if command -v script > /dev/null; then
+    script -qfec "$(printf '%q ' "${SB[@]}")" /dev/null > tty.txt 2>&1
+    tr '\r' '\n' < tty.txt | grep -Eq '^.\[Kscoring: [0-9]+ of [0-9]+ characters \([0-9]+%\), eta [0-9]+m[0-9]{2}s$' &&
+        tr '\r' '\n' < tty.txt | grep -q 'score.txt: [0-9.]* nats/char' &&
+        note "a terminal sees: $(tr '\r' '\n' < tty.txt | grep -m 1 -o 'scoring: .*')" ||
+        fail "no progress line on a terminal: $(tr '\r' '\n' < tty.txt | head -n 3)"
+else
+    note "no script(1) here: the terminal case is left out"
+fi
+expect_ok "${SB[@]}" && [ ! -s .ok.err ] && grep -q '^score.txt: ' .ok.out && note "into a pipe: the result alone" ||
+    fail "--score into a pipe: $(cat .ok.err)"
 finish

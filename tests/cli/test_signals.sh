@@ -6,6 +6,7 @@
 # SIGKILL at random instants, repeatedly, while checkpoints are written every step: the
 # surviving last.safetensors (and best.safetensors) always loads in shakespeare-sample and
 # --init-from always resumes from it.
+# A long step: the first signal prints a note at once, the second ends the process at once.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 40 7
@@ -48,6 +49,42 @@ if [ -n "$step" ]; then
         note "interrupted at $step and resumed to $to == uninterrupted to $to, bit for bit" ||
         fail "the run interrupted at $step and resumed differs from the uninterrupted run"
 fi
+
+# ---- a long step: the first signal says so at once, the second ends the process at once ----------
+# Steps of 16,000 characters through a 256-wide LSTM on one thread (seconds each); last.* after
+# every step. The first SIGTERM, mid-step, prints its note within a second while the step goes
+# on; the second ends the process within 2 s, killed by the signal (no "interrupted" line, no
+# checkpoint of the unfinished step), and the last checkpoint, of the step before, loads.
+gen_text long.txt 700 9 # ~23,000 characters: one window of 16,000 in the training split
+LS=("$SK_TRAIN" --data long.txt --embed-size 32 --hidden-size 256 --num-layers 1 --batch-size 1 --seq-length 16000
+    --device cpu --threads 1 --max-epochs 0 --max-iters 1000 --eval-every 0 --checkpoint-every 1 --log-every 1)
+"${LS[@]}" --out-dir slow > slow.out 2> slow.err &
+pid=$!
+started_or_ended() { [ -n "$(state_step slow/last.safetensors 2> /dev/null)" ] || ! kill -0 "$pid" 2> /dev/null; }
+if ! wait_for 120 started_or_ended || ! kill -0 "$pid" 2> /dev/null; then
+    fail "no checkpoint after the first long step: $(cat slow.err)"
+else
+    sleep 0.3 # the checkpoint written (milliseconds), the next step under way (seconds)
+    step=$(state_step slow/last.safetensors)
+    kill -TERM "$pid"
+    if wait_for 1 grep -q '^note: stopping after this step, which then writes last\.\*; a second signal ends the process at once$' slow.err &&
+        kill -0 "$pid" 2> /dev/null; then
+        note "the first SIGTERM, mid-step: $(grep stopping slow.err)"
+    else
+        fail "no note within a second of the first SIGTERM, or the step ended first: $(cat slow.err)"
+    fi
+    kill -TERM "$pid"
+    t0=$(date +%s%N)
+    wait "$pid"; rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ "$rc" = 143 ] && [ "$ms" -lt 2000 ] && ! grep -q '^interrupted' slow.err &&
+        note "the second SIGTERM ended the process in $ms ms" ||
+        fail "the second SIGTERM: exit $rc after $ms ms: $(cat slow.err)"
+    [ "$(state_step slow/last.safetensors)" = "$step" ] &&
+        expect_ok "$SK_SAMPLE" --checkpoint slow/last.safetensors --device cpu --length 5 --argmax &&
+        note "last.* of step $step is intact" || fail "last.* after the second signal is not step $step's: $(ls slow)"
+fi
+wait "$pid" 2> /dev/null
 
 # ---- SIGKILL while writing checkpoints --------------------------------------------------------------
 # Every step writes last.* (model + state) and every 3rd also best.*; kills land anywhere in
