@@ -20,7 +20,8 @@
 static volatile sig_atomic_t g_stop = 0; // 0, or the stop signal: SIGHUP, SIGINT or SIGTERM
 static sk_comm *g_comm;                  // the job's communicator, finalized at exit
 static pthread_t g_main_thread;          // the thread that prints and writes checkpoints
-static int g_signal_note;                // the first stop signal's note: 0 none (not rank 0), 1 plain, 2 terminal
+static volatile sig_atomic_t g_signal_note; // the first stop signal's note, while the run trains on rank 0:
+                                            // 0 none, 1 plain, 2 on a terminal
 
 static unsigned char *g_named;          // which of the options the command line named
 static cli_kept g_kept;                  // strings a resume took from its checkpoint's options record
@@ -44,8 +45,9 @@ static sk_status inherit_options(sk_train_options *o, const char *record, char *
 // kills them a second later, so rank 0 must not block on a full pipe. A write already blocked
 // when the signal comes returns (EINTR: the handler has no SA_RESTART), and a signal that lands
 // on another thread (the MPI library's, a worker's) is passed on to the main thread for that.
-// The first one says at once what happens (a long step may take a while yet), on rank 0; on a
-// terminal from a line of its own, as a live progress line (or the terminal's ^C) may be on it.
+// The first one during training says at once what happens (a long step may take a while yet),
+// on rank 0; on a terminal from a line of its own, as a live progress line (or the terminal's ^C)
+// may be on it. Not while the run starts or after it ended (an error line may be the last one).
 static void on_signal(int sig) {
     if (!pthread_equal(pthread_self(), g_main_thread)) {
         pthread_kill(g_main_thread, sig);
@@ -218,7 +220,6 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sa.sa_flags = 0; // no SA_RESTART: a write blocked on a full pipe returns at the signal
     g_main_thread = pthread_self();
-    g_signal_note = rank != 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1;
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -248,7 +249,9 @@ int main(int argc, char **argv) {
         return 0;
     }
     sk_train_summary sum;
+    g_signal_note = rank != 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1; // not while it starts or after it ends
     st = sk_trainer_run(t, &sum, &err);
+    g_signal_note = 0;
     end_live(&pr);
     if (st != SK_OK && sk_trainer_failed_alone(t)) {
         // The other ranks wait for this one in a collective: end the whole job.
