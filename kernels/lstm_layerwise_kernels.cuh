@@ -6,8 +6,9 @@
 // Templates on the operand type T (float, or __nv_bfloat16: the weight slice converted at
 // launch, h and dg staged from their bf16 copies) and the inner product: block_dots on CUDA
 // cores, or mma_dots on tensor cores (bf16 m16n8k16, or fp32 rounded to TF32 on m16n8k8 as it
-// is loaded), over the plan's padded rows (zero past the real ones); fp32 accumulation, fp32
-// cell state, fp32 buffers in global memory.
+// is loaded), over the plan's rows, K padded with zeros (on tensor cores the lanes of the last
+// 16-row tile past the block's rows read its last row again: mma_dots' clamp); fp32
+// accumulation, fp32 cell state, fp32 buffers in global memory.
 #ifndef SK_LSTM_LAYERWISE_KERNELS_CUH
 #define SK_LSTM_LAYERWISE_KERNELS_CUH
 
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_kernel(sk_plstm_l
         }
         sk_cp_async_wait_all();
         __syncthreads();
-        if constexpr (MMA) mma_dots(w, Kf, 0, vec, Kf, 0, 1, 4 * tl.nu, tl.nb, (H + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, pre, scratch);
+        if constexpr (MMA) mma_dots(w, Kf, 0, vec, Kf, 0, 1, 4 * tl.nu, tl.nb, (H + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, pre, scratch, true);
         else block_dots(w, Kf, 4 * tl.nu, 4, 0, H, vec, Kf, tl.nb, pre);
         __syncthreads();
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_kernel(sk_plstm_
         }
         sk_cp_async_wait_all();
         __syncthreads();
-        if constexpr (MMA) mma_dots(w, G, 0, vec, G, 0, 1, tl.nu, tl.nb, (H4 + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, acc, scratch);
+        if constexpr (MMA) mma_dots(w, G, 0, vec, G, 0, 1, tl.nu, tl.nb, (H4 + kMmaK<T> - 1) / kMmaK<T> * kMmaK<T>, acc, scratch, true);
         else block_dots(w, G, tl.nu, 1, 0, H4, vec, G, tl.nb, acc);
         __syncthreads();
         for (int idx = tid; idx < tl.nb * tl.nu; idx += nt) {

@@ -51,9 +51,9 @@ typedef struct {
     int U, slices;  // units per block, blocks per group (ceil(H / U))
     int blocks;     // groups * slices
     // Held and staged rows: forward 4U weight rows of H, backward U of 4H, staged rows Bb; on
-    // tensor cores rounded up (weight rows to 16, staged rows to 8, K to the instruction's 8 or
-    // 16 plus a pad of 16 bytes: every row stride 4 mod 8 words and a multiple of 16 bytes, as
-    // lstm_persistent_plan.h pads them), the padding zero.
+    // tensor cores rounded up (staged rows to 8, K to the instruction's 8 or 16 plus a pad of 16
+    // bytes: every row stride 4 mod 8 words and a multiple of 16 bytes, as
+    // lstm_persistent_plan.h pads them; with clusters weight rows to 16), the padding zero.
     int kf, gs;           // row strides (operands): forward (>= H), backward (>= 4H; cluster: >= 4U)
     int wrows, wunits, bbr; // weight rows (forward), weight rows (backward; cluster: >= H), staged rows
     int cluster;          // 0: grid.sync; else blocks per cluster (= slices): one cluster per batch group
@@ -118,9 +118,11 @@ static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int op
     const size_t kb = max_cluster ? 4 * (size_t)U : 4 * (size_t)H;
     plan->kf = mma ? (int)(sk_plstm_round_up((size_t)H, kstep) + pad) : H;
     plan->gs = mma ? (int)(sk_plstm_round_up(kb, kstep) + pad) : (int)kb;
-    plan->wrows = mma ? (int)sk_plstm_round_up((size_t)4 * U, 16) : 4 * U;
-    const size_t bw_rows = max_cluster ? (size_t)H : (size_t)U;
-    plan->wunits = mma ? (int)sk_plstm_round_up(bw_rows, 16) : (int)bw_rows;
+    // grid.sync: the weight rows as they are (the lanes of the last 16-row mma tile past them read
+    // its last row again: mma_dots' clamp). Clusters: rounded up, zero.
+    const size_t ralign = mma && max_cluster ? 16 : 1;
+    plan->wrows = (int)sk_plstm_round_up((size_t)4 * U, ralign);
+    plan->wunits = (int)sk_plstm_round_up(max_cluster ? (size_t)H : (size_t)U, ralign);
     plan->bbr = mma ? (int)sk_plstm_round_up((size_t)Bb, 8) : Bb;
     const size_t fwd = sk_plstm_lw_smem_carve(plan, 0).total, bwd = sk_plstm_lw_smem_carve(plan, 1).total;
     if (fwd > (size_t)optin || bwd > (size_t)optin) {

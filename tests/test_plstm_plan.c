@@ -189,10 +189,10 @@ static void check_layerwise(void) {
                    l[0].scratch - l[0].pre < (size_t)p.Bb * 4 * p.U * 4 || l[1].recv - l[1].acc < (size_t)p.Bb * H * 4 ||
                    l[1].pre - l[1].recv < 2 * (size_t)p.slices * p.Bb * p.U * 4 ||
                    l[1].scratch - l[1].pre < (size_t)p.Bb * 7 * p.U * 4 || l[1].recv % 16 || l[1].pre % 16;
-        else // every block resident: at most one a SM
-            bad += p.cluster != 0 || p.blocks > sms || p.gs < 4 * H || p.wunits < p.U;
-        if (mma) // the tensor cores' tiles: rows of 16, staged rows of 8, strides 4 mod 8 words, 16-byte rows
-            bad += p.wrows % 16 || p.wunits % 16 || p.bbr % 8 || (p.kf * s / 4) % 8 != 4 || (p.gs * s / 4) % 8 != 4 ||
+        else // every block resident: at most one a SM; the weight rows unpadded (mma_dots' clamp)
+            bad += p.cluster != 0 || p.blocks > sms || p.gs < 4 * H || p.wunits != p.U || p.wrows != 4 * p.U;
+        if (mma) // the tensor cores' tiles: (clusters) rows of 16, staged rows of 8, strides 4 mod 8 words, 16-byte rows
+            bad += (cl && (p.wrows % 16 || p.wunits % 16)) || p.bbr % 8 || (p.kf * s / 4) % 8 != 4 || (p.gs * s / 4) % 8 != 4 ||
                    (p.kf * s) % 16 || (p.gs * s) % 16 || (p.kf - 16 / s) < H ||
                    l[0].total - l[0].scratch != SK_PLSTM_MMA_SCRATCH_BYTES;
         for (int d = 0; d < 2; d++)
