@@ -1,8 +1,8 @@
 // lstm_layerwise_plan.h: how the layer-after-layer persistent LSTM kernels (lstm_layerwise.h)
 // tile their grid and lay out shared memory, as host arithmetic in C, checked without a GPU
 // (tests/test_plstm_plan.c); the kernels carve their shared memory with the same function.
-// defines: sk_plstm_lw_plan, sk_plstm_lw_plan_shape, sk_plstm_lw_smem, sk_plstm_lw_smem_carve,
-//          SK_PLSTM_LW_MAX_BB, SK_PLSTM_LW_MAX_CLUSTER
+// defines: sk_plstm_lw_plan, sk_plstm_lw_plan_shape, sk_plstm_lw_plan_tile, sk_plstm_lw_plan_chunk,
+//          sk_plstm_lw_smem, sk_plstm_lw_smem_carve, SK_PLSTM_LW_MAX_BB, SK_PLSTM_LW_MAX_CLUSTER
 //
 // One launch runs one layer over the window. The recurrence is independent across batch rows,
 // so the grid is tiles: the batch in `groups` groups of at most Bb rows, each group's H units in
@@ -16,8 +16,10 @@
 //     cluster barrier per step publishes them: no global round trip, no grid-wide barrier,
 //     and clusters need not be co-resident (groups are independent).
 // Shared memory per block (floats; sk_plstm_lw_smem_carve):
-//   grid.sync forward   W_hh rows 4U x H, biases 4U x 2, c Bb x U, staged h Bb x H, pre Bb x 4U
-//   grid.sync backward  W_hh columns U x 4H, dc Bb x U, staged dg Bb x 4H, acc Bb x U
+//   grid.sync forward   W_hh rows 4U x H, biases 4U x 2, c Bb x U, staged h Bb x H (or two
+//                       chunks of it, Bb x kcf), pre Bb x 4U
+//   grid.sync backward  W_hh columns U x 4H, dc Bb x U, staged dg Bb x 4H (or two chunks, Bb x
+//                       kcb), acc Bb x U
 //   cluster forward     W_hh rows 4U x H, biases, c, h Bb x H twice (double-buffered: peers
 //                       write step t+1's while this block reads step t's), pre, and the step's
 //                       projection Bb x 4U (prefetched before the inner products)
@@ -56,6 +58,11 @@ typedef struct {
     // lstm_persistent_plan.h pads them; with clusters weight rows to 16), the padding zero.
     int kf, gs;           // row strides (operands): forward (>= H), backward (>= 4H; cluster: >= 4U)
     int wrows, wunits, bbr; // weight rows (forward), weight rows (backward; cluster: >= H), staged rows
+    // grid.sync: a step's staged rows (h_{t-1}, K = H forward; dg(t+1), K = 4H backward) in nch
+    // chunks of kc operands along K (the last one shorter) at row stride vs: one chunk (K whole,
+    // vs = kf or gs) in one buffer, or more in two (the block stages chunk c + 1 while it
+    // multiplies chunk c). Clusters: K whole (kcf = H, kcb = 4U), nch 1, vs kf and gs.
+    int kcf, kcb, nchf, nchb, vsf, vsb;
     int cluster;          // 0: grid.sync; else blocks per cluster (= slices): one cluster per batch group
     size_t smem_fwd, smem_bwd;
 } sk_plstm_lw_plan;
@@ -67,22 +74,23 @@ typedef struct {
 
 static inline SK_HOST_DEVICE size_t sk_plstm_lw_align(size_t n) { return (n + 15) & ~(size_t)15; }
 
-// Forward: w [wrows][kf] operands, biases [4U][2], c [Bb][U], vec [bbr][kf] operands (cluster:
-// two of them), acc [Bb][4U] (W_hh h_{t-1}), pre (cluster) [Bb][4U] (the step's projection);
-// backward: w [wunits][gs] operands, dc [Bb][U], vec [bbr][gs] operands, acc [Bb][U] (cluster:
-// acc [Bb][wunits], the partial sums; recv [2][slices][Bb][U]; pre [Bb][7U]: gates, c, c_prev,
-// the upper gradient) (the rest fp32); then, on tensor cores, the partial-sum scratch of mma_dots
-// (SK_PLSTM_MMA_SCRATCH_BYTES).
+// Forward: w [wrows][kf] operands, biases [4U][2], c [Bb][U], vec [bbr][vsf] operands (cluster,
+// or grid.sync in chunks: two of them), acc [Bb][4U] (W_hh h_{t-1}), pre (cluster) [Bb][4U] (the
+// step's projection); backward: w [wunits][gs] operands, dc [Bb][U], vec [bbr][vsb] operands
+// (grid.sync in chunks: two), acc [Bb][U] (cluster: acc [Bb][wunits], the partial sums; recv
+// [2][slices][Bb][U]; pre [Bb][7U]: gates, c, c_prev, the upper gradient) (the rest fp32); then,
+// on tensor cores, the partial-sum scratch of mma_dots (SK_PLSTM_MMA_SCRATCH_BYTES).
 static inline SK_HOST_DEVICE sk_plstm_lw_smem sk_plstm_lw_smem_carve(const sk_plstm_lw_plan *p, int backward) {
     const size_t f = sizeof(float), u = (size_t)p->U, bb = (size_t)p->Bb, s = (size_t)p->operand_bytes;
     const size_t row = (size_t)(backward ? p->gs : p->kf), held = (size_t)(backward ? p->wunits : p->wrows);
-    const int cl = p->cluster > 0;
+    const size_t vs = (size_t)(backward ? p->vsb : p->vsf);
+    const int cl = p->cluster > 0, bufs = cl ? (backward ? 1 : 2) : (backward ? p->nchb : p->nchf) > 1 ? 2 : 1;
     sk_plstm_lw_smem l;
     l.w = 0;
     l.bias = sk_plstm_lw_align(held * row * s);
     l.state = l.bias + (backward ? 0 : sk_plstm_lw_align(4 * u * 2 * f));
     l.vec = l.state + sk_plstm_lw_align(bb * u * f);
-    l.acc = l.vec + sk_plstm_lw_align((size_t)p->bbr * row * s) * (cl && !backward ? 2 : 1);
+    l.acc = l.vec + sk_plstm_lw_align((size_t)p->bbr * vs * s) * (size_t)bufs;
     const size_t acc_cols = backward ? (cl ? (size_t)p->wunits : u) : 4 * u;
     l.recv = l.acc + sk_plstm_lw_align(bb * acc_cols * f);
     l.pre = l.recv + (cl && backward ? sk_plstm_lw_align(2 * (size_t)p->slices * bb * u * f) : 0);
@@ -91,20 +99,11 @@ static inline SK_HOST_DEVICE sk_plstm_lw_smem sk_plstm_lw_smem_carve(const sk_pl
     return l;
 }
 
-// Fills plan for B rows of width H on a device of `sms` SMs with `optin` bytes of shared memory
-// per block, operands of s bytes (4: fp32, 2: bf16) on CUDA cores or (mma) tensor cores, with
-// the grid.sync exchange (max_cluster 0: at most `sms` blocks) or clusters of at most
-// max_cluster blocks (a group's slices: U = ceil(H / max_cluster); any number of groups): 1 when
-// it fits (the co-residency check is the caller's).
-static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int optin, int B, int H, int mma, int s,
+// Fills plan's tile for about `groups` batch groups (as many as ceil(B / groups) rows make),
+// each of at most max_cluster blocks (clusters) or sms / groups (grid.sync), K whole, and its
+// shared memory (the caller checks it against the block's).
+static inline void sk_plstm_lw_plan_tile(sk_plstm_lw_plan *plan, int sms, int B, int H, int mma, int s, int groups,
                                          int max_cluster) {
-    memset(plan, 0, sizeof *plan);
-    if (sms < 1 || B < 1 || H < 1 || max_cluster < 0) {
-        snprintf(plan->why_not, sizeof plan->why_not, "no shape to plan (B %d, H %d, %d SMs)", B, H, sms);
-        return 0;
-    }
-    int groups = (B + SK_PLSTM_LW_MAX_BB - 1) / SK_PLSTM_LW_MAX_BB;
-    if (!max_cluster && groups > sms) groups = sms;
     const int Bb = (B + groups - 1) / groups;
     groups = (B + Bb - 1) / Bb;
     const int per_group = max_cluster ? (max_cluster < H ? max_cluster : H) : sms / groups; // blocks a group may have
@@ -124,16 +123,54 @@ static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int op
     plan->wrows = (int)sk_plstm_round_up((size_t)4 * U, ralign);
     plan->wunits = (int)sk_plstm_round_up(max_cluster ? (size_t)H : (size_t)U, ralign);
     plan->bbr = mma ? (int)sk_plstm_round_up((size_t)Bb, 8) : Bb;
-    const size_t fwd = sk_plstm_lw_smem_carve(plan, 0).total, bwd = sk_plstm_lw_smem_carve(plan, 1).total;
+    plan->kcf = H, plan->kcb = (int)kb, plan->nchf = plan->nchb = 1, plan->vsf = plan->kf, plan->vsb = plan->gs;
+    plan->smem_fwd = sk_plstm_lw_smem_carve(plan, 0).total, plan->smem_bwd = sk_plstm_lw_smem_carve(plan, 1).total;
+}
+
+// grid.sync, one direction of plan's tile (backward: K = 4H, else H): its staged rows in chunks
+// of K in two buffers, the chunks as wide as fits `optin` beside the rest of the block (a
+// multiple of the mma's K, else of 16 bytes), all but the last the same width, and the
+// direction's shared memory: 1 when it fits; 0 with the narrowest chunks' size where not even they do.
+static inline int sk_plstm_lw_plan_chunk(sk_plstm_lw_plan *plan, int optin, int K, int backward) {
+    const size_t s = (size_t)plan->operand_bytes, q = plan->mma ? (s == 2 ? 16 : 8) : 16 / s;
+    const size_t pad = plan->mma ? 16 / s : 0;
+    int *kc = backward ? &plan->kcb : &plan->kcf, *nch = backward ? &plan->nchb : &plan->nchf;
+    int *vs = backward ? &plan->vsb : &plan->vsf;
+    size_t *smem = backward ? &plan->smem_bwd : &plan->smem_fwd;
+    *nch = 2, *vs = 0; // the block without its staged rows
+    const size_t rest = sk_plstm_lw_smem_carve(plan, backward).total;
+    const size_t vmax = rest < (size_t)optin ? ((size_t)optin - rest) / 2 / 16 * 16 / ((size_t)plan->bbr * s) : 0;
+    const size_t kmax = vmax >= q + pad ? (vmax - pad) / q * q : q, n = ((size_t)K + kmax - 1) / kmax;
+    *kc = (int)sk_plstm_round_up(((size_t)K + n - 1) / n, q);
+    *nch = (K + *kc - 1) / *kc, *vs = *kc + (int)pad;
+    *smem = sk_plstm_lw_smem_carve(plan, backward).total;
+    return *smem <= (size_t)optin;
+}
+
+// Fills plan for B rows of width H on a device of `sms` SMs with `optin` bytes of shared memory
+// per block, operands of s bytes (4: fp32, 2: bf16) on CUDA cores or (mma) tensor cores, with
+// the grid.sync exchange (max_cluster 0: at most `sms` blocks) or clusters of at most
+// max_cluster blocks (a group's slices: U = ceil(H / max_cluster); any number of groups): 1 when
+// it fits (the co-residency check is the caller's).
+static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int optin, int B, int H, int mma, int s,
+                                         int max_cluster) {
+    memset(plan, 0, sizeof *plan);
+    if (sms < 1 || B < 1 || H < 1 || max_cluster < 0) {
+        snprintf(plan->why_not, sizeof plan->why_not, "no shape to plan (B %d, H %d, %d SMs)", B, H, sms);
+        return 0;
+    }
+    int groups = (B + SK_PLSTM_LW_MAX_BB - 1) / SK_PLSTM_LW_MAX_BB;
+    if (!max_cluster && groups > sms) groups = sms;
+    sk_plstm_lw_plan_tile(plan, sms, B, H, mma, s, groups, max_cluster);
+    const size_t fwd = plan->smem_fwd, bwd = plan->smem_bwd;
     if (fwd > (size_t)optin || bwd > (size_t)optin) {
         snprintf(plan->why_not, sizeof plan->why_not,
                  "a tile of %d units by %d batch rows needs %zu KiB of shared memory with %s operands%s, more than "
                  "the %d KiB a block gets",
-                 U, Bb, (fwd > bwd ? fwd : bwd) >> 10, s == 2 ? "bf16" : "fp32", mma ? " on tensor cores" : "",
-                 optin >> 10);
+                 plan->U, plan->Bb, (fwd > bwd ? fwd : bwd) >> 10, s == 2 ? "bf16" : "fp32",
+                 mma ? " on tensor cores" : "", optin >> 10);
         return 0;
     }
-    plan->smem_fwd = fwd, plan->smem_bwd = bwd;
     return 1;
 }
 

@@ -41,10 +41,10 @@ __device__ __forceinline__ float warp_sum(float v) {
 // order whatever the grouping (lane-strided fmaf partial sums, then a fixed xor-shuffle
 // tree), so fp32 results are those of one warp per dot product, bit for bit. A group
 // reaching past nb recomputes row nb-1 in its spare slots and discards it (no branch in
-// the inner loop).
+// the inner loop). add: results added to acc instead of stored (K in chunks, as mma_dots').
 template <typename T>
 __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit, int qoff, int K, const T *vec,
-                           int vstride, int nb, float *acc) {
+                           int vstride, int nb, float *acc, bool add = false) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int groups = (nb + kBatchBlock - 1) / kBatchBlock;
     for (int d = warp; d < groups * nrows; d += kWarps) {
@@ -65,7 +65,10 @@ __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit
 #pragma unroll
         for (int q = 0; q < kBatchBlock; q++) {
             const float t = warp_sum(s[q]);
-            if (lane == 0 && b0 + q < nb) acc[(size_t)(b0 + q) * nrows + r] = t;
+            if (lane == 0 && b0 + q < nb) {
+                float &d = acc[(size_t)(b0 + q) * nrows + r];
+                d = add ? d + t : t;
+            }
         }
     }
 }
@@ -192,10 +195,12 @@ __device__ __forceinline__ void mma_tile_sum(const T *wt, const T *vt, int a_ld,
 // __syncthreads); acc is the caller's to read after its next __syncthreads.
 // clamp: w_q holds mrows rows, not mrows rounded up to 16; the lanes of the last row tile that
 // address a row past them read row mrows - 1 instead (a result row depends on its weight row
-// alone, and the rows past mrows are dropped).
+// alone, and the rows past mrows are dropped). add: results added to acc instead of stored (a
+// caller that cuts K into chunks sums them chunk after chunk).
 template <typename T>
 __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, int vstride, size_t vslice, int R,
-                         int mrows, int nb, int K, float *acc, float *scratch, bool clamp = false) {
+                         int mrows, int nb, int K, float *acc, float *scratch, bool clamp = false,
+                         bool add = false) {
     constexpr int epr = kMmaEpr<T>;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     // The rows this lane addresses for ldmatrix (elements from a tile's corner), the same for every
@@ -217,7 +222,10 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
         for (int r = 0; r < 4; r++) {
             const int m = m0 + sk_plstm_mma_c_row(lane, r), n = n0 + sk_plstm_mma_c_col(lane, r);
             if (split > 1) scratch[sk_plstm_mma_scratch_index(item, r, lane)] = c[r];
-            else if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[r];
+            else if (m < mrows && n < nb) {
+                float &d = acc[sk_plstm_acc_index(n, m, nrows, R, q)];
+                d = add ? d + c[r] : c[r];
+            }
         }
     }
     if (split == 1) return; // uniform across the block: split depends on the shape alone
@@ -226,7 +234,7 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
         int keep;
         size_t at;
         const float v = sk_plstm_mma_part_sum(scratch, e, split, mrows, nb, R, &keep, &at);
-        if (keep) acc[at] = v;
+        if (keep) acc[at] = add ? acc[at] + v : v;
     }
 }
 

@@ -22,7 +22,8 @@
 //     64 KiB backward; B refused in fp32 with the size named, and fitting in bf16 on tensor cores;
 //     over random shapes (both operand sizes, both inner products, both exchanges) every
 //     plan's tiles cover the batch and the units, its blocks fit the SMs (grid.sync) or its
-//     group one cluster, its carve-up the block, in order and aligned; their cost model
+//     group one cluster, its carve-up the block, in order and aligned, its chunks of K cover K
+//     (grid.sync); their cost model
 //     (lstm_layerwise_cost.h) puts A's chain under half of the wavefront's fp32 prediction,
 //     with one grid.sync a step and one batch pass (check_layerwise).
 //  6. the same kernels with thread-block clusters: the chain within issue 33's targets (A <= 1.0
@@ -147,6 +148,18 @@ static void check_rebuild(void) {
     CHECK(!sk_plstm_rebuild_best(64, 256, 512, 4, 128, SK_PLSTM_BF16_MMA, SK_PLSTM_XCHG_FLAGS, 0, SMS, OPTIN).ok);
 }
 
+// The grid.sync plan's chunks of K in one direction (backward: K = 4H) broken: not covering K, or
+// (in chunks) not a multiple of the mma's K or of 16 bytes, or buffers whose rows are not
+// 16-byte aligned, or (tensor cores) strides that are not 4 mod 8 words; K whole: the stride of
+// the weight rows.
+static int lw_chunks_broken(const sk_plstm_lw_plan *p, int H, int backward) {
+    const int K = backward ? 4 * H : H, kc = backward ? p->kcb : p->kcf, n = backward ? p->nchb : p->nchf;
+    const int vs = backward ? p->vsb : p->vsf, s = p->operand_bytes, q = p->mma ? (s == 2 ? 16 : 8) : 16 / s;
+    if (n < 1 || kc < 1 || (n - 1) * kc >= K || n * kc < K) return 1;
+    if (n == 1) return kc != K || vs != (backward ? p->gs : p->kf);
+    return kc % q || vs < kc + (p->mma ? 16 / s : 0) || (vs * s) % 16 || (p->mma && (vs * s / 4) % 8 != 4);
+}
+
 static void check_layerwise(void) {
     sk_plstm_lw_plan p;
     CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 0, 4, 0));
@@ -164,6 +177,7 @@ static void check_layerwise(void) {
     CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0, 4, 0) && strstr(p.why_not, "322 KiB"));
     // B fits in bf16 on tensor cores: tiles of 8 rows by 32 units on 128 blocks.
     CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 2, 0) && p.U == 32 && p.Bb == 8 && p.blocks == 128);
+    CHECK(p.nchf == 1 && p.nchb == 1);
     printf("layer after layer, config B in bf16 on tensor cores: %zu KiB forward, %zu KiB backward a block\n",
            p.smem_fwd >> 10, p.smem_bwd >> 10);
     sk_rng r;
@@ -190,7 +204,8 @@ static void check_layerwise(void) {
                    l[1].pre - l[1].recv < 2 * (size_t)p.slices * p.Bb * p.U * 4 ||
                    l[1].scratch - l[1].pre < (size_t)p.Bb * 7 * p.U * 4 || l[1].recv % 16 || l[1].pre % 16;
         else // every block resident: at most one a SM; the weight rows unpadded (mma_dots' clamp)
-            bad += p.cluster != 0 || p.blocks > sms || p.gs < 4 * H || p.wunits != p.U || p.wrows != 4 * p.U;
+            bad += p.cluster != 0 || p.blocks > sms || p.gs < 4 * H || p.wunits != p.U || p.wrows != 4 * p.U ||
+                   lw_chunks_broken(&p, H, 0) || lw_chunks_broken(&p, H, 1);
         if (mma) // the tensor cores' tiles: (clusters) rows of 16, staged rows of 8, strides 4 mod 8 words, 16-byte rows
             bad += (cl && (p.wrows % 16 || p.wunits % 16)) || p.bbr % 8 || (p.kf * s / 4) % 8 != 4 || (p.gs * s / 4) % 8 != 4 ||
                    (p.kf * s) % 16 || (p.gs * s) % 16 || (p.kf - 16 / s) < H ||
@@ -198,7 +213,7 @@ static void check_layerwise(void) {
         for (int d = 0; d < 2; d++)
             bad += l[d].w != 0 || l[d].bias % 16 || l[d].state % 16 || l[d].vec % 16 || l[d].acc % 16 ||
                    l[d].scratch % 16 || l[d].bias < (size_t)(d ? p.wunits * p.gs : p.wrows * p.kf) * s ||
-                   l[d].acc - l[d].vec < (size_t)p.bbr * (d ? p.gs : p.kf) * s;
+                   l[d].acc - l[d].vec < (size_t)p.bbr * (d ? p.vsb : p.vsf) * s * ((d ? p.nchb : p.nchf) > 1 ? 2 : 1);
     }
     printf("layer after layer, random shapes: %d plans fit (%d with clusters), invariants broken: %d\n", fits, clusters,
            bad);
