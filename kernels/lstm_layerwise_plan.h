@@ -2,7 +2,8 @@
 // tile their grid and lay out shared memory, as host arithmetic in C, checked without a GPU
 // (tests/test_plstm_plan.c); the kernels carve their shared memory with the same function.
 // defines: sk_plstm_lw_plan, sk_plstm_lw_plan_shape, sk_plstm_lw_plan_tile, sk_plstm_lw_plan_chunk,
-//          sk_plstm_lw_smem, sk_plstm_lw_smem_carve, SK_PLSTM_LW_MAX_BB, SK_PLSTM_LW_MAX_CLUSTER
+//          sk_plstm_lw_smem, sk_plstm_lw_smem_carve, SK_PLSTM_LW_BB, SK_PLSTM_LW_MAX_CLUSTER,
+//          SK_PLSTM_LW_MIN_CHUNK
 //
 // One launch runs one layer over the window. The recurrence is independent across batch rows,
 // so the grid is tiles: the batch in `groups` groups of at most Bb rows, each group's H units in
@@ -28,6 +29,24 @@
 //                       partial sums Bb x H, received partials 2 x slices x Bb x U, and the
 //                       step's gates, c, c_prev and upper gradient Bb x 7U (prefetched)
 // (on tensor cores rows and strides rounded up, and mma_dots' scratch).
+//
+// The grid.sync tile. Each batch group's blocks hold all of W_hh (4H x H operands), so the chip
+// holds `groups` copies of it and a block about 4H^2 s groups / SMs bytes: the batch tile sets
+// how much of W_hh a block must hold. The plan takes the first tile of 8, 16, 24, ... batch rows
+// (SK_PLSTM_LW_BB steps: the mma's n-tile) that fits, smallest first: a block's inner products
+// are the same work at any tile (4H^2 B / SMs multiply-adds a step), but it stages Bb rows a step
+// (Bb H s bytes forward, Bb 4H s backward), so a smaller tile stages less. A tile whose staged rows
+// do not fit whole beside its W_hh share stages them in chunks along K, double-buffered
+// (sk_plstm_lw_plan_chunk), and counts as fitting when each buffer holds at least
+// SK_PLSTM_LW_MIN_CHUNK bytes; where no tile does, the smallest tile that fits at all is taken.
+// Where 8 rows fit whole (configs A, B in bf16, H = 768 with B = 32 in bf16) that is the tile.
+// On sm_90 (132 SMs, 227 KiB a block) every H <= 1024 with B <= 128 fits in fp32, TF32 and bf16
+// (tests/test_plstm_plan.c sweeps it): B in TF32 in tiles of 16 rows, H = 1024 with B = 128 in
+// bf16 in tiles of 64 and with fp32 operands in one group of 128, its backward in 47-52 chunks a
+// step. Past that the limit is W_hh's share of a block in one group (4U rows of H, U =
+// ceil(H / SMs)) beside the narrowest chunks: H fits up to 1188-1320 with fp32 operands and
+// 1716-1872 in bf16 (by B and the inner product), and the refusal names shared memory, that
+// share and the flags to change.
 #ifndef SK_LSTM_LAYERWISE_PLAN_H
 #define SK_LSTM_LAYERWISE_PLAN_H
 
@@ -41,8 +60,12 @@
 extern "C" {
 #endif
 
-#define SK_PLSTM_LW_MAX_BB 8       // batch rows per tile: one mma n-tile
+#define SK_PLSTM_LW_BB 8           // batch rows per tile (clusters), and the step of grid.sync's tiles: one mma n-tile
 #define SK_PLSTM_LW_MAX_CLUSTER 16 // blocks per cluster on sm_90 (non-portable size; 8 portable)
+// Bytes a K chunk's buffer holds at least, for a tile to count as fitting: staging that much (1.4
+// us at lstm_persistent_cost.h's measured 12.1 B/ns a block) outlasts the L2 round trip the
+// chunk waits on (0.35 us) several times over; narrower chunks add round trips and barriers.
+#define SK_PLSTM_LW_MIN_CHUNK 16384
 
 typedef struct {
     int supported; // 0: why_not says why
@@ -159,9 +182,39 @@ static inline int sk_plstm_lw_plan_shape(sk_plstm_lw_plan *plan, int sms, int op
         snprintf(plan->why_not, sizeof plan->why_not, "no shape to plan (B %d, H %d, %d SMs)", B, H, sms);
         return 0;
     }
-    int groups = (B + SK_PLSTM_LW_MAX_BB - 1) / SK_PLSTM_LW_MAX_BB;
-    if (!max_cluster && groups > sms) groups = sms;
-    sk_plstm_lw_plan_tile(plan, sms, B, H, mma, s, groups, max_cluster);
+    if (max_cluster) { // one cluster a group of 8 rows
+        sk_plstm_lw_plan_tile(plan, sms, B, H, mma, s, (B + SK_PLSTM_LW_BB - 1) / SK_PLSTM_LW_BB, max_cluster);
+    } else { // the first tile that fits, smallest first (see the top of this file)
+        sk_plstm_lw_plan first;
+        int fits = 0, last = 0, found = 0;
+        for (int rows = SK_PLSTM_LW_BB; !found; rows += SK_PLSTM_LW_BB) {
+            const int groups = (B + rows - 1) / rows < sms ? (B + rows - 1) / rows : sms;
+            if (groups == last) continue;
+            last = groups;
+            sk_plstm_lw_plan_tile(plan, sms, B, H, mma, s, groups, 0);
+            const int f = plan->smem_fwd <= (size_t)optin || sk_plstm_lw_plan_chunk(plan, optin, H, 0);
+            const int b = plan->smem_bwd <= (size_t)optin || sk_plstm_lw_plan_chunk(plan, optin, 4 * H, 1);
+            if (f && b) {
+                const size_t row = (size_t)plan->bbr * (size_t)s; // bytes a staged operand column
+                found = (plan->nchf == 1 || row * (size_t)plan->vsf >= SK_PLSTM_LW_MIN_CHUNK) &&
+                        (plan->nchb == 1 || row * (size_t)plan->vsb >= SK_PLSTM_LW_MIN_CHUNK);
+                if (!fits) first = *plan, fits = 1;
+            }
+            if (plan->groups == 1) break;
+        }
+        if (fits && !found) *plan = first;
+        if (!fits) { // one group; the size with its staged rows in the narrowest chunks
+            const int back = plan->smem_bwd > (size_t)optin;
+            snprintf(plan->why_not, sizeof plan->why_not,
+                     "needs %u KiB of shared memory a block, more than its %d: W_hh (%s), one copy over %d blocks, is "
+                     "%u KiB a block; use a smaller --hidden-size%s",
+                     (unsigned)((back ? plan->smem_bwd : plan->smem_fwd) >> 10), optin >> 10, s == 2 ? "bf16" : "fp32",
+                     plan->blocks, (unsigned)(sk_plstm_lw_smem_carve(plan, back).bias >> 10),
+                     s == 2 ? "" : " or --precision bf16");
+            return 0;
+        }
+        return 1;
+    }
     const size_t fwd = plan->smem_fwd, bwd = plan->smem_bwd;
     if (fwd > (size_t)optin || bwd > (size_t)optin) {
         snprintf(plan->why_not, sizeof plan->why_not,

@@ -19,8 +19,8 @@
 //     chain step, one batch pass, B planned in TF32 (check_rebuild).
 //  5. the layer-after-layer kernels as built (kernels/lstm_layerwise_plan.h, fp32 on CUDA
 //     cores; TF32 and bf16 tensor cores with their padded tiles): config A in tiles of 8 batch rows by 8 units on 128 blocks, 41 KiB forward and
-//     64 KiB backward; B refused in fp32 with the size named, and fitting in bf16 on tensor cores;
-//     over random shapes (both operand sizes, both inner products, both exchanges) every
+//     64 KiB backward; B in fp32 in tiles of 16 rows, its backward in chunks, and in bf16 on tensor cores
+//     in tiles of 8; over random shapes (both operand sizes, both inner products, both exchanges) every
 //     plan's tiles cover the batch and the units, its blocks fit the SMs (grid.sync) or its
 //     group one cluster, its carve-up the block, in order and aligned, its chunks of K cover K
 //     (grid.sync); their cost model
@@ -29,6 +29,9 @@
 //  6. the same kernels with thread-block clusters: the chain within issue 33's targets (A <= 1.0
 //     ms in TF32, B <= 2.0 ms in bf16) under the stated numbers, one cluster barrier a step and
 //     no staging through L2 (check_clusters).
+//  7. the grid.sync plan over every H <= 1024 and B <= 128 on sm_90 in fp32, TF32 and bf16: all
+//     fit, today's 8-row tile kept wherever it fits whole; past the range the refusal names the
+//     limit and the flags (check_layerwise_range).
 #include <stdio.h>
 #include <string.h>
 
@@ -174,7 +177,9 @@ static void check_layerwise(void) {
     printf("layer after layer (built, fp32), config A: chain %.2f ms per training step, the wavefront's %.2f\n", lw,
            wave);
     CHECK(lw < 0.5 * wave);
-    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0, 4, 0) && strstr(p.why_not, "322 KiB"));
+    // B in fp32: 8-row tiles would hold 322 KiB a block, so tiles of 16 rows, the backward's dg in chunks.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0, 4, 0) && p.Bb == 16 && p.groups == 4 && p.U == 16);
+    CHECK(p.nchf == 1 && p.nchb == 3 && p.kcb == 684);
     // B fits in bf16 on tensor cores: tiles of 8 rows by 32 units on 128 blocks.
     CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 2, 0) && p.U == 32 && p.Bb == 8 && p.blocks == 128);
     CHECK(p.nchf == 1 && p.nchb == 1);
@@ -247,6 +252,77 @@ static void check_clusters(void) {
     CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 4, SK_PLSTM_LW_MAX_CLUSTER) && strstr(p.why_not, "KiB"));
 }
 
+// 7. The grid.sync layer-after-layer plan over the range users train: every H <= 1024
+// and B <= 128 on an sm_90 part (132 SMs, 227 KiB a block), in fp32 on CUDA cores and TF32 and
+// bf16 on tensor cores (L does not enter: one launch a layer). Every shape fits, keeping the
+// invariants of check_layerwise, and takes the 8-row tile wherever that fits whole (today's
+// tile, so configurations measured with it keep it); a chunked tile's buffers hold at least
+// SK_PLSTM_LW_MIN_CHUNK bytes. Past the range the refusal names shared memory, W_hh's share of a
+// block and the flags to change.
+static void check_layerwise_range(void) {
+    static const struct {
+        const char *name;
+        int mma, s;
+    } kinds[3] = {{"fp32", 0, 4}, {"tf32", 1, 4}, {"bf16", 1, 2}};
+    static const struct {
+        const char *name;
+        int B, H;
+    } configs[5] = {{"A", 32, 256}, {"B", 64, 512}, {"H768 B32", 32, 768}, {"H1024 B64", 64, 1024}, {"H1024 B128", 128, 1024}};
+    sk_plstm_lw_plan p;
+    for (int c = 0; c < 5; c++)
+        for (int k = 1; k < 3; k++) {
+            CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, configs[c].B, configs[c].H, kinds[k].mma, kinds[k].s, 0));
+            printf("layer after layer, %-10s %s: %2d groups of %3d rows, %2d units a block: forward %3zu KiB (%d chunks "
+                   "of %4d), backward %3zu KiB (%2d chunks of %4d)\n",
+                   configs[c].name, kinds[k].name, p.groups, p.Bb, p.U, p.smem_fwd >> 10, p.nchf, p.kcf,
+                   p.smem_bwd >> 10, p.nchb, p.kcb);
+        }
+    // The configurations measured fast keep their 8-row tiles whole: A in TF32 and bf16, B in bf16;
+    // the H = 768 recipe in bf16 too, its backward 198 KiB without padded weight rows.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 1, 4, 0) && p.Bb == 8 && p.nchf == 1 && p.nchb == 1);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 1, 2, 0) && p.Bb == 8 && p.nchf == 1 && p.nchb == 1);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 2, 0) && p.Bb == 8 && p.nchf == 1 && p.nchb == 1);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 768, 1, 2, 0) && p.Bb == 8 && p.nchb == 1 && p.smem_bwd >> 10 == 198);
+    // B in TF32: tiles of 16 rows; H = 1024, B = 128 in bf16: tiles of 64.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 4, 0) && p.Bb == 16 && p.groups == 4);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 128, 1024, 1, 2, 0) && p.Bb == 64 && p.groups == 2);
+    int fits = 0, bad = 0, chunked = 0, most = 0;
+    for (int k = 0; k < 3; k++)
+        for (int H = 1; H <= 1024; H++)
+            for (int B = 1; B <= 128; B++) {
+                if (!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, B, H, kinds[k].mma, kinds[k].s, 0)) {
+                    if (bad++ < 5) printf("refused in range: %s H %d B %d: %s\n", kinds[k].name, H, B, p.why_not);
+                    continue;
+                }
+                fits++;
+                const size_t col = (size_t)p.bbr * (size_t)kinds[k].s; // bytes a staged column
+                sk_plstm_lw_plan eight;
+                const int g8 = (B + SK_PLSTM_LW_BB - 1) / SK_PLSTM_LW_BB;
+                sk_plstm_lw_plan_tile(&eight, SMS, B, H, kinds[k].mma, kinds[k].s, g8, 0);
+                const int whole8 = eight.smem_fwd <= OPTIN && eight.smem_bwd <= OPTIN;
+                bad += p.blocks > SMS || p.smem_fwd > OPTIN || p.smem_bwd > OPTIN || p.groups * p.Bb < B ||
+                       (p.groups - 1) * p.Bb >= B || p.slices * p.U < H || (p.slices - 1) * p.U >= H ||
+                       sk_plstm_lw_smem_carve(&p, 0).total != p.smem_fwd ||
+                       sk_plstm_lw_smem_carve(&p, 1).total != p.smem_bwd || lw_chunks_broken(&p, H, 0) ||
+                       lw_chunks_broken(&p, H, 1) || (whole8 && (p.Bb != eight.Bb || p.nchf > 1 || p.nchb > 1)) ||
+                       (p.nchf > 1 && col * p.vsf < SK_PLSTM_LW_MIN_CHUNK) ||
+                       (p.nchb > 1 && col * p.vsb < SK_PLSTM_LW_MIN_CHUNK);
+                chunked += p.nchf > 1 || p.nchb > 1;
+                most = p.nchb > most ? p.nchb : most;
+            }
+    printf("layer after layer, H <= 1024, B <= 128 in fp32, TF32 and bf16: %d plans fit (%d with K in chunks, at "
+           "most %d a step), refused or broken: %d\n", fits, chunked, most, bad);
+    CHECK(fits == 3 * 1024 * 128 && bad == 0 && chunked > 0);
+    // Past the range: W_hh's share of a block with one batch group is the limit.
+    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 128, 1400, 1, 4, 0));
+    printf("H 1400 in TF32: %s\n", p.why_not);
+    CHECK(strstr(p.why_not, "KiB of shared memory a block, more than its 227") && strstr(p.why_not, "W_hh") &&
+          strstr(p.why_not, "--hidden-size") && strstr(p.why_not, "--precision bf16"));
+    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 1, 2048, 1, 2, 0));
+    printf("H 2048 in bf16: %s\n", p.why_not);
+    CHECK(strstr(p.why_not, "more than its 227") && strstr(p.why_not, "--hidden-size") && !strstr(p.why_not, "--precision"));
+}
+
 int main(void) {
     // 1. The plan table.
     expect_plan("A fp32", 32, 128, 256, 2, SK_PLSTM_FP32, 4, 128, 32, 24, 100864, 230656);
@@ -298,5 +374,6 @@ int main(void) {
     check_rebuild();
     check_layerwise();
     check_clusters();
+    check_layerwise_range();
     return sk_test_done("test_plstm_plan");
 }
