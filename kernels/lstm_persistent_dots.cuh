@@ -41,10 +41,10 @@ __device__ __forceinline__ float warp_sum(float v) {
 // order whatever the grouping (lane-strided fmaf partial sums, then a fixed xor-shuffle
 // tree), so fp32 results are those of one warp per dot product, bit for bit. A group
 // reaching past nb recomputes row nb-1 in its spare slots and discards it (no branch in
-// the inner loop).
+// the inner loop). add: results added to acc instead of stored (K in chunks, as mma_dots').
 template <typename T>
 __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit, int qoff, int K, const T *vec,
-                           int vstride, int nb, float *acc) {
+                           int vstride, int nb, float *acc, bool add = false) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int groups = (nb + kBatchBlock - 1) / kBatchBlock;
     for (int d = warp; d < groups * nrows; d += kWarps) {
@@ -65,7 +65,10 @@ __device__ void block_dots(const T *w, int wstride, int nrows, int rows_per_unit
 #pragma unroll
         for (int q = 0; q < kBatchBlock; q++) {
             const float t = warp_sum(s[q]);
-            if (lane == 0 && b0 + q < nb) acc[(size_t)(b0 + q) * nrows + r] = t;
+            if (lane == 0 && b0 + q < nb) {
+                float &d = acc[(size_t)(b0 + q) * nrows + r];
+                d = add ? d + t : t;
+            }
         }
     }
 }
@@ -81,7 +84,8 @@ template <typename T> constexpr int kMmaEpr = sizeof(T) == 2 ? 2 : 1;
 // each lane loads and where its results go is lstm_persistent_mma.h's arithmetic, checked
 // against those tables on the host by tests/test_plstm_mma.c. The problem: C (mrows x nb) =
 // w (mrows x K) vec^T, K a multiple of kMmaK with zeros past the real length in both w and
-// vec; w has rows up to mrows rounded up to 16 (zeros past mrows), vec rows up to nb
+// vec; w has rows up to mrows rounded up to 16 (zeros past mrows; or mrows rows, with
+// mma_dots' clamp), vec rows up to nb
 // rounded up to 8 (any finite or not values past nb: column n of C depends on row n of vec
 // only, and columns past nb are dropped). bf16 strides are even (pairs are 4-byte aligned).
 // Each tile's K steps are summed in an order fixed by the shape (mma_tile_sum, and the
@@ -189,13 +193,20 @@ __device__ __forceinline__ void mma_tile_sum(const T *wt, const T *vt, int a_ld,
 // among warps with partial sums added through `scratch`, SK_PLSTM_MMA_SCRATCH_BYTES of
 // shared memory) is lstm_persistent_mma.h's. Every thread of the block calls it (it may
 // __syncthreads); acc is the caller's to read after its next __syncthreads.
+// clamp: w_q holds mrows rows, not mrows rounded up to 16; the lanes of the last row tile that
+// address a row past them read row mrows - 1 instead (a result row depends on its weight row
+// alone, and the rows past mrows are dropped). add: results added to acc instead of stored (a
+// caller that cuts K into chunks sums them chunk after chunk).
 template <typename T>
 __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, int vstride, size_t vslice, int R,
-                         int mrows, int nb, int K, float *acc, float *scratch) {
+                         int mrows, int nb, int K, float *acc, float *scratch, bool clamp = false,
+                         bool add = false) {
     constexpr int epr = kMmaEpr<T>;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // The rows this lane addresses for ldmatrix (elements from a tile's corner), the same for every tile.
-    const int a_ld = sk_plstm_ldm_a_row(lane) * wstride + sk_plstm_ldm_a_col(lane, epr);
+    // The rows this lane addresses for ldmatrix (elements from a tile's corner), the same for every
+    // tile (but the last, with clamp).
+    const int a_row = sk_plstm_ldm_a_row(lane), a_col = sk_plstm_ldm_a_col(lane, epr);
+    const int a_ld = a_row * wstride + a_col;
     const int b_ld = sk_plstm_ldm_b_row(lane) * vstride + sk_plstm_ldm_b_col(lane, epr);
     const int tiles = R * sk_plstm_mma_tiles(mrows, nb), ksteps = K / kMmaK<T>, nrows = mrows * R;
     const int split = sk_plstm_mma_split(tiles, ksteps, kWarps);
@@ -203,14 +214,18 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
         const int part = item % split;
         int q, m0, n0;
         sk_plstm_mma_tile_origin(item / split, mrows, nb, &q, &m0, &n0);
+        const int a_at = clamp && m0 + a_row >= mrows ? (mrows - 1 - m0) * wstride + a_col : a_ld;
         float c[4];
-        mma_tile_sum(w + q * wslice + (size_t)m0 * wstride, vec + q * vslice + (size_t)n0 * vstride, a_ld, b_ld,
+        mma_tile_sum(w + q * wslice + (size_t)m0 * wstride, vec + q * vslice + (size_t)n0 * vstride, a_at, b_ld,
                      sk_plstm_mma_kbegin(part, split, ksteps), sk_plstm_mma_kbegin(part + 1, split, ksteps), c);
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int m = m0 + sk_plstm_mma_c_row(lane, r), n = n0 + sk_plstm_mma_c_col(lane, r);
             if (split > 1) scratch[sk_plstm_mma_scratch_index(item, r, lane)] = c[r];
-            else if (m < mrows && n < nb) acc[sk_plstm_acc_index(n, m, nrows, R, q)] = c[r];
+            else if (m < mrows && n < nb) {
+                float &d = acc[sk_plstm_acc_index(n, m, nrows, R, q)];
+                d = add ? d + c[r] : c[r];
+            }
         }
     }
     if (split == 1) return; // uniform across the block: split depends on the shape alone
@@ -219,7 +234,7 @@ __device__ void mma_dots(const T *w, int wstride, size_t wslice, const T *vec, i
         int keep;
         size_t at;
         const float v = sk_plstm_mma_part_sum(scratch, e, split, mrows, nb, R, &keep, &at);
-        if (keep) acc[at] = v;
+        if (keep) acc[at] = add ? acc[at] + v : v;
     }
 }
 

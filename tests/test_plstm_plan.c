@@ -19,12 +19,13 @@
 //     chain step, one batch pass, B planned in TF32 (check_rebuild).
 //  5. the layer-after-layer kernels as built (kernels/lstm_layerwise_plan.h, fp32 on CUDA
 //     cores; TF32 and bf16 tensor cores with their padded tiles): config A in tiles of 8 batch rows by 8 units on 128 blocks, 41 KiB forward and
-//     64 KiB backward; B refused in fp32 with the size named, and fitting in bf16 on tensor cores;
-//     over random shapes (both operand sizes, both inner products, both exchanges) every
+//     64 KiB backward; B in fp32 in tiles of 16 rows, its backward in chunks, and in bf16 on tensor cores
+//     in tiles of 8; over random shapes (both operand sizes, both inner products, both exchanges) every
 //     plan's tiles cover the batch and the units, its blocks fit the SMs (grid.sync) or its
-//     group one cluster, its carve-up the block, in order and aligned; their cost model
-//     (lstm_layerwise_cost.h) puts A's chain under the wavefront's fp32 prediction, as the H200
-//     measured, with one grid.sync a step and one batch pass (check_layerwise).
+//     group one cluster, its carve-up the block, in order and aligned, its chunks of K cover K
+//     (grid.sync); their cost model (lstm_layerwise_cost.h) puts A's chain under the wavefront's
+//     fp32 prediction, as the H200 measured, with one grid.sync a step and one batch pass
+//     (check_layerwise).
 //  6. the same kernels with thread-block clusters: one cluster barrier a step and no staging
 //     through L2; B's 8 clusters of 16 at 160/198 KiB in two waves (7 resident), A's 4 in one; with
 //     the prefetch and push precomputed per thread the model puts A's step under the grid.sync
@@ -32,6 +33,9 @@
 //  7. the model against the H200: every kernel the run of 2d6bab0 measured (the wavefront, the
 //     layer-after-layer kernels with grid.sync and with clusters, kernels/dev/plstm_measured.h)
 //     predicted within 30% of its step_bench step (check_measured).
+//  8. the grid.sync plan over every H <= 1024 and B <= 128 on sm_90 in fp32, TF32 and bf16: all
+//     fit, the 8-row tile kept wherever it fits whole; past the range the refusal names the
+//     limit and the flags (check_layerwise_range).
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -151,6 +155,18 @@ static void check_rebuild(void) {
     CHECK(!sk_plstm_rebuild_best(64, 256, 512, 4, 128, SK_PLSTM_BF16_MMA, SK_PLSTM_XCHG_FLAGS, 0, SMS, OPTIN).ok);
 }
 
+// The grid.sync plan's chunks of K in one direction (backward: K = 4H) broken: not covering K, or
+// (in chunks) not a multiple of the mma's K or of 16 bytes, or buffers whose rows are not
+// 16-byte aligned, or (tensor cores) strides that are not 4 mod 8 words; K whole: the stride of
+// the weight rows.
+static int lw_chunks_broken(const sk_plstm_lw_plan *p, int H, int backward) {
+    const int K = backward ? 4 * H : H, kc = backward ? p->kcb : p->kcf, n = backward ? p->nchb : p->nchf;
+    const int vs = backward ? p->vsb : p->vsf, s = p->operand_bytes, q = p->mma ? (s == 2 ? 16 : 8) : 16 / s;
+    if (n < 1 || kc < 1 || (n - 1) * kc >= K || n * kc < K) return 1;
+    if (n == 1) return kc != K || vs != (backward ? p->gs : p->kf);
+    return kc % q || vs < kc + (p->mma ? 16 / s : 0) || (vs * s) % 16 || (p->mma && (vs * s / 4) % 8 != 4);
+}
+
 static void check_layerwise(void) {
     sk_plstm_lw_plan p;
     CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 0, 4, 0));
@@ -166,9 +182,12 @@ static void check_layerwise(void) {
     printf("layer after layer (built, fp32), config A: chain %.2f ms per training step, the wavefront's %.2f\n", lw,
            wave);
     CHECK(lw < wave); // measured: 3.29 against 4.98 ms a step (h200-2026-11-28-2d6bab0/probe/probe-persistent.txt)
-    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0, 4, 0) && strstr(p.why_not, "322 KiB"));
+    // B in fp32: 8-row tiles would hold 322 KiB a block, so tiles of 16 rows, the backward's dg in chunks.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 0, 4, 0) && p.Bb == 16 && p.groups == 4 && p.U == 16);
+    CHECK(p.nchf == 1 && p.nchb == 3 && p.kcb == 684);
     // B fits in bf16 on tensor cores: tiles of 8 rows by 32 units on 128 blocks.
     CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 2, 0) && p.U == 32 && p.Bb == 8 && p.blocks == 128);
+    CHECK(p.nchf == 1 && p.nchb == 1);
     printf("layer after layer, config B in bf16 on tensor cores: %zu KiB forward, %zu KiB backward a block\n",
            p.smem_fwd >> 10, p.smem_bwd >> 10);
     sk_rng r;
@@ -194,16 +213,17 @@ static void check_layerwise(void) {
                    l[0].scratch - l[0].pre < (size_t)p.Bb * 4 * p.U * 4 || l[1].recv - l[1].acc < (size_t)p.Bb * H * 4 ||
                    l[1].pre - l[1].recv < 2 * (size_t)p.slices * p.Bb * p.U * 4 ||
                    l[1].scratch - l[1].pre < (size_t)p.Bb * 7 * p.U * 4 || l[1].recv % 16 || l[1].pre % 16;
-        else // every block resident: at most one a SM
-            bad += p.cluster != 0 || p.blocks > sms || p.gs < 4 * H || p.wunits < p.U;
-        if (mma) // the tensor cores' tiles: rows of 16, staged rows of 8, strides 4 mod 8 words, 16-byte rows
-            bad += p.wrows % 16 || p.wunits % 16 || p.bbr % 8 || (p.kf * s / 4) % 8 != 4 || (p.gs * s / 4) % 8 != 4 ||
+        else // every block resident: at most one a SM; the weight rows unpadded (mma_dots' clamp)
+            bad += p.cluster != 0 || p.blocks > sms || p.gs < 4 * H || p.wunits != p.U || p.wrows != 4 * p.U ||
+                   lw_chunks_broken(&p, H, 0) || lw_chunks_broken(&p, H, 1);
+        if (mma) // the tensor cores' tiles: (clusters) rows of 16, staged rows of 8, strides 4 mod 8 words, 16-byte rows
+            bad += (cl && (p.wrows % 16 || p.wunits % 16)) || p.bbr % 8 || (p.kf * s / 4) % 8 != 4 || (p.gs * s / 4) % 8 != 4 ||
                    (p.kf * s) % 16 || (p.gs * s) % 16 || (p.kf - 16 / s) < H ||
                    l[0].total - l[0].scratch != SK_PLSTM_MMA_SCRATCH_BYTES;
         for (int d = 0; d < 2; d++)
             bad += l[d].w != 0 || l[d].bias % 16 || l[d].state % 16 || l[d].vec % 16 || l[d].acc % 16 ||
                    l[d].scratch % 16 || l[d].bias < (size_t)(d ? p.wunits * p.gs : p.wrows * p.kf) * s ||
-                   l[d].acc - l[d].vec < (size_t)p.bbr * (d ? p.gs : p.kf) * s;
+                   l[d].acc - l[d].vec < (size_t)p.bbr * (d ? p.vsb : p.vsf) * s * ((d ? p.nchb : p.nchf) > 1 ? 2 : 1);
     }
     printf("layer after layer, random shapes: %d plans fit (%d with clusters), invariants broken: %d\n", fits, clusters,
            bad);
@@ -263,6 +283,77 @@ static void check_measured(void) {
            kSkPlstmMeasured[worst].name, worst_ratio);
 }
 
+// 8. The grid.sync layer-after-layer plan over the range users train: every H <= 1024
+// and B <= 128 on an sm_90 part (132 SMs, 227 KiB a block), in fp32 on CUDA cores and TF32 and
+// bf16 on tensor cores (L does not enter: one launch a layer). Every shape fits, keeping the
+// invariants of check_layerwise, and takes the 8-row tile wherever that fits whole (today's
+// tile, so configurations measured with it keep it); a chunked tile's buffers hold at least
+// SK_PLSTM_LW_MIN_CHUNK bytes. Past the range the refusal names shared memory, W_hh's share of a
+// block and the flags to change.
+static void check_layerwise_range(void) {
+    static const struct {
+        const char *name;
+        int mma, s;
+    } kinds[3] = {{"fp32", 0, 4}, {"tf32", 1, 4}, {"bf16", 1, 2}};
+    static const struct {
+        const char *name;
+        int B, H;
+    } configs[5] = {{"A", 32, 256}, {"B", 64, 512}, {"H768 B32", 32, 768}, {"H1024 B64", 64, 1024}, {"H1024 B128", 128, 1024}};
+    sk_plstm_lw_plan p;
+    for (int c = 0; c < 5; c++)
+        for (int k = 1; k < 3; k++) {
+            CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, configs[c].B, configs[c].H, kinds[k].mma, kinds[k].s, 0));
+            printf("layer after layer, %-10s %s: %2d groups of %3d rows, %2d units a block: forward %3zu KiB (%d chunks "
+                   "of %4d), backward %3zu KiB (%2d chunks of %4d)\n",
+                   configs[c].name, kinds[k].name, p.groups, p.Bb, p.U, p.smem_fwd >> 10, p.nchf, p.kcf,
+                   p.smem_bwd >> 10, p.nchb, p.kcb);
+        }
+    // The configurations measured fast keep their 8-row tiles whole: A in TF32 and bf16, B in bf16;
+    // the H = 768 recipe in bf16 too, its backward 198 KiB without padded weight rows.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 1, 4, 0) && p.Bb == 8 && p.nchf == 1 && p.nchb == 1);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 256, 1, 2, 0) && p.Bb == 8 && p.nchf == 1 && p.nchb == 1);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 2, 0) && p.Bb == 8 && p.nchf == 1 && p.nchb == 1);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 32, 768, 1, 2, 0) && p.Bb == 8 && p.nchb == 1 && p.smem_bwd >> 10 == 198);
+    // B in TF32: tiles of 16 rows; H = 1024, B = 128 in bf16: tiles of 64.
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 64, 512, 1, 4, 0) && p.Bb == 16 && p.groups == 4);
+    CHECK(sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 128, 1024, 1, 2, 0) && p.Bb == 64 && p.groups == 2);
+    int fits = 0, bad = 0, chunked = 0, most = 0;
+    for (int k = 0; k < 3; k++)
+        for (int H = 1; H <= 1024; H++)
+            for (int B = 1; B <= 128; B++) {
+                if (!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, B, H, kinds[k].mma, kinds[k].s, 0)) {
+                    if (bad++ < 5) printf("refused in range: %s H %d B %d: %s\n", kinds[k].name, H, B, p.why_not);
+                    continue;
+                }
+                fits++;
+                const size_t col = (size_t)p.bbr * (size_t)kinds[k].s; // bytes a staged column
+                sk_plstm_lw_plan eight;
+                const int g8 = (B + SK_PLSTM_LW_BB - 1) / SK_PLSTM_LW_BB;
+                sk_plstm_lw_plan_tile(&eight, SMS, B, H, kinds[k].mma, kinds[k].s, g8, 0);
+                const int whole8 = eight.smem_fwd <= OPTIN && eight.smem_bwd <= OPTIN;
+                bad += p.blocks > SMS || p.smem_fwd > OPTIN || p.smem_bwd > OPTIN || p.groups * p.Bb < B ||
+                       (p.groups - 1) * p.Bb >= B || p.slices * p.U < H || (p.slices - 1) * p.U >= H ||
+                       sk_plstm_lw_smem_carve(&p, 0).total != p.smem_fwd ||
+                       sk_plstm_lw_smem_carve(&p, 1).total != p.smem_bwd || lw_chunks_broken(&p, H, 0) ||
+                       lw_chunks_broken(&p, H, 1) || (whole8 && (p.Bb != eight.Bb || p.nchf > 1 || p.nchb > 1)) ||
+                       (p.nchf > 1 && col * p.vsf < SK_PLSTM_LW_MIN_CHUNK) ||
+                       (p.nchb > 1 && col * p.vsb < SK_PLSTM_LW_MIN_CHUNK);
+                chunked += p.nchf > 1 || p.nchb > 1;
+                most = p.nchb > most ? p.nchb : most;
+            }
+    printf("layer after layer, H <= 1024, B <= 128 in fp32, TF32 and bf16: %d plans fit (%d with K in chunks, at "
+           "most %d a step), refused or broken: %d\n", fits, chunked, most, bad);
+    CHECK(fits == 3 * 1024 * 128 && bad == 0 && chunked > 0);
+    // Past the range: W_hh's share of a block with one batch group is the limit.
+    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 128, 1400, 1, 4, 0));
+    printf("H 1400 in TF32: %s\n", p.why_not);
+    CHECK(strstr(p.why_not, "KiB of shared memory a block, more than its 227") && strstr(p.why_not, "W_hh") &&
+          strstr(p.why_not, "--hidden-size") && strstr(p.why_not, "--precision bf16"));
+    CHECK(!sk_plstm_lw_plan_shape(&p, SMS, OPTIN, 1, 2048, 1, 2, 0));
+    printf("H 2048 in bf16: %s\n", p.why_not);
+    CHECK(strstr(p.why_not, "more than its 227") && strstr(p.why_not, "--hidden-size") && !strstr(p.why_not, "--precision"));
+}
+
 int main(void) {
     // 1. The plan table.
     expect_plan("A fp32", 32, 128, 256, 2, SK_PLSTM_FP32, 4, 128, 32, 24, 100864, 230656);
@@ -315,5 +406,6 @@ int main(void) {
     check_layerwise();
     check_clusters();
     check_measured();
+    check_layerwise_range();
     return sk_test_done("test_plstm_plan");
 }

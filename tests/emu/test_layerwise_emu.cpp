@@ -5,13 +5,17 @@
 // launches them (the GEMMs between launches done here on the host): a training forward of
 // every layer, then the backward data pass top layer first, dropout between the layers.
 // Every instance: fp32 and bf16 operands, each on CUDA cores and on tensor cores (the emulated
-// mma.sync: TF32 m16n8k8, bf16 m16n8k16), each exchange.
+// mma.sync: TF32 m16n8k8, bf16 m16n8k16), each exchange, and grid.sync with the whole batch in
+// one tile and the staged rows in chunks of K (what the plan picks where W_hh does not fit
+// 8-row tiles).
 // Checks (the CPU backend's parity with these kernels is test_plstm_layerwise.sh's):
 //  1. race-free: the whole sequence in both schedules (threads in ascending, then descending
 //     order between barriers) leaves every buffer bit-identical; buffers start as NaN, so a
 //     read of something never written shows;
 //  2. the plan's synchronization: every block of every launch passes len grid syncs (one a
-//     step), whatever its tile; with clusters no grid sync, len cluster barriers forward (one
+//     step), whatever its tile, and reads from global memory the way staging reads (cp.async,
+//     __ldcg) its group's rows once a step, whole or in chunks: h_{t-1} (fp32 h_0, then
+//     operands), dg(t+1) (none past the window); with clusters no grid sync, len cluster barriers forward (one
 //     before the first step, one after each but the last), len + 1 backward, and nothing read
 //     from global memory the way staging reads (cp.async, __ldcg) but the epilogue's prefetch:
 //     h and the gate gradients come through the cluster's shared memory;
@@ -23,10 +27,15 @@
 //  5. clusters against grid.sync: the forward bit-identical (the same operands in the same
 //     inner products, from the block's own shared memory instead of global memory), the gate
 //     gradients within 1e-5 of their scale + 1e-4 relative (the cluster kernels add W_hh^T dg
-//     slice by slice: another fp32 sum order) in fp32, the operands' tolerance in TF32 and bf16.
+//     slice by slice: another fp32 sum order) in fp32, the operands' tolerance in TF32 and bf16;
+//  6. one tile in chunks against two whole: the forward and the gate gradients within those
+//     tolerances (the chunks' sums are added in another order).
 // Shapes: B = 11 in two batch groups (6 and 5 rows), len < T, a data-parallel stream offset; H = 13
-// in slices of 5, 5 and 3 units (the cluster kernels' prefetch and push element by element) and
-// H = 24 in slices of 8 (16-byte cp.async copies and pushes).
+// in slices of 5, 5 and 3 units (the cluster kernels' prefetch and push element by element; on
+// tensor cores the lanes of the last 16-row tile past a block's rows read its last one:
+// mma_dots' clamp) and H = 24 in slices of 8 (16-byte cp.async copies and pushes); at H = 13 also
+// one group of 11 rows with slices of 3 units and the narrowest chunks (TF32: h in 8 + 5, dg in
+// 6 x 8 + 4; bf16: h whole, dg in 3 x 16 + 4; CUDA cores 16 bytes a chunk).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -118,10 +127,13 @@ Buffers run(const sk_plstm_lw_args &base, const vector<float> &w, const vector<s
             const int nu = std::min(a.plan.U, H - b % a.plan.slices * a.plan.U);
             const uint64_t prefetched =
                 ((uint64_t)LEN * nb * nu * (backward ? 7 : 4) + (backward ? 0 : (uint64_t)nb * H)) * sizeof(float);
+            // grid.sync: the staged rows, h_0 in fp32 and h(1..len-1) as operands forward, dg(len-1..1) backward.
+            const uint64_t staged = backward ? (uint64_t)(LEN - 1) * nb * 4 * H * a.plan.operand_bytes
+                                             : (uint64_t)nb * H * sizeof(float) + (uint64_t)(LEN - 1) * nb * H * a.plan.operand_bytes;
             if (a.plan.cluster)
                 *syncs_ok &= n.grid_syncs == 0 && (int)n.cluster_syncs == LEN + (backward ? 1 : 0) &&
                              n.global_read_bytes == prefetched;
-            else *syncs_ok &= n.grid_syncs == LEN && n.cluster_syncs == 0;
+            else *syncs_ok &= n.grid_syncs == LEN && n.cluster_syncs == 0 && n.global_read_bytes == staged;
         }
     };
     for (int k = 0; k < L; k++) {
@@ -148,10 +160,14 @@ bool same_bits(const vector<float> &a, const vector<float> &b) {
     return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// The plans checked: grid.sync and clusters in two batch groups; grid.sync in one, K in chunks.
+enum Variant { GRID, CLUSTERS, GRID_CHUNKS };
+
 // The whole check with operands of s bytes (4: fp32, 2: bf16), the inner products on CUDA cores
-// (mma 0) or tensor cores (1), exchanging through grid.sync (cluster 0) or clusters (1); with
-// clusters, grid (the grid.sync kernels' buffers, same shape) is what check 5 compares against.
-Buffers check(int mma, int s, int cluster, const Buffers *grid) {
+// (mma 0) or tensor cores (1), one variant; grid (the two-group grid.sync kernels' buffers) is
+// what checks 5 and 6 compare against.
+Buffers check(int mma, int s, Variant variant, const Buffers *grid) {
+    const int cluster = variant == CLUSTERS;
     sk_model_config m = {V, E, H, L, P, 0.0f};
     sk_param_layout layout;
     sk_error err = {{0}};
@@ -171,9 +187,16 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
     const uint64_t keys[L] = {sk_dropout_key(5, 9, 0), sk_dropout_key(5, 9, 1)};
     sk_plstm_lw_args a;
     memset(&a, 0, sizeof a);
-    // Clusters of at most 3 blocks: the same tiles as grid.sync's on 6 SMs.
-    CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma, s, cluster ? 3 : 0));
-    CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == (H + 2) / 3 && a.plan.slices == 3 && a.plan.cluster == (cluster ? 3 : 0));
+    if (variant == GRID_CHUNKS) { // one group on 6 SMs; no shared memory to spare: the narrowest chunks
+        sk_plstm_lw_plan_tile(&a.plan, SMS, B, H, mma, s, 1, 0);
+        sk_plstm_lw_plan_chunk(&a.plan, 0, H, 0), sk_plstm_lw_plan_chunk(&a.plan, 0, 4 * H, 1);
+        CHECK(a.plan.groups == 1 && a.plan.Bb == B && a.plan.U == 3 && a.plan.slices == 5 && a.plan.nchb > 1 &&
+              (a.plan.nchf > 1 || (mma && s == 2)));
+    } else { // clusters of at most 3 blocks: the same tiles as grid.sync's on 6 SMs
+        CHECK(sk_plstm_lw_plan_shape(&a.plan, SMS, 227 * 1024, B, H, mma, s, cluster ? 3 : 0));
+        CHECK(a.plan.groups == 2 && a.plan.Bb == 6 && a.plan.U == (H + 2) / 3 && a.plan.slices == 3 &&
+              a.plan.cluster == (cluster ? 3 : 0) && a.plan.nchf == 1 && a.plan.nchb == 1);
+    }
     a.B = B, a.T = T, a.len = LEN, a.H = H, a.L = L, a.w = w.data(), a.layers = ly.data();
     a.hx = hx.data(), a.cx = cx.data(), a.train = 1, a.p = P, a.keep_scale = 1.0f / (1.0f - P), a.keys = keys;
     a.stream_offset = OFFSET;
@@ -233,11 +256,13 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
         for (float f : v) s = fmax(s, fabs((double)f));
         return s;
     };
-    printf("%s, %s: B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, L=%d, len=%d of T=%d, "
-           "dropout %.1f: both schedules bit-identical: %s; %s: %s; pad rows zero: %s\n",
+    printf("%s, %s: B=%d in %d groups of %d rows, H=%d in slices of %d units, %d blocks, K in %d + %d chunks, L=%d, "
+           "len=%d of T=%d, dropout %.1f: both schedules bit-identical: %s; %s: %s; pad rows zero: %s\n",
            s == 2 ? (mma ? "bf16, tensor cores" : "bf16, CUDA cores") : (mma ? "TF32 tensor cores" : "fp32, CUDA cores"),
-           cluster ? "clusters" : "grid.sync", B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, L, LEN, T,
-           (double)P, same ? "yes" : "NO", cluster ? "cluster barriers len (forward), len + 1 (backward), global reads only the prefetch" : "len grid syncs a launch",
+           cluster ? "clusters" : "grid.sync", B, a.plan.groups, a.plan.Bb, H, a.plan.U, a.plan.blocks, a.plan.nchf,
+           a.plan.nchb, L, LEN, T, (double)P, same ? "yes" : "NO",
+           cluster ? "cluster barriers len (forward), len + 1 (backward), global reads only the prefetch"
+                   : "len grid syncs a launch, the group's rows staged once a step",
            syncs_ok ? "yes" : "NO", pads ? "yes" : "NO");
     // fp32: summation order (test_cuda_parity.c's forward tolerance); TF32 and bf16: the
     // operands' rounding (precision_tolerance.h derives it).
@@ -247,12 +272,17 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
     sk_test_compare("  y", up.y.data(), yf.data(), yf.size(), atol * scale(yf), rtol);
     sk_test_compare("  hy", up.hy.data(), hyf.data(), hyf.size(), atol * scale(hyf), rtol);
     sk_test_compare("  cy", up.cy.data(), cyf.data(), cyf.size(), atol * scale(cyf), rtol);
-    if (grid) { // 5
+    if (grid && variant == CLUSTERS) { // 5
         const bool fwd_same = same_bits(up.hh, grid->hh) && same_bits(up.xin, grid->xin) && same_bits(up.cs, grid->cs) &&
                               same_bits(up.gates, grid->gates) && same_bits(up.y, grid->y) && same_bits(up.hy, grid->hy) &&
                               same_bits(up.cy, grid->cy);
         printf("  forward bit-identical to grid.sync's: %s\n", fwd_same ? "yes" : "NO");
         CHECK(fwd_same);
+    } else if (grid) { // 6: the forward
+        sk_test_compare("  y against two groups'", up.y.data(), grid->y.data(), up.y.size(), atol * scale(grid->y), rtol);
+        sk_test_compare("  cy against two groups'", up.cy.data(), grid->cy.data(), up.cy.size(), atol * scale(grid->cy), rtol);
+    }
+    if (grid) { // 5, 6: the gate gradients
         const double gatol = prec == SK_PRECISION_FP32 ? 1e-5 : tol.grad_atol, grtol = prec == SK_PRECISION_FP32 ? 1e-4 : tol.grad_rtol;
         vector<float> got, ref; // the rows the window wrote: t < len (row len is the zero pad)
         for (int k = 0; k < L; k++)
@@ -261,7 +291,8 @@ Buffers check(int mma, int s, int cluster, const Buffers *grid) {
                 got.insert(got.end(), up.dg.begin() + at, up.dg.begin() + at + n);
                 ref.insert(ref.end(), grid->dg.begin() + at, grid->dg.begin() + at + n);
             }
-        sk_test_compare("  dg against grid.sync's", got.data(), ref.data(), got.size(), gatol * scale(ref), grtol);
+        sk_test_compare(cluster ? "  dg against grid.sync's" : "  dg against two groups'", got.data(), ref.data(),
+                        got.size(), gatol * scale(ref), grtol);
     }
     sk_param_layout_free(&layout);
     return up;
@@ -274,8 +305,9 @@ int main() {
         H = h;
         for (int s = 4; s >= 2; s -= 2)
             for (int mma = 0; mma < 2; mma++) {
-                const Buffers grid = check(mma, s, 0, nullptr);
-                check(mma, s, 1, &grid);
+                const Buffers grid = check(mma, s, GRID, nullptr);
+                check(mma, s, CLUSTERS, &grid);
+                if (H == 13) check(mma, s, GRID_CHUNKS, &grid); // the chunked tile's shape is H = 13's
             }
     }
     return sk_test_done("test_layerwise_emu");
