@@ -10,6 +10,11 @@ set(SK_TEST_ENV "SK_SOURCE_DIR=${CMAKE_SOURCE_DIR}"
                 "SK_CKPT_DIFF=$<TARGET_FILE:ckpt_diff>"
                 "SK_RANK_CHECKS=$<TARGET_FILE:rank_checks>"
                 "SK_OPTIONS_TABLE=$<TARGET_FILE:options_table>")
+# A sanitized build's programs reserve terabytes of address space for their shadow memory:
+# tests that cap the address space (ulimit -v) leave the cap off there.
+if(SHAKESPEARE_SANITIZE)
+  list(APPEND SK_TEST_ENV "SK_SANITIZED=1")
+endif()
 # tests/mpi/ launch the trainer under mpirun; without MPI in the build they skip (exit 77).
 if(SK_HAVE_MPI)
   list(APPEND SK_TEST_ENV "SK_MPIEXEC=${MPIEXEC_EXECUTABLE}")
