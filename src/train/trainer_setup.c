@@ -232,9 +232,15 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     return SK_OK;
 }
 
+// The run's cache directory (malloc'd, NULL when out of memory): --cache-dir, or
+// "shakespeare-cache" beside the out-dir.
+static char *cache_dir_of(const sk_train_options *o) {
+    return o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+}
+
 // This rank's view of the data: the cache of o->data_path in mode, validated or (re)built.
 static sk_status open_cache(sk_trainer *t, const sk_train_options *o, sk_vocab_mode mode, sk_error *err) {
-    char *cache_dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir(o->out_dir);
+    char *cache_dir = cache_dir_of(o);
     sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
     sk_status st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac,
                                                    o->val_frac, &hooks, err)
@@ -434,7 +440,7 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
 // run resumed on the CPU), it runs with the given ones (auto by default), and says so.
 static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk_error *err) {
     char note[3 * SK_ERROR_MSG_MAX], dev[32], took[160];
-    char *tune_dir = t->o.cache_dir ? strdup(t->o.cache_dir) : sk_token_cache_default_dir(t->o.out_dir);
+    char *tune_dir = cache_dir_of(&t->o); // the LSTM choice's cache, beside the token caches
     if (!tune_dir) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sk_backend_config bc = backend_config(t, tune_dir);
     const char *device = rank_device(t, dev, sizeof dev);
