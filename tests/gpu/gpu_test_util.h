@@ -1,5 +1,5 @@
 // gpu_test_util.h: helpers shared by the GPU tests (test_cuda_*.c).
-// defines: OP_OK, alloc_f, max_abs, compare_scaled, layerwise_hook
+// defines: OP_OK, alloc_f, max_abs, compare_scaled, layerwise_hook, emulated_device
 #ifndef SK_GPU_TEST_UTIL_H
 #define SK_GPU_TEST_UTIL_H
 
@@ -58,6 +58,15 @@ static inline int layerwise_hook(const char *var) {
         return -1;
     }
     return (int)family;
+}
+
+// 1 on the emulated device (tests/tests.cmake sets SK_EMULATED_DEVICE=1 in that build), else 0.
+// Its fibers cost about the same per GPU thread and barrier whatever the kernel computes, so a
+// persistent LSTM step costs in proportion to H * B * T there: the tests run shorter windows
+// and fewer steps on it, each saying why its smaller case still takes the same paths.
+static inline int emulated_device(void) {
+    const char *v = getenv("SK_EMULATED_DEVICE");
+    return v && v[0] == '1';
 }
 
 #endif

@@ -4,7 +4,8 @@
 # as the wavefront kernels are held:
 #  1. against the CPU backend: the parity test's every case and random shape for the persistent
 #     kernel in fp32 (CUDA cores), and in tf32 and bf16 on tensor cores, with each precision's
-#     tolerances (test_cuda_parity.c), B = 11 among them (two batch groups of the tiles);
+#     tolerances (test_cuda_parity.c; the random shapes in fp32 only on the emulated device), B =
+#     11 among them (two batch groups of the tiles);
 #  2. the graph test's persistent cases (test_cuda_graph.c): steps replayed as a captured CUDA
 #     graph, eager and resumed from a checkpoint mid-run, bit-identical to one straight run
 #     (determinism and bit-exact resume), and a non-finite step caught;

@@ -31,8 +31,8 @@
 //     optimizer itself is checked bitwise in every precision: the GPU's AdamW against
 //     sk_adam_update fed the GPU's own gradients.)
 // A wrong gate, transposed weight or lost bias errs by O(scale): still far outside even
-// bf16's 16u = 6.3e-2. These are predictions; the first GPU session reports the margins
-// (every comparison prints its worst element).
+// bf16's 16u = 6.3e-2. Every comparison prints its worst element as a fraction of its
+// tolerance, so each GPU run shows the margins these bounds leave.
 #ifndef SK_PRECISION_TOLERANCE_H
 #define SK_PRECISION_TOLERANCE_H
 

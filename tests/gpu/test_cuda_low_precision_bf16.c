@@ -1,7 +1,7 @@
 // test_cuda_low_precision_bf16.c: --precision bf16 (bf16 LSTM operands, fp32 accumulation
-// and cell state) against strict fp32 on the GPU, 200 training steps each (rnn_pair.h's
-// pair_low_precision, which states the checks and their tolerances): the persistent kernel
-// with its inner products on CUDA cores and on tensor cores (sk_tensor_cores: the same
+// and cell state) against strict fp32 on the GPU, 200 training steps each (60 on the emulated
+// device; rnn_pair.h's pair_low_precision, which states the checks and their tolerances): the
+// persistent kernel with its inner products on CUDA cores and on tensor cores (sk_tensor_cores: the same
 // operand rounding, so the same tolerances), and --rnn-impl auto, which takes the
 // persistent kernel for bf16. tf32: test_cuda_low_precision_tf32.c.
 // Exits 77 (skipped) without a usable GPU.

@@ -1,6 +1,6 @@
 // test_cuda_low_precision_tf32.c: --precision tf32 against strict fp32 on the GPU, 200
-// training steps each (rnn_pair.h's pair_low_precision, which states the checks and their
-// tolerances): cuDNN with TF32 tensor cores, and the persistent kernel with its inner
+// training steps each (60 on the emulated device; rnn_pair.h's pair_low_precision, which
+// states the checks and their tolerances): cuDNN with TF32 tensor cores, and the persistent kernel with its inner
 // products on CUDA cores and on tensor cores (sk_tensor_cores: the same operand rounding,
 // so the same tolerances). bf16: test_cuda_low_precision_bf16.c.
 // Exits 77 (skipped) without a usable GPU.

@@ -1,8 +1,8 @@
 // test_cuda_rnn_impls.c: the persistent LSTM kernel against the cuDNN path, both behind the
 // CUDA backend's LSTM seam (--rnn-impl persistent vs cudnn), in strict fp32 on the GPU alone
 // (the lower precisions: test_cuda_low_precision_tf32.c and _bf16.c):
-//  1. 200 training steps (rnn_pair.h's model: two layers, dropout 0.2 between them and
-//     before fc, AdamW with clipping) from the same initialization: the first 10 losses
+//  1. 200 training steps (60 on the emulated device; rnn_pair.h's model: two layers,
+//     dropout 0.2 between them and before fc, AdamW with clipping) from the same initialization: the first 10 losses
 //     agree to 1e-4 relative, and both runs learn (last-20 mean below half of the first
 //     loss). Both are fp32 with identical dropout masks; they differ only in summation order
 //     (~1e-7 relative per dot product), which 10 Adam steps amplify far less than 1e-4.

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # test_gpu_graph_resume.sh (label gpu): --cuda-graph on through the real binaries:
-#   - a 50-step run with graphs is bit-identical to one without (--cuda-graph off), with
+#   - an N-step run with graphs is bit-identical to one without (--cuda-graph off), with
 #     --dropout 0 and 0.3 between two layers, across an epoch boundary and evaluations
 #     (tensor bytes of last.safetensors and best.safetensors);
-#   - stopped after 25 steps and resumed with --init-from to 50, with graphs, it ends
-#     bit-identical to the uninterrupted 50 (the comparison can fail: 25 differs from 50);
+#   - stopped after N/2 steps and resumed with --init-from to N, with graphs, it ends
+#     bit-identical to the uninterrupted N (the comparison can fail: N/2 differs from N);
 #   - a forced non-finite step (test_divergence.sh's: SHAKESPEARE_TEST_POISON_STEP=8 makes a
 #     parameter NaN before step 8, on any device, wherever its rounding falls) with graphs and
 #     read-backs every 10 steps names step 8, as the eager run reading back every step does, and
@@ -12,39 +12,47 @@
 #   - on the emulated device, whose captures SK_EMU_UNCAPTURABLE=1 breaks as an uncapturable
 #     library call would (tests/emu/cudart_emu.cpp): --cuda-graph try says so in one note and
 #     ends bit-identical to the eager run, and --cuda-graph on stops with one error line.
+# N = 50; on the emulated device, where each step costs its fibers, 16 on half the text: still
+# across an epoch boundary (about 10 windows an epoch) with evaluations before and after the stop.
 # Skipped (77) where no GPU is usable.
 . "$(dirname "$0")/../cli/lib.sh"
 
-gen_text text.txt 60 7 # ~3000 characters: about 20 windows of 4 x 32 per epoch
+if [ -n "${SK_EMULATED_DEVICE:-}" ]; then
+    lines=30 N=16 eval=4
+else
+    lines=60 N=50 eval=10
+fi
+half=$((N / 2))
+gen_text text.txt "$lines" 7 # ~50 characters a line: 60 lines make about 20 windows of 4 x 32 an epoch
 require_gpu
 
 for dropout in 0 0.3; do
     C=("$SK_TRAIN" --data text.txt --embed-size 16 --hidden-size 72 --num-layers 2 --dropout "$dropout"
-       --batch-size 4 --seq-length 32 --device cuda --max-epochs 0 --warmup-iters 5 --eval-every 10
+       --batch-size 4 --seq-length 32 --device cuda --max-epochs 0 --warmup-iters 5 --eval-every "$eval"
        --log-every 5 --lr 0.004)
     d=d$dropout
-    expect_ok "${C[@]}" --out-dir "$d/eager" --max-iters 50 --cuda-graph off || continue
-    expect_ok "${C[@]}" --out-dir "$d/graph" --max-iters 50 --cuda-graph on || continue
+    expect_ok "${C[@]}" --out-dir "$d/eager" --max-iters "$N" --cuda-graph off || continue
+    expect_ok "${C[@]}" --out-dir "$d/graph" --max-iters "$N" --cuda-graph on || continue
     grep -q 'backend=cuda' .ok.out || fail "dropout $dropout: the run did not use the GPU: $(tail -n 1 .ok.out)"
     for f in last best; do
         same_tensors "$d/eager/$f.safetensors" "$d/graph/$f.safetensors" &&
             note "dropout $dropout: $f.safetensors with graphs == without, bit for bit" ||
             fail "dropout $dropout: $f.safetensors with graphs differs from the eager run's"
     done
-    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters 25 --cuda-graph on || continue
-    mkdir "$d/b25" && cp "$d"/b/last.safetensors "$d/b25/"
-    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters 50 --cuda-graph on --init-from "$d/b/last.safetensors" || continue
-    [ "$(state_step "$d/b/last.safetensors")" = 50 ] || fail "dropout $dropout: the resumed run is not at step 50"
+    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters "$half" --cuda-graph on || continue
+    mkdir "$d/bhalf" && cp "$d"/b/last.safetensors "$d/bhalf/"
+    expect_ok "${C[@]}" --out-dir "$d/b" --max-iters "$N" --cuda-graph on --init-from "$d/b/last.safetensors" || continue
+    [ "$(state_step "$d/b/last.safetensors")" = "$N" ] || fail "dropout $dropout: the resumed run is not at step $N"
     same_tensors "$d/graph/last.safetensors" "$d/b/last.safetensors" &&
-        note "dropout $dropout: 25 + 25 graph steps == 50, bit for bit" ||
+        note "dropout $dropout: $half + $half graph steps == $N, bit for bit" ||
         fail "dropout $dropout: resumed graph run differs from the uninterrupted one"
-    same_tensors "$d/b25/last.safetensors" "$d/graph/last.safetensors" &&
-        fail "dropout $dropout: the checkpoints at 25 and 50 are identical"
+    same_tensors "$d/bhalf/last.safetensors" "$d/graph/last.safetensors" &&
+        fail "dropout $dropout: the checkpoints at $half and $N are identical"
 done
 
 # A failed capture. The dropout 0.3 run's flags, as above (a real GPU cannot be made to fail one).
 if [ -n "${SK_EMULATED_DEVICE:-}" ]; then
-    SK_EMU_UNCAPTURABLE=1 expect_ok "${C[@]}" --out-dir try --max-iters 50 --cuda-graph try &&
+    SK_EMU_UNCAPTURABLE=1 expect_ok "${C[@]}" --out-dir try --max-iters "$N" --cuda-graph try &&
         same_tensors d0.3/eager/last.safetensors try/last.safetensors &&
         note "--cuda-graph try after a failed capture == eager, bit for bit" ||
         fail "--cuda-graph try after a failed capture: not the eager run's result"
@@ -52,7 +60,7 @@ if [ -n "${SK_EMULATED_DEVICE:-}" ]; then
     [ "$notes" = 1 ] && note "$(grep '^note: --cuda-graph try' .ok.err)" ||
         fail "--cuda-graph try after a failed capture: $notes fallback notes (want 1): $(cat .ok.err)"
     SK_EMU_UNCAPTURABLE=1 expect_exit 1 '^error: .*capturing the training step of 32 steps into a CUDA graph failed' \
-        "${C[@]}" --out-dir on-broken --max-iters 50 --cuda-graph on
+        "${C[@]}" --out-dir on-broken --max-iters "$N" --cuda-graph on
 else
     note "a failed capture is tested on the emulated device only"
 fi
