@@ -27,8 +27,8 @@
 #   sample-gpu.txt     scripts/bench_sample.sh: sampling at batch 1 and --score, characters per
 #                      second of wall time on the CPU and on the GPU (with --skip-bench, not run)
 #   workbench.log      the kernel workbenches at A and B (unless --skip-workbench; 150 s at
-#                      most): kernels/dev/lstm_bench (every LSTM implementation and precision
-#                      against the CPU layer, then timed) and kernels/dev/step_bench (a whole
+#                      most): bench/kernels/lstm_bench (every LSTM implementation and precision
+#                      against the CPU layer, then timed) and bench/kernels/step_bench (a whole
 #                      step eager, deferred and replayed as a CUDA graph)
 #   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU, the
 #                      CPU's measured H=768 recipe (QUALITY_MODEL overrides it),
@@ -75,7 +75,7 @@
 #                   scripts/probe_persistent.sh OUT (130 s): sync_bench, the cost model, ncu on the
 #                   persistent kernels at A and B and, with source counters, on the layer-after-
 #                   layer kernels at A (clusters and grid.sync), lstm_bench and step_bench with
-#                   tensor cores on and off (kernels/PERSISTENT_LSTM_FLOOR.md, "What the next GPU
+#                   tensor cores on and off (docs/PERSISTENT_LSTM_FLOOR.md, "What the next GPU
 #                   run decides"); probes.txt is its log
 #
 # The probe ends by checking OUT against the device tool's limits (8 files at most, none more

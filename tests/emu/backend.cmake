@@ -68,10 +68,10 @@ target_include_directories(emu_check_libs PRIVATE ${CMAKE_SOURCE_DIR}/include ${
 target_include_directories(emu_check_libs SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
 add_test(NAME emu_check_libs COMMAND emu_check_libs)
 set_tests_properties(emu_check_libs PROPERTIES LABELS unit TIMEOUT 300)
-# The LSTM workbench (kernels/dev/lstm_bench.cu) on the emulated device, as a GPU machine
+# The LSTM workbench (bench/kernels/lstm_bench.cu) on the emulated device, as a GPU machine
 # runs it: tests/gpu/test_lstm_bench.sh checks it at a tiny shape (no speed is measured here).
-set_source_files_properties(${CMAKE_SOURCE_DIR}/kernels/dev/lstm_bench.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
-add_executable(lstm_bench ${CMAKE_SOURCE_DIR}/kernels/dev/lstm_bench.cu $<TARGET_OBJECTS:sk_emu_backend_objects>)
+set_source_files_properties(${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+add_executable(lstm_bench ${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu $<TARGET_OBJECTS:sk_emu_backend_objects>)
 set_target_properties(lstm_bench PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                       LINKER_LANGUAGE CXX)
 target_compile_definitions(lstm_bench PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
