@@ -1,5 +1,6 @@
-// device.c: device selection: the backend that a device name ("auto", "cpu", "cuda", "cuda:N")
-// makes, and the memory that device has for it (backend.h).
+// device.c: device selection, the registry of backends: the backend that a device name ("auto",
+// "cpu", "cuda", "cuda:N") makes, and the memory that device has for it (backend.h). The one
+// place that calls every backend's constructor, so it stands above them all.
 // defines: sk_backend_create, sk_backend_memory_of, sk_host_memory_available
 #include <stdio.h>
 #include <string.h>
