@@ -4,7 +4,7 @@
 // metrics log, held by rank 0 alone); an optional batch-1 backend for samples is made here
 // on first use.
 // Data-parallel: the batchers stay global (B streams); this rank's backend runs streams
-// [b_off, b_off + b_local) of every window, and dist/shard.h does the rest.
+// [b_off, b_off + b_local) of every window, and distributed/shard.h does the rest.
 // The loop is the step (take_step: backend.h's one entry point, with the ranks' reduce hook
 // when data-parallel) and the schedule (run_schedule: what is due after it).
 // defines: sk_trainer_evaluate, sk_trainer_run, sk_progress_eta_s
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/shard.h"
+#include "distributed/shard.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/step_math.h"
 #include "trainer_internal.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/shard.h"
+#include "distributed/shard.h"
 #include "io/fsutil.h"
 #include "trainer_internal.h"
 
