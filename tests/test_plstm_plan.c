@@ -14,7 +14,7 @@
 //     every staged row 16-byte aligned (cp.async) and the partial-sum scratch carved;
 //     every refusal says why and really needs more than the block has;
 //  3. tensor cores below compute capability 8.0 are refused.
-//  4. the rebuild's plan (bench/kernels/lstm_persistent_rebuild_cost.h): its chain within issue 33's
+//  4. the rebuild's plan (bench/kernels/lstm_persistent_rebuild_cost.h): its chain within the
 //     targets under the stated H200 numbers, W_hh read once per window, one exchange per
 //     chain step, one batch pass, B planned in TF32 (check_rebuild).
 //  5. the layer-after-layer kernels as built (kernels/lstm_layerwise_plan.h, fp32 on CUDA
@@ -117,7 +117,7 @@ static void check_invariants(const sk_plstm_plan *p, int sms, int optin, int B, 
 }
 
 // 4. The rebuild's plan (lstm_persistent_rebuild_cost.h) under its H200 numbers: the persistent kernels' chain (both directions, per training step) within
-// issue 33's target at A, <= 1.0 ms (TF32); at B (bf16) within 4.0 ms, twice the target: with
+// the target at A, <= 1.0 ms (TF32); at B (bf16) within 4.0 ms, twice the target: with
 // the measured L2 re-read rate the 39 KiB of dg a block stages per backward step through L2
 // dominate; the kernels that meet 2.0 ms exchange through distributed shared memory instead
 // (check 6); B planned in TF32 too; every tile holds its W_hh slice

@@ -73,7 +73,7 @@ typedef enum {
 //   try:  capture; if a capture fails, say why in one notice (read_stats' notice) and run
 //         that step and every later one eagerly;
 //   auto: try where graphs are known to work (kGraphValidated in src/cuda/backend_cuda.cu:
-//         true, after an H100 ran the graph tests), else off;
+//         true: the graph tests pass on an H100), else off;
 //   off:  eager.
 // Graph and eager steps enqueue the same work. The CPU backend accepts all but on.
 typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TRY = 3 } sk_cuda_graph;
@@ -255,7 +255,7 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 // The memory a backend for cfg would take on the device sk_backend_create(cfg, device) picks, and
 // what that device has for it now, so that a caller can refuse a run that cannot fit before
-// anything is allocated (a window of a million steps once grew to 18 GB before anyone said so).
+// anything is allocated (a window of a million steps takes tens of GB).
 typedef struct {
     int on_cuda;        // 1: the device is a GPU; 0: the CPU
     size_t need;        // bytes of every buffer the backend allocates; 0: no estimate for this device
@@ -263,8 +263,8 @@ typedef struct {
                         // window keeps for backprop through time, its logits and their gradients
     size_t available;   // bytes the device has for it now; 0: not known
 } sk_backend_memory;
-// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available. A CUDA device's
-// (the CUDA backend's buffers against cudaMemGetInfo) is not made here yet: need stays 0.
+// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available; a CUDA device
+// gets none (need 0).
 void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_backend_memory *m);
 // The bytes sk_backend_create_cpu allocates for cfg (its parameters, gradients and Adam's moments
 // when training, the activations and scratch of a window of seq_len steps for batch_size streams);
