@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_impl.h" // sk_backend_ops: the stand-in backends fill one
 #include "shakespeare/sampler.h"
 #include "test_util.h"
 
