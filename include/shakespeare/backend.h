@@ -207,7 +207,7 @@ struct sk_backend {
 
 // The operations, each the backend's op of the same name (b->ops). Every one returns its status
 // and, on failure, leaves its message in b->err (sk_backend_error).
-// "cpu" or "cuda".
+// The backend's name: "cpu" or "cuda".
 const char *sk_backend_name(const sk_backend *b);
 // Parameters, gradients and Adam's moments, (total,) floats each in the canonical layout.
 sk_status sk_backend_set_params(sk_backend *b, const float *params);
@@ -239,7 +239,7 @@ sk_status sk_backend_update(sk_backend *b, const sk_adam_hparams *h, float lr, f
 // 1 when the backend has a fused sampler (sk_backend_sample); else sampling runs a forward and
 // get_logits per token and draws on the host (sk_generate_batch).
 int sk_backend_has_sampler(const sk_backend *b);
-// The fused sampler. From the carried state, feeds x (B,), then draws n >= 1 tokens per stream
+// The fused sampler, where sk_backend_has_sampler. From the carried state, feeds x (B,), then draws n >= 1 tokens per stream
 // into out (B, n) stream-major, feeding each but the last: the draw of stream s at step i takes
 // sk_sample_uniform(keys[s], position + i) through sample_draw.h's arithmetic. Leaves carried the
 // state after the last token fed (x, then out[s][0..n-2]), and get_logits returns the logits
