@@ -1,5 +1,5 @@
-// lstm_layerwise.h: the persistent LSTM kernels rebuilt over W_hh alone, one layer per launch
-// (issue 33, the rebuild: kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's design" and after):
+// lstm_layerwise.h: the persistent LSTM kernels over W_hh alone, one layer per launch
+// (docs/PERSISTENT_LSTM_FLOOR.md, "The rebuild's design" and after):
 // fp32 or bf16 operands, on CUDA cores or tensor cores, exchanging through grid.sync or
 // thread-block clusters.
 // defines: sk_plstm_lw_plan_make, sk_plstm_lw_forward, sk_plstm_lw_backward

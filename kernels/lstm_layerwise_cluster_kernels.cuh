@@ -56,7 +56,7 @@ __device__ __forceinline__ void copy_unit(unsigned char *dst, const unsigned cha
 // first kSlots items (every item of configurations A and B: at most 2 prefetch copies and 4 pushed
 // stores a thread); a thread with more works the rest out at each step, as before. Each step then
 // costs a few instructions a copy, where every warp ran a stage_row call per prefetched row and every
-// push item took three integer divisions (kernels/PERSISTENT_LSTM_FLOOR.md, "The H200 run of
+// push item took three integer divisions (docs/PERSISTENT_LSTM_FLOOR.md, "The H200 run of
 // 2026-11-28": about 60% of a step's instructions).
 constexpr int kSlots = 4;
 

@@ -9,7 +9,7 @@
 # tokens/s = B*T / median step time (shakespeare-train's median_tokens_per_s); the rounds
 # alternate the three so that load from other processes falls on all of them. Then the
 # all-reduce of the gradient buffer alone (bench/allreduce_bench.c through comm.h) at the
-# sizes of configs A and B: the one number the cost model in kernels/ALLREDUCE_COST_MODEL.md
+# sizes of configs A and B: the one number the cost model in docs/ALLREDUCE_COST_MODEL.md
 # rests on, measured here.
 #
 # Usage: scripts/bench_mpi.sh [--steps N] [--rounds N] [--build-dir DIR] [--data FILE]

@@ -16,7 +16,10 @@ import re
 import subprocess
 import sys
 
-LAYERS = ["core", "io", "data", "model", "checkpoint", "cpu", "cuda", "dist", "backend", "sample", "train", "cli"]
+LAYERS = [
+    "core", "io", "data", "model", "checkpoint", "backend", "cpu", "cuda", "distributed", "registry", "sample", "train",
+    "cli",
+]
 CODE = (".c", ".h", ".cu", ".cuh", ".cpp")
 
 

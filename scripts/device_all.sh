@@ -27,8 +27,8 @@
 #   sample-gpu.txt     scripts/bench_sample.sh: sampling at batch 1 and --score, characters per
 #                      second of wall time on the CPU and on the GPU (with --skip-bench, not run)
 #   workbench.log      the kernel workbenches at A and B (unless --skip-workbench; 150 s at
-#                      most): kernels/dev/lstm_bench (every LSTM implementation and precision
-#                      against the CPU layer, then timed) and kernels/dev/step_bench (a whole
+#                      most): bench/kernels/lstm_bench (every LSTM implementation and precision
+#                      against the CPU layer, then timed) and bench/kernels/step_bench (a whole
 #                      step eager, deferred and replayed as a CUDA graph)
 #   quality.log        with --quality S / --only-quality S: shakespeare-train on the GPU, the
 #                      CPU's measured H=768 recipe (QUALITY_MODEL overrides it),
@@ -75,7 +75,7 @@
 #                   scripts/probe_persistent.sh OUT (130 s): sync_bench, the cost model, ncu on the
 #                   persistent kernels at A and B and, with source counters, on the layer-after-
 #                   layer kernels at A (clusters and grid.sync), lstm_bench and step_bench with
-#                   tensor cores on and off (kernels/PERSISTENT_LSTM_FLOOR.md, "What the next GPU
+#                   tensor cores on and off (docs/PERSISTENT_LSTM_FLOOR.md, "What the next GPU
 #                   run decides"); probes.txt is its log
 #
 # The probe ends by checking OUT against the device tool's limits (8 files at most, none more
@@ -268,25 +268,15 @@ fi
 if [ "$quality" -gt 0 ]; then
   # The README's quality configuration. SIGTERM after $quality s writes a checkpoint; the
   # log keeps every validation loss and the done: line.
-  # What the CPU runs taught (README, "Training quality on the CPU"): on tiny Shakespeare the
-  # best validation loss comes from regularization and from when the learning rate anneals,
-  # not from how many steps fit. H=512, L=2 over 20 epochs (dropout 0.35) was best at epoch
-  # 10 (1.4267) and then overfit (1.45 at the end); dropout 0.5 with weight decay 0.1 over 15
-  # epochs was still falling at its end (1.4215); a third layer did worse (1.4293). H=768
-  # under that regularization peaked at epoch 10 of 15 (1.4226) and overfit after, and over
-  # a 10-epoch schedule reached 1.4084. Trading dropout for weight drop on W_hh (dropout
-  # 0.3, --weight-drop 0.25) reached 1.3974 over the same 10 epochs, the best (dropout 0.25
-  # with weight drop 0.35: 1.3985); dropout 0.5 with weight drop 0.3 was too much (1.4232).
-  # So the run's cosine schedule spans QUALITY_EPOCHS epochs (default 10), or as many steps
-  # as fit in S - 30 s if fewer, and the default model (QUALITY_MODEL overrides it) is that
-  # measured recipe, whose 10 epochs need about 40k tokens/s to fit in 300 s. Wider
-  # (--hidden-size 1024, same regularization) ended at 1.3965, no better for 1.8 times the
-  # arithmetic (it overfit more); with --dropout 0.35 --weight-drop 0.3 it reached 1.3951,
-  # the best measured: QUALITY_MORE's default, run in the same call when it fits. (Seeds 2
-  # and 3 of the H=768 recipe reached 1.3953 and 1.3951: over three seeds 1.3959 +- 0.0013,
-  # every one below 1.40; H=1024's lead is within that spread.) A 40-step
-  # calibration run measures this GPU's speed for the time cap (evaluations included, 10%
-  # margin).
+  # On tiny Shakespeare the best validation loss comes from regularization and from when the
+  # learning rate anneals, not from how many steps fit (docs/benchmarks.md, "Training quality
+  # on the CPU", has the measurements). So the run's cosine schedule spans QUALITY_EPOCHS
+  # epochs (default 10), or as many steps as fit in S - 30 s if fewer, and the default model
+  # (QUALITY_MODEL overrides it) is the best measured 10-epoch recipe (H=768, dropout 0.3,
+  # weight drop 0.25 on W_hh, weight decay 0.1), whose 10 epochs need about 40k tokens/s to
+  # fit in 300 s. QUALITY_MORE's default is the H=1024 recipe with dropout 0.35 and weight
+  # drop 0.3, run in the same call when it fits. A 40-step calibration run measures this
+  # GPU's speed for the time cap (evaluations included, 10% margin).
   # SIGTERM at S seconds still writes a checkpoint and the done: line.
   # QUALITY_MORE (default: the H=1024 recipe; "" for none) runs after the time to quality
   # when its whole schedule, as its own calibration predicts, fits in what is left of a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# probe_persistent.sh OUT_DIR: the persistent LSTM's probes on a GPU machine (issue 33), at
-# most ~130 s, two files under OUT_DIR (kernels/PERSISTENT_LSTM_FLOOR.md, "What the next GPU run
+# probe_persistent.sh OUT_DIR: the persistent LSTM's probes on a GPU machine, at
+# most ~130 s, two files under OUT_DIR (docs/PERSISTENT_LSTM_FLOOR.md, "What the next GPU run
 # decides", says what each line decides):
 #   probe-persistent.txt  build/sync_bench (grid.sync, cluster barriers, flag hand-off, L2
 #                         re-read, L2 and HBM round trips, DSMEM), build/plstm_cost (the model the

@@ -24,16 +24,16 @@ int main(void) {
     CHECK(strcmp(sk_backend_error(be), "no message") == 0);
 
     int32_t x[5] = {0, 1, 2, 3, 4}, bad[2] = {1, 7};
-    CHECK(be->ops->forward(be, x, NULL, 5, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
+    CHECK(sk_backend_forward(be, x, NULL, 5, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
     CONTAINS(sk_backend_error(be), "forward over 5 steps; this backend takes 1 to 4");
-    CHECK(be->ops->forward(be, bad, NULL, 2, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
+    CHECK(sk_backend_forward(be, bad, NULL, 2, SK_MODE_EVAL, 0, NULL) == SK_ERR_ARG);
     CONTAINS(sk_backend_error(be), "input id 7 outside the vocabulary of 5");
-    CHECK(be->ops->forward(be, x, NULL, 2, SK_MODE_TRAIN, 1, NULL) == SK_ERR_ARG);
+    CHECK(sk_backend_forward(be, x, NULL, 2, SK_MODE_TRAIN, 1, NULL) == SK_ERR_ARG);
     CONTAINS(sk_backend_error(be), "training forward on an inference-only backend");
     float m[1], v[1];
-    CHECK(be->ops->get_optimizer_state(be, m, v) == SK_ERR_ARG);
+    CHECK(sk_backend_get_optimizer_state(be, m, v) == SK_ERR_ARG);
     CONTAINS(sk_backend_error(be), "inference-only");
-    CHECK(be->ops->backward(be) == SK_ERR_ARG);
+    CHECK(sk_backend_backward(be) == SK_ERR_ARG);
     CONTAINS(sk_backend_error(be), "backward without a training forward");
 
     // A caller's line: what it was doing, then the backend's reason.
@@ -51,11 +51,11 @@ int main(void) {
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
     float *p = calloc(be->layout.total, sizeof(float));
     p[0] = NAN; // embedding row 0 feeds every step below
-    CHECK_OK(be->ops->set_params(be, p));
+    CHECK_OK(sk_backend_set_params(be, p));
     int32_t xs[4] = {0, 0, 0, 0}, ys[4] = {1, 1, 1, 1};
     double loss;
-    (void)be->ops->forward(be, xs, ys, 2, SK_MODE_TRAIN, 1, &loss);
-    (void)be->ops->backward(be);
+    (void)sk_backend_forward(be, xs, ys, 2, SK_MODE_TRAIN, 1, &loss);
+    (void)sk_backend_backward(be);
     sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.0, 5.0};
     double gn;
     CHECK(sk_backend_step(be, &h, 1e-3f, 1, &gn) == SK_ERR_NUMERIC);

@@ -30,9 +30,9 @@ static sk_backend *make(int training) {
 
 // Logits (B, T, V) of an evaluation of x from a zero state.
 static void eval_logits(sk_backend *b, const int32_t *x, float *out) {
-    OP_OK(b->ops->set_state(b, NULL, NULL));
-    OP_OK(b->ops->forward(b, x, NULL, T, SK_MODE_EVAL, 0, NULL));
-    OP_OK(b->ops->get_logits(b, out));
+    OP_OK(sk_backend_set_state(b, NULL, NULL));
+    OP_OK(sk_backend_forward(b, x, NULL, T, SK_MODE_EVAL, 0, NULL));
+    OP_OK(sk_backend_get_logits(b, out));
 }
 
 // The largest |a - b| over n floats.
@@ -53,11 +53,11 @@ int main(void) {
     sk_params_init(q, &trained->layout, SK_INIT_UNIFORM, 0.5f, 0.0f, 2);
 
     // set_params replaces the table's source: the second parameters' logits, not the first's.
-    OP_OK(trained->ops->set_params(trained, p));
+    OP_OK(sk_backend_set_params(trained, p));
     eval_logits(trained, x, got);
-    OP_OK(trained->ops->set_params(trained, q));
+    OP_OK(sk_backend_set_params(trained, q));
     eval_logits(trained, x, got);
-    OP_OK(fresh->ops->set_params(fresh, q));
+    OP_OK(sk_backend_set_params(fresh, q));
     eval_logits(fresh, x, want);
     CHECK(max_diff(got, want, n) == 0.0); // the same arithmetic on the same numbers
     printf("  after set_params: max |diff| %g\n", max_diff(got, want, n));
@@ -66,19 +66,19 @@ int main(void) {
     // same model) multiplies the embedded rows by W_ih in a GEMM; the two differ by the order
     // of a dot product of E = 6 terms of size ~0.5, carried through two layers: 1e-5 is ~100
     // fp32 ulps of logits of size ~1.
-    OP_OK(trained->ops->set_state(trained, NULL, NULL));
-    OP_OK(trained->ops->forward(trained, x, y, T, SK_MODE_TRAIN, 1, NULL));
-    OP_OK(trained->ops->get_logits(trained, got));
+    OP_OK(sk_backend_set_state(trained, NULL, NULL));
+    OP_OK(sk_backend_forward(trained, x, y, T, SK_MODE_TRAIN, 1, NULL));
+    OP_OK(sk_backend_get_logits(trained, got));
     printf("  table against the training forward: max |diff| %g (tolerance 1e-5)\n", max_diff(got, want, n));
     CHECK(max_diff(got, want, n) <= 1e-5);
 
     // An optimizer step changes the parameters: the next evaluation uses the new ones.
-    OP_OK(trained->ops->backward(trained));
+    OP_OK(sk_backend_backward(trained));
     sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.0, 0.0};
-    OP_OK(trained->ops->update(trained, &h, 0.1f, 1.0f, 1));
+    OP_OK(sk_backend_update(trained, &h, 0.1f, 1.0f, 1));
     eval_logits(trained, x, got);
-    OP_OK(trained->ops->get_params(trained, p));
-    OP_OK(fresh->ops->set_params(fresh, p));
+    OP_OK(sk_backend_get_params(trained, p));
+    OP_OK(sk_backend_set_params(fresh, p));
     eval_logits(fresh, x, want);
     printf("  after an optimizer step: max |diff| %g\n", max_diff(got, want, n));
     CHECK(max_diff(got, want, n) == 0.0);

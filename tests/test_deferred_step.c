@@ -33,7 +33,7 @@ static sk_backend *fresh(const float *p0) {
                              .threads = 1, .seed = 42};
     sk_backend *be = NULL;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-    if (p0) CHECK(be->ops->set_params(be, p0) == SK_OK);
+    if (p0) CHECK(sk_backend_set_params(be, p0) == SK_OK);
     return be;
 }
 
@@ -78,9 +78,9 @@ static void take(sk_backend *be, state *s) {
     s->p = malloc(n * sizeof(float)), s->m = malloc(n * sizeof(float)), s->v = malloc(n * sizeof(float));
     s->h = malloc(ns * sizeof(float)), s->c = malloc(ns * sizeof(float));
     if (!s->p || !s->m || !s->v || !s->h || !s->c) exit(1);
-    CHECK(be->ops->get_params(be, s->p) == SK_OK);
-    CHECK(be->ops->get_optimizer_state(be, s->m, s->v) == SK_OK);
-    CHECK(be->ops->get_state(be, s->h, s->c) == SK_OK);
+    CHECK(sk_backend_get_params(be, s->p) == SK_OK);
+    CHECK(sk_backend_get_optimizer_state(be, s->m, s->v) == SK_OK);
+    CHECK(sk_backend_get_state(be, s->h, s->c) == SK_OK);
 }
 
 static void drop(state *s) { free(s->p), free(s->m), free(s->v), free(s->h), free(s->c); }
@@ -92,7 +92,7 @@ int main(void) {
     float *p0 = malloc(n * sizeof(float));
     if (!p0) return 1;
     sk_params_init(p0, &a->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
-    CHECK(a->ops->set_params(a, p0) == SK_OK);
+    CHECK(sk_backend_set_params(a, p0) == SK_OK);
     sk_backend *e = fresh(p0);
 
     // 1: deferred (a) vs eager (e).
@@ -101,8 +101,8 @@ int main(void) {
     for (int s = 0; s < 12; s++) {
         window(s, x, y);
         CHECK(step(a, x, y, s, NULL) == SK_OK);
-        CHECK(e->ops->forward(e, x, y, T, SK_MODE_TRAIN, s, &loss) == SK_OK);
-        CHECK(e->ops->backward(e) == SK_OK);
+        CHECK(sk_backend_forward(e, x, y, T, SK_MODE_TRAIN, s, &loss) == SK_OK);
+        CHECK(sk_backend_backward(e) == SK_OK);
         CHECK(sk_backend_step(e, &kHp, 1e-2f, s + 1, &norm) == SK_OK);
         if (s == 5) take(a, &half);
     }
@@ -120,7 +120,7 @@ int main(void) {
 
     // 2: an infinite parameter (the fc bias) makes step 13's loss nan: recorded, nothing moves.
     sa.p[n - 1] = INFINITY;
-    CHECK(a->ops->set_params(a, sa.p) == SK_OK);
+    CHECK(sk_backend_set_params(a, sa.p) == SK_OK);
     for (int s = 12; s < 15; s++) {
         window(s, x, y);
         CHECK(step(a, x, y, s, NULL) == SK_OK);

@@ -21,8 +21,8 @@ static double loss_at(sk_backend *be, const int32_t *x, const int32_t *y, const 
                       int64_t step) {
     sk_error err;
     double s = 0.0;
-    CHECK_OK(be->ops->set_state(be, h0, c0));
-    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, step, &s));
+    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, step, &s));
     return s;
 }
 
@@ -35,7 +35,7 @@ static void check_model(float dropout, float weight_drop) {
     const size_t n = be->layout.total;
     float *p = malloc(n * sizeof(float)), *g = malloc(n * sizeof(float));
     sk_params_init(p, &be->layout, SK_INIT_UNIFORM, 0.5f, 0.0f, 7);
-    CHECK_OK(be->ops->set_params(be, p));
+    CHECK_OK(sk_backend_set_params(be, p));
 
     sk_rng r;
     sk_rng_seed(&r, 99);
@@ -46,8 +46,8 @@ static void check_model(float dropout, float weight_drop) {
 
     const int64_t step = 3;
     loss_at(be, x, y, h0, c0, step);
-    CHECK_OK(be->ops->backward(be));
-    CHECK_OK(be->ops->get_grads(be, g));
+    CHECK_OK(sk_backend_backward(be));
+    CHECK_OK(sk_backend_get_grads(be, g));
 
     const float eps = 1e-2f;
     printf("dropout %.2f, weight drop %.2f\n", (double)dropout, (double)weight_drop);
@@ -57,15 +57,15 @@ static void check_model(float dropout, float weight_drop) {
         for (size_t j = 0; j < t->numel; j++) {
             float *pj = &p[t->offset + j], keep = *pj;
             *pj = keep + eps;
-            be->ops->set_params(be, p);
+            sk_backend_set_params(be, p);
             double lp = loss_at(be, x, y, h0, c0, step);
             *pj = keep - eps;
-            be->ops->set_params(be, p);
+            sk_backend_set_params(be, p);
             double lm = loss_at(be, x, y, h0, c0, step);
             *pj = keep;
             num[j] = (float)((lp - lm) / (2.0 * eps) / (B * T));
         }
-        be->ops->set_params(be, p);
+        sk_backend_set_params(be, p);
         sk_test_compare(t->name, g + t->offset, num, t->numel, 2e-4, 1e-2);
         free(num);
     }

@@ -1,7 +1,7 @@
 // test_plstm_plan.c: the persistent LSTM kernel's plan (kernels/lstm_persistent_plan.h), the
 // shared-memory arithmetic the kernels carve their buffers by, and the rebuild's plan, on any machine:
 //  1. configs A (E128 H256 L2 B32) and B (E256 H512 L4 B64) on a 132-SM H100/H200 (227 KiB
-//     per block, compute capability 9): the numbers of kernels/PERSISTENT_LSTM_FLOOR.md's
+//     per block, compute capability 9): the numbers of docs/PERSISTENT_LSTM_FLOOR.md's
 //     plan table, for fp32, bf16 and both tensor-core variants; B refused in fp32 (with
 //     bf16 named as the way out) and on TF32 tensor cores;
 //  2. over 3000 random shapes on three devices, every plan that fits keeps the invariants
@@ -14,7 +14,7 @@
 //     every staged row 16-byte aligned (cp.async) and the partial-sum scratch carved;
 //     every refusal says why and really needs more than the block has;
 //  3. tensor cores below compute capability 8.0 are refused.
-//  4. the rebuild's plan (kernels/lstm_persistent_rebuild_cost.h): its chain within issue 33's
+//  4. the rebuild's plan (bench/kernels/lstm_persistent_rebuild_cost.h): its chain within the
 //     targets under the stated H200 numbers, W_hh read once per window, one exchange per
 //     chain step, one batch pass, B planned in TF32 (check_rebuild).
 //  5. the layer-after-layer kernels as built (kernels/lstm_layerwise_plan.h, fp32 on CUDA
@@ -31,7 +31,7 @@
 //     the prefetch and push precomputed per thread the model puts A's step under the grid.sync
 //     kernels' (check_clusters).
 //  7. the model against the H200: every kernel the run of 2d6bab0 measured (the wavefront, the
-//     layer-after-layer kernels with grid.sync and with clusters, kernels/dev/plstm_measured.h)
+//     layer-after-layer kernels with grid.sync and with clusters, bench/kernels/plstm_measured.h)
 //     predicted within 30% of its step_bench step (check_measured).
 //  8. the grid.sync plan over every H <= 1024 and B <= 128 on sm_90 in fp32, TF32 and bf16: all
 //     fit, the 8-row tile kept wherever it fits whole; past the range the refusal names the
@@ -40,8 +40,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/dev/plstm_measured.h"
-#include "../kernels/lstm_persistent_rebuild_cost.h"
+#include "../bench/kernels/plstm_measured.h"
+#include "../bench/kernels/lstm_persistent_rebuild_cost.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
 
@@ -117,7 +117,7 @@ static void check_invariants(const sk_plstm_plan *p, int sms, int optin, int B, 
 }
 
 // 4. The rebuild's plan (lstm_persistent_rebuild_cost.h) under its H200 numbers: the persistent kernels' chain (both directions, per training step) within
-// issue 33's target at A, <= 1.0 ms (TF32); at B (bf16) within 4.0 ms, twice the target: with
+// the target at A, <= 1.0 ms (TF32); at B (bf16) within 4.0 ms, twice the target: with
 // the measured L2 re-read rate the 39 KiB of dg a block stages per backward step through L2
 // dominate; the kernels that meet 2.0 ms exchange through distributed shared memory instead
 // (check 6); B planned in TF32 too; every tile holds its W_hh slice

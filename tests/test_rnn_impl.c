@@ -59,7 +59,7 @@ int main(void) {
     if (!sk_cuda_available(0, reason, sizeof reason)) {
         char notice[256] = "";
         CHECK_OK(sk_backend_create(&cfg, "auto", &be, notice, sizeof notice, &err));
-        CHECK(strcmp(be->ops->name, "cpu") == 0 && strstr(notice, "running on the CPU") != NULL);
+        CHECK(strcmp(sk_backend_name(be), "cpu") == 0 && strstr(notice, "running on the CPU") != NULL);
         sk_backend_free(be);
         cfg.rnn_impl = SK_RNN_CUDNN;
         CHECK(sk_backend_create(&cfg, "auto", &be, notice, sizeof notice, &err) == SK_ERR_ARG && be == NULL);

@@ -7,7 +7,7 @@
 //  2. the streams are independent: their texts are not all the same;
 //  3. an emit that returns nonzero stops every stream at that step;
 //  4. a comparison that can fail: stream 1's text differs from what seed s (stream 0's) draws;
-//  5. with a fused sampler (backend.h's ops->sample, here the stand-in's own per-token loop
+//  5. with a fused sampler (backend.h's sk_backend_sample, here the stand-in's own per-token loop
 //     drawing with the keyed uniforms), the chunked path (16, 32, then what is left) emits
 //     exactly what the host loop emits, and stops where it stops.
 // Tolerance: none (integers in float).
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/backend_impl.h" // sk_backend_ops: the stand-in backends fill one
 #include "shakespeare/sampler.h"
 #include "test_util.h"
 
@@ -58,7 +59,7 @@ static sk_status fake_get_logits(sk_backend *b, float *out) {
     return SK_OK;
 }
 
-// ops->sample's contract on the stand-in: feeds x, draws n tokens per stream, feeding each
+// sk_backend_sample's contract on the stand-in: feeds x, draws n tokens per stream, feeding each
 // but the last; counts its calls.
 static int fused_calls;
 static sk_status fake_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,

@@ -11,14 +11,14 @@
 //     max(E, H) + H, pre-activations, the draw's three V-long arrays), and sb the largest that fits
 //     (at most SK_SAMPLE_MAX_SB and B); every refusal really needs more than the block has,
 //     even staging one stream;
-//  4. the cost model (kernels/sample_persistent_cost.h, the H200's measured numbers, the draw's
+//  4. the cost model (bench/kernels/sample_persistent_cost.h, the H200's measured numbers, the draw's
 //     serial sums estimated) predicts config A at batch 1, 16 and 256 within 30% of what the H200
 //     measured (bench/results/h200-2026-11-28-2d6bab0/probe/sample-gpu.txt, through
-//     kernels/dev/plstm_measured.h), and more characters/s at batch 16 than at batch 1.
+//     bench/kernels/plstm_measured.h), and more characters/s at batch 16 than at batch 1.
 #include <stdio.h>
 #include <string.h>
 
-#include "../kernels/dev/plstm_measured.h"
+#include "../bench/kernels/plstm_measured.h"
 #include "shakespeare/rng.h"
 #include "test_util.h"
 

@@ -205,21 +205,21 @@ int main(void) {
     // ---- training forward from a nonzero carried state, loss, final state --------------
     printf("forward (train, from h0, c0):\n");
     double loss_sum = NAN;
-    CHECK_OK(be->ops->set_params(be, params));
-    CHECK_OK(be->ops->set_state(be, h0, c0));
-    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, 1, &loss_sum));
+    CHECK_OK(sk_backend_set_params(be, params));
+    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 1, &loss_sum));
     float loss = (float)(loss_sum / (double)BT);
     sk_test_compare("loss (mean)", &loss, ref_f32(ref, "loss", 1), 1, ATOL_VALUE, RTOL);
-    CHECK_OK(be->ops->get_logits(be, logits));
+    CHECK_OK(sk_backend_get_logits(be, logits));
     sk_test_compare("logits", logits, ref_logits, BT * V, ATOL_VALUE, RTOL);
-    CHECK_OK(be->ops->get_state(be, h, c));
+    CHECK_OK(sk_backend_get_state(be, h, c));
     sk_test_compare("hn", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
     sk_test_compare("cn", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
 
     // ---- backward: every gradient ---------------------------------------------------------
     printf("backward:\n");
-    CHECK_OK(be->ops->backward(be));
-    CHECK_OK(be->ops->get_grads(be, buf));
+    CHECK_OK(sk_backend_backward(be));
+    CHECK_OK(sk_backend_get_grads(be, buf));
     compare_tensors(ref, lay, buf, "grad.", ATOL_GRAD);
 
     // ---- clipped Adam step 1: norm, parameters, moments ------------------------------------
@@ -235,9 +235,9 @@ int main(void) {
     CHECK_OK(sk_backend_step(be, &hp, lr, 1, &gnorm));
     float gnorm_f = (float)gnorm;
     sk_test_compare("grad_norm", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
-    CHECK_OK(be->ops->get_params(be, buf));
+    CHECK_OK(sk_backend_get_params(be, buf));
     compare_tensors(ref, lay, buf, "adam.", ATOL_VALUE);
-    CHECK_OK(be->ops->get_optimizer_state(be, m, v));
+    CHECK_OK(sk_backend_get_optimizer_state(be, m, v));
     compare_tensors(ref, lay, m, "adam_m.", ATOL_GRAD);
     // v = (1 - beta2) (s g)^2 with clip scale s = 0.5, so an error dg in g moves v by
     // 2 (1 - beta2) s^2 |g| dg <= 2e-3 * 0.25 * 0.15 * 2e-7 = 1.5e-11: atol 3e-11.
@@ -247,16 +247,16 @@ int main(void) {
     // Forward and backward again from the original parameters and state, so the step does
     // not depend on whether sk_backend_step leaves the gradient buffer clipped.
     printf("AdamW step (weight decay %.3g on matrices):\n", ref_scalar(ref, "adamw.weight_decay"));
-    CHECK_OK(be->ops->set_params(be, params));
-    CHECK_OK(be->ops->set_optimizer_state(be, zeros, zeros));
-    CHECK_OK(be->ops->set_state(be, h0, c0));
-    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
-    CHECK_OK(be->ops->backward(be));
+    CHECK_OK(sk_backend_set_params(be, params));
+    CHECK_OK(sk_backend_set_optimizer_state(be, zeros, zeros));
+    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
+    CHECK_OK(sk_backend_backward(be));
     hp.weight_decay = ref_scalar(ref, "adamw.weight_decay");
     CHECK_OK(sk_backend_step(be, &hp, lr, 1, &gnorm));
     gnorm_f = (float)gnorm;
     sk_test_compare("grad_norm (again)", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
-    CHECK_OK(be->ops->get_params(be, buf));
+    CHECK_OK(sk_backend_get_params(be, buf));
     compare_tensors(ref, lay, buf, "adamw.", ATOL_VALUE);
 
     // ---- evaluation forward in two windows (len 4, then 2) carrying the state --------------
@@ -264,14 +264,14 @@ int main(void) {
     // the len < T path, the (B, len, V) logits layout and the state carried between calls.
     const int len1 = T > 2 ? T - 2 : 1, len2 = T - len1;
     printf("forward (eval, windows of %d and %d):\n", len1, len2);
-    CHECK_OK(be->ops->set_params(be, params));
-    CHECK_OK(be->ops->set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_params(be, params));
+    CHECK_OK(sk_backend_set_state(be, h0, c0));
     int start = 0;
     for (int w = 0; w < 2; w++) {
         const int len = w == 0 ? len1 : len2;
         for (int b = 0; b < B; b++) memcpy(xs + (size_t)b * len, x + (size_t)b * T + start, len * sizeof(int32_t));
-        CHECK_OK(be->ops->forward(be, xs, NULL, len, SK_MODE_EVAL, 0, &loss_sum));
-        CHECK_OK(be->ops->get_logits(be, logits));
+        CHECK_OK(sk_backend_forward(be, xs, NULL, len, SK_MODE_EVAL, 0, &loss_sum));
+        CHECK_OK(sk_backend_get_logits(be, logits));
         for (int b = 0; b < B; b++) {
             char what[64];
             snprintf(what, sizeof what, "logits[%d, %d:%d]", b, start, start + len);
@@ -280,7 +280,7 @@ int main(void) {
         }
         start += len;
     }
-    CHECK_OK(be->ops->get_state(be, h, c));
+    CHECK_OK(sk_backend_get_state(be, h, c));
     sk_test_compare("hn (eval)", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
     sk_test_compare("cn (eval)", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
 

@@ -42,21 +42,21 @@ static double train_pass(sk_backend *be, const float *params, const int32_t *x, 
                          float *logits, float *grads) {
     sk_error err;
     double loss = 0.0;
-    CHECK_OK(be->ops->set_params(be, params));
-    CHECK_OK(be->ops->set_state(be, NULL, NULL));
-    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_TRAIN, step, &loss));
-    CHECK_OK(be->ops->get_logits(be, logits));
-    CHECK_OK(be->ops->backward(be));
-    CHECK_OK(be->ops->get_grads(be, grads));
+    CHECK_OK(sk_backend_set_params(be, params));
+    CHECK_OK(sk_backend_set_state(be, NULL, NULL));
+    CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, step, &loss));
+    CHECK_OK(sk_backend_get_logits(be, logits));
+    CHECK_OK(sk_backend_backward(be));
+    CHECK_OK(sk_backend_get_grads(be, grads));
     return loss;
 }
 
 static double eval_pass(sk_backend *be, const float *params, const int32_t *x, const int32_t *y) {
     sk_error err;
     double loss = 0.0;
-    CHECK_OK(be->ops->set_params(be, params));
-    CHECK_OK(be->ops->set_state(be, NULL, NULL));
-    CHECK_OK(be->ops->forward(be, x, y, T, SK_MODE_EVAL, 0, &loss));
+    CHECK_OK(sk_backend_set_params(be, params));
+    CHECK_OK(sk_backend_set_state(be, NULL, NULL));
+    CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_EVAL, 0, &loss));
     return loss;
 }
 

@@ -115,7 +115,7 @@ add_executable(options_table ${CMAKE_SOURCE_DIR}/tests/cli/options_table.c)
 target_link_libraries(options_table PRIVATE shakespeare_cli)
 add_executable(ckpt_diff ${CMAKE_SOURCE_DIR}/tests/mpi/ckpt_diff.c)
 target_link_libraries(ckpt_diff PRIVATE shakespeare_core)
-# ... and run the ranks' consistency checks (src/dist/shard.c) on made-up devices and models.
+# ... and run the ranks' consistency checks (src/distributed/shard.c) on made-up devices and models.
 add_executable(rank_checks ${CMAKE_SOURCE_DIR}/tests/mpi/rank_checks.c)
 target_include_directories(rank_checks PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(rank_checks PRIVATE shakespeare_core)

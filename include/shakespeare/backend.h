@@ -1,9 +1,16 @@
-// backend.h: one interface, two backends (CPU reference, CUDA). The trainer, the sampler
-// and the tests drive a backend only through this table and never know which one it is.
-// defines: sk_backend_config, sk_backend_ops, sk_backend_create, sk_backend_free,
+// backend.h: one interface, two backends (CPU reference, CUDA), as their callers see it. The
+// trainer, the sampler and the tests drive a backend only through these calls and never know
+// which one it is; a backend implements them by filling the table of src/backend/backend_impl.h.
+// defines: sk_backend_config, sk_backend, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
+//          sk_backend_name, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
+//          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
+//          sk_backend_get_state, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
+//          sk_backend_grad_buffer, sk_backend_grad_norm, sk_backend_update, sk_backend_has_sampler,
+//          sk_backend_sample,
 //          sk_backend_memory, sk_backend_memory_of, sk_backend_cpu_bytes, sk_host_memory_available,
-//          sk_cuda_available, sk_cuda_device_count, sk_device_parse, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name,
+//          sk_cuda_available, sk_cuda_device_count, sk_cuda_describe, sk_device_parse, sk_rnn_impl,
+//          sk_rnn_impl_parse, sk_rnn_impl_name,
 //          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_grad_reduce,
 //          sk_train_step_args, sk_backend_train_step, sk_backend_read_stats, sk_precision, sk_precision_parse,
 //          sk_precision_name
@@ -25,10 +32,10 @@
 // [the reduce hook: data-parallel ranks sum the loss and the gradient buffer] -> gradient norm
 // -> clip scale -> AdamW. Its statistics (loss, norm, the first non-finite step) come back
 // through sk_backend_read_stats, only when the caller asks: a backend with a deferred step
-// (ops->train_step: CUDA) enqueues the whole step, with the clip scale and the non-finite
+// (CUDA) enqueues the whole step, with the clip scale and the non-finite
 // test formed where the gradients are, and may replay it as one CUDA graph; every other
 // step (the CPU backend, and any step with a reduce hook, which needs the loss on the host)
-// runs the eager sequence of the ops below, which completes before the call returns.
+// runs the eager sequence of the calls below, which completes before the call returns.
 #ifndef SHAKESPEARE_BACKEND_H
 #define SHAKESPEARE_BACKEND_H
 
@@ -66,7 +73,7 @@ typedef enum {
 //   try:  capture; if a capture fails, say why in one notice (read_stats' notice) and run
 //         that step and every later one eagerly;
 //   auto: try where graphs are known to work (kGraphValidated in src/cuda/backend_cuda.cu:
-//         true, after an H100 ran the graph tests), else off;
+//         true: the graph tests pass on an H100), else off;
 //   off:  eager.
 // Graph and eager steps enqueue the same work. The CPU backend accepts all but on.
 typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TRY = 3 } sk_cuda_graph;
@@ -177,53 +184,12 @@ typedef struct {
     const sk_grad_reduce *reduce; // NULL: one process
 } sk_train_step_args;
 
-typedef struct {
-    const char *name; // "cpu" or "cuda"
-    sk_status (*set_params)(sk_backend *b, const float *params); // (total,)
-    sk_status (*get_params)(sk_backend *b, float *params);
-    sk_status (*get_grads)(sk_backend *b, float *grads);
-    sk_status (*set_optimizer_state)(sk_backend *b, const float *m, const float *v);
-    sk_status (*get_optimizer_state)(sk_backend *b, float *m, float *v);
-    // Carried LSTM state; NULL pointers reset it to zeros.
-    sk_status (*set_state)(sk_backend *b, const float *h, const float *c);
-    sk_status (*get_state)(sk_backend *b, float *h, float *c);
-    // Runs the model over window x (B, len), 1 <= len <= T, from the carried state, and
-    // leaves the final state carried. With y, *loss_sum = sum over B*len of -log p(y).
-    // SK_MODE_TRAIN applies dropout with masks keyed by step and keeps what backward needs.
-    sk_status (*forward)(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
-                         int64_t step, double *loss_sum);
-    // Logits (B, len, V) of the last forward.
-    sk_status (*get_logits)(sk_backend *b, float *logits);
-    // Gradients of the MEAN loss of the last SK_MODE_TRAIN forward (overwrites, no
-    // accumulation). Truncated BPTT: nothing flows into the carried initial state.
-    sk_status (*backward)(sk_backend *b);
-    // The gradient buffer that backward fills: (total,) floats, canonical layout,
-    // contiguous, valid for the backend's life; *on_device = 1 when it is device memory.
-    sk_status (*grad_buffer)(sk_backend *b, float **grads, int *on_device);
-    // L2 norm of the gradient buffer, accumulated in double in a fixed order (deterministic).
-    sk_status (*grad_norm)(sk_backend *b, double *norm);
-    // AdamW (optim.h semantics) at optimizer step `step` (1-based) with the gradient
-    // multiplied by clip_scale first.
-    sk_status (*update)(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
-    void (*destroy)(sk_backend *b);
-    // The deferred step (NULL: the backend has none, and sk_backend_train_step runs the eager
-    // sequence): the whole of a step without a reduce hook enqueued, nothing read back. A step
-    // whose mean loss or norm is not finite is recorded (the first one) and skips its update,
-    // as does every later step until read_stats; parameters and moments stay as they were.
-    sk_status (*train_step)(sk_backend *b, const sk_train_step_args *a);
-    // Waits for every enqueued step and fills *stats; forgets the record of a bad step.
-    // Errors of enqueued work surface here. NULL exactly when train_step is.
-    sk_status (*read_stats)(sk_backend *b, sk_step_stats *stats);
-    // The fused sampler (NULL: the backend has none, and sk_generate_batch runs forward and
-    // get_logits per token, drawing on the host). From the carried state, feeds x (B,), then
-    // draws n >= 1 tokens per stream into out (B, n) stream-major, feeding each but the last:
-    // the draw of stream s at step i takes sk_sample_uniform(keys[s], position + i) through
-    // sample_draw.h's arithmetic. Leaves carried the state after the last token fed (x, then
-    // out[s][0..n-2]), and get_logits returns the logits (B, 1, V) of the last draw.
-    sk_status (*sample)(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
-                        int64_t position, int32_t *out);
-} sk_backend_ops;
+// The backends' table of operations, which callers reach through the sk_backend_* calls below
+// (its definition is the implementers': src/backend/backend_impl.h).
+typedef struct sk_backend_ops sk_backend_ops;
 
+// A backend as its creator hands it out. Callers read cfg, layout, notice, rnn_choice, device and
+// device_uuid; ops, impl, err and stats belong to the implementation.
 struct sk_backend {
     const sk_backend_ops *ops;
     sk_backend_config cfg;
@@ -239,6 +205,48 @@ struct sk_backend {
     sk_step_stats stats;    // the eager step's statistics since the last read (src/backend/train_step.c)
 };
 
+// The operations, each the backend's op of the same name (b->ops). Every one returns its status
+// and, on failure, leaves its message in b->err (sk_backend_error).
+// The backend's name: "cpu" or "cuda".
+const char *sk_backend_name(const sk_backend *b);
+// Parameters, gradients and Adam's moments, (total,) floats each in the canonical layout.
+sk_status sk_backend_set_params(sk_backend *b, const float *params);
+sk_status sk_backend_get_params(sk_backend *b, float *params);
+sk_status sk_backend_get_grads(sk_backend *b, float *grads);
+sk_status sk_backend_set_optimizer_state(sk_backend *b, const float *m, const float *v);
+sk_status sk_backend_get_optimizer_state(sk_backend *b, float *m, float *v);
+// Carried LSTM state h, c (L, B, H); NULL pointers reset it to zeros.
+sk_status sk_backend_set_state(sk_backend *b, const float *h, const float *c);
+sk_status sk_backend_get_state(sk_backend *b, float *h, float *c);
+// Runs the model over window x (B, len), 1 <= len <= T, from the carried state, and
+// leaves the final state carried. With y, *loss_sum = sum over B*len of -log p(y).
+// SK_MODE_TRAIN applies dropout with masks keyed by step and keeps what backward needs.
+sk_status sk_backend_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode, int64_t step,
+                             double *loss_sum);
+// Logits (B, len, V) of the last forward.
+sk_status sk_backend_get_logits(sk_backend *b, float *logits);
+// Gradients of the MEAN loss of the last SK_MODE_TRAIN forward (overwrites, no
+// accumulation). Truncated BPTT: nothing flows into the carried initial state.
+sk_status sk_backend_backward(sk_backend *b);
+// The gradient buffer that backward fills: (total,) floats, canonical layout,
+// contiguous, valid for the backend's life; *on_device = 1 when it is device memory.
+sk_status sk_backend_grad_buffer(sk_backend *b, float **grads, int *on_device);
+// L2 norm of the gradient buffer, accumulated in double in a fixed order (deterministic).
+sk_status sk_backend_grad_norm(sk_backend *b, double *norm);
+// AdamW (optim.h semantics) at optimizer step `step` (1-based) with the gradient
+// multiplied by clip_scale first.
+sk_status sk_backend_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
+// 1 when the backend has a fused sampler (sk_backend_sample); else sampling runs a forward and
+// get_logits per token and draws on the host (sk_generate_batch).
+int sk_backend_has_sampler(const sk_backend *b);
+// The fused sampler, where sk_backend_has_sampler. From the carried state, feeds x (B,), then draws n >= 1 tokens per stream
+// into out (B, n) stream-major, feeding each but the last: the draw of stream s at step i takes
+// sk_sample_uniform(keys[s], position + i) through sample_draw.h's arithmetic. Leaves carried the
+// state after the last token fed (x, then out[s][0..n-2]), and get_logits returns the logits
+// (B, 1, V) of the last draw.
+sk_status sk_backend_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
+                            int64_t position, int32_t *out);
+
 // device: "auto", "cpu", "cuda" or "cuda:N". auto picks CUDA when a usable GPU is present;
 // *notice (may be NULL) gets what to tell the user, "" or lines separated by '\n': that auto
 // fell back to the CPU, and the created backend's own notice (b->notice).
@@ -247,7 +255,7 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 // The memory a backend for cfg would take on the device sk_backend_create(cfg, device) picks, and
 // what that device has for it now, so that a caller can refuse a run that cannot fit before
-// anything is allocated (a window of a million steps once grew to 18 GB before anyone said so).
+// anything is allocated (a window of a million steps takes tens of GB).
 typedef struct {
     int on_cuda;        // 1: the device is a GPU; 0: the CPU
     size_t need;        // bytes of every buffer the backend allocates; 0: no estimate for this device
@@ -255,8 +263,8 @@ typedef struct {
                         // window keeps for backprop through time, its logits and their gradients
     size_t available;   // bytes the device has for it now; 0: not known
 } sk_backend_memory;
-// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available. A CUDA device's
-// (the CUDA backend's buffers against cudaMemGetInfo) is not made here yet: need stays 0.
+// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available; a CUDA device
+// gets none (need 0).
 void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_backend_memory *m);
 // The bytes sk_backend_create_cpu allocates for cfg (its parameters, gradients and Adam's moments
 // when training, the activations and scratch of a window of seq_len steps for batch_size streams);
@@ -270,6 +278,9 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
 // How many CUDA devices this process sees (0 without CUDA support or a driver); creates no
 // context on any of them.
 int sk_cuda_device_count(void);
+// The CUDA part of --version's backends line (build_info.h): "cuda (CUDA runtime 13.0, cuDNN
+// 9.10.2, NCCL 2.28.3)", or "cuda not built in". Needs no device.
+void sk_cuda_describe(char *buf, size_t n);
 // 1 when CUDA support is built in and device `index` is usable; else 0 and a reason. Probing
 // creates the device's context and leaves it the calling thread's current device.
 int sk_cuda_available(int index, char *reason, size_t reason_size);

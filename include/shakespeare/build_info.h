@@ -1,6 +1,6 @@
 // build_info.h: what a build holds, for --version: the backends built in and the libraries
 // they run on.
-// defines: sk_build_info, sk_cuda_describe
+// defines: sk_build_info
 #ifndef SHAKESPEARE_BUILD_INFO_H
 #define SHAKESPEARE_BUILD_INFO_H
 
@@ -12,9 +12,5 @@
 //   data-parallel: MPI (<library and version>; ...)   or none (built without MPI ...)
 // Needs no device: a CUDA build reports its libraries' versions on a machine without a GPU.
 void sk_build_info(char *buf, size_t n);
-
-// The CUDA part of the backends line ("cuda (CUDA runtime 13.0, cuDNN 9.10.2, NCCL 2.28.3)"), or
-// "cuda not built in"; implemented by src/cuda/cuda_version.cu or src/cuda/cuda_stub.c.
-void sk_cuda_describe(char *buf, size_t n);
 
 #endif

@@ -1,5 +1,5 @@
 // optim.h: Adam with decoupled weight decay, global-norm clipping, learning-rate schedules.
-// defines: sk_adam_hparams, sk_adam_update, sk_adam_update_range, sk_grad_norm, sk_clip_scale,
+// defines: sk_adam_update, sk_adam_update_range, sk_grad_norm, sk_clip_scale,
 //          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_name, sk_lr_kind_parse
 #ifndef SHAKESPEARE_OPTIM_H
 #define SHAKESPEARE_OPTIM_H
@@ -9,14 +9,7 @@
 
 #include "shakespeare/model.h"
 #include "shakespeare/status.h"
-
-// Doubles, as PyTorch's hyperparameters are Python floats: coefficients such as 1 - beta2
-// are formed in double and rounded to float once (1 - 0.999f in float is off by 1.3e-5).
-typedef struct {
-    double beta1, beta2, eps;
-    double weight_decay; // decoupled (AdamW); applied to 2-D tensors (matrices) only
-    double grad_clip;    // clip by global L2 norm when > 0
-} sk_adam_hparams;
+#include "shakespeare/step_math.h" // sk_adam_hparams
 
 // L2 norm of g[0..n), accumulated in double in index order (deterministic).
 double sk_grad_norm(const float *g, size_t n);

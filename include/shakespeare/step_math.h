@@ -4,7 +4,7 @@
 // bitwise the one the CPU forms. Double arithmetic, IEEE division only (correctly rounded
 // on both sides; nothing in the device functions can be contracted into an FMA). AdamW's
 // scalars are host-only: the CPU optimizer and the CUDA backend both take them from here.
-// defines: sk_clip_scale_of, sk_mean_loss, sk_adamw_args, sk_adamw_args_of
+// defines: sk_adam_hparams, sk_clip_scale_of, sk_mean_loss, sk_adamw_args, sk_adamw_args_of
 #ifndef SHAKESPEARE_STEP_MATH_H
 #define SHAKESPEARE_STEP_MATH_H
 
@@ -13,13 +13,14 @@
 
 #include "shakespeare/hash.h" // SK_HOST_DEVICE
 
-#ifdef __cplusplus
-extern "C" { // optim.h is a C header without its own linkage block
-#endif
-#include "shakespeare/optim.h" // sk_adam_hparams
-#ifdef __cplusplus
-}
-#endif
+// AdamW's hyperparameters (optim.h's optimizer and the CUDA backend's both take them). Doubles,
+// as PyTorch's hyperparameters are Python floats: coefficients such as 1 - beta2 are formed in
+// double and rounded to float once (1 - 0.999f in float is off by 1.3e-5).
+typedef struct {
+    double beta1, beta2, eps;
+    double weight_decay; // decoupled (AdamW); applied to 2-D tensors (matrices) only
+    double grad_clip;    // clip by global L2 norm when > 0
+} sk_adam_hparams;
 
 // The clip multiplier for a gradient of global norm `norm`: min(1, clip / (norm + 1e-6)),
 // or 1 when clip <= 0 (optim.h's sk_clip_scale).

@@ -1,15 +1,21 @@
 // backend.c: the backend-independent entry points: the settings' parsers and names, errors,
-// freeing. Which backend a device makes is device.c's (it calls the backends; they call this).
+// freeing, and the calls that hand each operation to the backend's table (backend_impl.h).
+// Which backend a device makes is src/registry/device.c's (it calls the backends' constructors).
 // defines: sk_device_parse, sk_rnn_impl_parse, sk_cuda_graph_parse, sk_cuda_graph_name,
 //          sk_tensor_cores_parse, sk_tensor_cores_name,
-//          sk_precision_parse, sk_backend_error, sk_backend_fail, sk_backend_free
+//          sk_precision_parse, sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
+//          sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
+//          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
+//          sk_backend_get_state, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
+//          sk_backend_grad_buffer, sk_backend_grad_norm, sk_backend_update, sk_backend_has_sampler,
+//          sk_backend_sample
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "shakespeare/backend.h"
+#include "backend/backend_impl.h"
 
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err) {
     *is_auto = 0, *is_cuda = 0, *index = 0;
@@ -112,4 +118,50 @@ sk_status sk_backend_fail(sk_error *err, sk_status st, const sk_backend *b, cons
 
 void sk_backend_free(sk_backend *b) {
     if (b) b->ops->destroy(b);
+}
+
+const char *sk_backend_name(const sk_backend *b) { return b->ops->name; }
+
+sk_status sk_backend_set_params(sk_backend *b, const float *params) { return b->ops->set_params(b, params); }
+
+sk_status sk_backend_get_params(sk_backend *b, float *params) { return b->ops->get_params(b, params); }
+
+sk_status sk_backend_get_grads(sk_backend *b, float *grads) { return b->ops->get_grads(b, grads); }
+
+sk_status sk_backend_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
+    return b->ops->set_optimizer_state(b, m, v);
+}
+
+sk_status sk_backend_get_optimizer_state(sk_backend *b, float *m, float *v) {
+    return b->ops->get_optimizer_state(b, m, v);
+}
+
+sk_status sk_backend_set_state(sk_backend *b, const float *h, const float *c) { return b->ops->set_state(b, h, c); }
+
+sk_status sk_backend_get_state(sk_backend *b, float *h, float *c) { return b->ops->get_state(b, h, c); }
+
+sk_status sk_backend_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode, int64_t step,
+                             double *loss_sum) {
+    return b->ops->forward(b, x, y, len, mode, step, loss_sum);
+}
+
+sk_status sk_backend_get_logits(sk_backend *b, float *logits) { return b->ops->get_logits(b, logits); }
+
+sk_status sk_backend_backward(sk_backend *b) { return b->ops->backward(b); }
+
+sk_status sk_backend_grad_buffer(sk_backend *b, float **grads, int *on_device) {
+    return b->ops->grad_buffer(b, grads, on_device);
+}
+
+sk_status sk_backend_grad_norm(sk_backend *b, double *norm) { return b->ops->grad_norm(b, norm); }
+
+sk_status sk_backend_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
+    return b->ops->update(b, h, lr, clip_scale, step);
+}
+
+int sk_backend_has_sampler(const sk_backend *b) { return b->ops->sample != NULL; }
+
+sk_status sk_backend_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
+                            int64_t position, int32_t *out) {
+    return b->ops->sample(b, x, n, o, keys, position, out);
 }

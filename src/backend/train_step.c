@@ -4,7 +4,7 @@
 // defines: sk_backend_train_step, sk_backend_read_stats, sk_backend_step
 #include <math.h>
 
-#include "shakespeare/backend.h"
+#include "backend/backend_impl.h"
 #include "shakespeare/step_math.h"
 
 sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm) {

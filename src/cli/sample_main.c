@@ -335,7 +335,7 @@ int main(int argc, char **argv) {
     for (char *line = strtok(note, "\n"); line; line = strtok(NULL, "\n")) print_note(NULL, line);
     // After every check of the input, so that this notice never precedes an "error:" line.
     if (!model.has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt_path);
-    if ((st = be->ops->set_params(be, model.params)) != SK_OK) {
+    if ((st = sk_backend_set_params(be, model.params)) != SK_OK) {
         sk_backend_fail(&err, st, be, "to take the parameters");
         cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
     }

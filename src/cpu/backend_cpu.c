@@ -9,12 +9,12 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "backend/backend_impl.h"
 #include "embedding_cpu.h"
 #include "lstm_cpu.h"
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
-#include "shakespeare/backend.h"
 #include "shakespeare/rng.h"
 #include "xent_cpu.h"
 

@@ -38,7 +38,7 @@
 #include "step_graph.h"
 
 extern "C" {
-#include "shakespeare/backend.h"
+#include "backend/backend_impl.h"
 #include "shakespeare/optim.h"
 #include "shakespeare/rng.h"
 }

@@ -17,7 +17,6 @@
 
 #include "cuda_module.h"
 #include "shakespeare/backend.h"
-#include "shakespeare/build_info.h"
 
 #ifndef SK_CUDA_MODULE_RELDIR
 #define SK_CUDA_MODULE_RELDIR "../lib/shakespeare"

@@ -17,7 +17,7 @@ extern "C" { // the project's headers are C (and have no guards of their own)
 
 #include "shakespeare/backend.h"
 
-struct sk_comm; // src/dist/comm_internal.h: the same struct on both sides of the seam
+struct sk_comm; // src/distributed/comm_internal.h: the same struct on both sides of the seam
 
 #define SK_CUDA_MODULE_FILE "libshakespeare_cuda.so"
 #define SK_CUDA_MODULE_SYMBOL "sk_cuda_module_table"
@@ -32,7 +32,7 @@ typedef struct sk_cuda_module {
     int (*device_count)(void);
     sk_status (*backend_create)(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
     void (*versions)(char *buf, size_t n);
-    // NCCL (src/dist/comm_nccl.cu) for the core's device all-reduce; NULL in a module built
+    // NCCL (src/distributed/comm_nccl.cu) for the core's device all-reduce; NULL in a module built
     // without NCCL.
     sk_status (*nccl_allreduce_sum_f32)(struct sk_comm *c, float *dev_buf, size_t n, sk_error *err);
     void (*nccl_free)(void *nccl);

@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "shakespeare/backend.h"
-#include "shakespeare/build_info.h"
 
 int sk_cuda_available(int index, char *reason, size_t reason_size) {
     (void)index;

@@ -30,7 +30,7 @@ int32_t sk_sample_token(const float *logits, int V, const sk_sample_opts *o, flo
     return i < 0 ? best : c[i].id; // -1: nothing to draw from (every logit NaN, or infinite)
 }
 
-// backend.h's ops->sample on the host, for a backend without one: a forward and a download
+// backend.h's sk_backend_sample on the host, for a backend without one: a forward and a download
 // of the logits per token, and the draws here.
 typedef struct {
     float *logits, *p;   // (B, V), (V,)
@@ -43,8 +43,8 @@ static sk_status host_sample(sk_backend *b, const int32_t *x, int n, const sk_sa
     const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
     memcpy(s->next, x, sizeof(int32_t) * (size_t)B);
     for (int i = 0; i < n; i++) {
-        sk_status st = b->ops->forward(b, s->next, NULL, 1, SK_MODE_EVAL, 0, NULL);
-        if (st == SK_OK) st = b->ops->get_logits(b, s->logits);
+        sk_status st = sk_backend_forward(b, s->next, NULL, 1, SK_MODE_EVAL, 0, NULL);
+        if (st == SK_OK) st = sk_backend_get_logits(b, s->logits);
         if (st != SK_OK) return st;
         for (int r = 0; r < B; r++) {
             const float u = sk_sample_uniform(keys[r], (uint64_t)(position + i));
@@ -54,7 +54,7 @@ static sk_status host_sample(sk_backend *b, const int32_t *x, int n, const sk_sa
     return SK_OK;
 }
 
-// Tokens per ops->sample call with a fused sampler: the first chunk small, so that a terminal
+// Tokens per sk_backend_sample call with a fused sampler: the first chunk small, so that a terminal
 // sees text at once, then doubling up to kChunkMax (a call's launch and copies then cost
 // little beside its tokens). The host loop draws one token per call: emitting as it goes.
 enum { kChunkFirst = 16, kChunkMax = 1024 };
@@ -63,7 +63,7 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
                             const sk_sample_opts *o, uint64_t seed, sk_emit_batch_fn emit, void *ctx, sk_error *err) {
     if (n_prime < 1) return sk_fail(err, SK_ERR_ARG, "the prime text is empty");
     const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
-    const int fused = b->ops->sample != NULL;
+    const int fused = sk_backend_has_sampler(b);
     const size_t chunk_max = fused ? kChunkMax : 1;
     host_scratch hs = {malloc(sizeof(float) * (size_t)B * V), malloc(sizeof(float) * V),
                        malloc(sizeof(sk_candidate) * V), malloc(sizeof(int32_t) * (size_t)B)};
@@ -75,20 +75,20 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
         goto done;
     }
     for (int s = 0; s < B; s++) keys[s] = sk_sample_key(seed + (uint64_t)s);
-    if ((st = b->ops->set_state(b, NULL, NULL)) != SK_OK) goto failed;
+    if ((st = sk_backend_set_state(b, NULL, NULL)) != SK_OK) goto failed;
     // The prime but its last character one per step, as the sampled ones: every product of a
     // stream then goes through the CPU backend's step arithmetic, the same for any B
     // (matvec_cpu.h), so stream s's text is that of a batch of one. The last one is the first
     // input of the draws.
     for (size_t at = 0; at + 1 < n_prime; at++) {
         for (int s = 0; s < B; s++) x[s] = prime[at];
-        if ((st = b->ops->forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
+        if ((st = sk_backend_forward(b, x, NULL, 1, SK_MODE_EVAL, 0, NULL)) != SK_OK) goto failed;
     }
     for (int s = 0; s < B; s++) x[s] = prime[n_prime - 1];
     size_t chunk = fused ? kChunkFirst : 1;
     for (size_t at = 0; at < length; at += chunk, chunk = chunk * 2 < chunk_max ? chunk * 2 : chunk_max) {
         const int n = (int)(length - at < chunk ? length - at : chunk);
-        st = fused ? b->ops->sample(b, x, n, o, keys, (int64_t)at, out) : host_sample(b, x, n, o, keys, (int64_t)at, out, &hs);
+        st = fused ? sk_backend_sample(b, x, n, o, keys, (int64_t)at, out) : host_sample(b, x, n, o, keys, (int64_t)at, out, &hs);
         if (st != SK_OK) goto failed;
         int stop = 0;
         for (int i = 0; i < n && !stop; i++)
@@ -133,12 +133,12 @@ sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress
     int32_t *x = malloc(sizeof(int32_t) * (T + 1)); // a window's inputs; its targets are x + 1
     if (!x) return sk_fail(err, SK_ERR_NOMEM, "out of memory while scoring");
     double total = 0.0;
-    sk_status st = b->ops->set_state(b, NULL, NULL);
+    sk_status st = sk_backend_set_state(b, NULL, NULL);
     for (size_t at = 0; st == SK_OK && at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
         sk_tokens_read(ids, at, len + 1, x);
         double s;
-        st = b->ops->forward(b, x, x + 1, (int)len, SK_MODE_EVAL, 0, &s);
+        st = sk_backend_forward(b, x, x + 1, (int)len, SK_MODE_EVAL, 0, &s);
         total += s;
         if (progress) progress(ctx, at + len, n - 1);
     }

@@ -4,7 +4,7 @@
 // metrics log, held by rank 0 alone); an optional batch-1 backend for samples is made here
 // on first use.
 // Data-parallel: the batchers stay global (B streams); this rank's backend runs streams
-// [b_off, b_off + b_local) of every window, and dist/shard.h does the rest.
+// [b_off, b_off + b_local) of every window, and distributed/shard.h does the rest.
 // The loop is the step (take_step: backend.h's one entry point, with the ranks' reduce hook
 // when data-parallel) and the schedule (run_schedule: what is due after it).
 // defines: sk_trainer_evaluate, sk_trainer_run, sk_progress_eta_s
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "dist/shard.h"
+#include "distributed/shard.h"
 #include "shakespeare/sampler.h"
 #include "shakespeare/step_math.h"
 #include "trainer_internal.h"
@@ -32,18 +32,18 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     sk_backend *be = t->be;
     // Keep the carried training state aside; evaluation starts every stream from zero.
     // Each rank scores its own streams; the sums meet in one reduction at the end.
-    sk_status st = be->ops->get_state(be, t->h_local, t->c_local);
-    if (st == SK_OK) st = be->ops->set_state(be, NULL, NULL);
+    sk_status st = sk_backend_get_state(be, t->h_local, t->c_local);
+    if (st == SK_OK) st = sk_backend_set_state(be, NULL, NULL);
     double total = 0.0;
     size_t windows = sk_batcher_windows(bt, 1);
     for (size_t w = 0; w < windows && st == SK_OK; w++) {
         int len = sk_batcher_window(bt, w, t->x, t->y);
         double s = 0.0;
         const size_t first = (size_t)t->b_off * (size_t)len;
-        st = be->ops->forward(be, t->x + first, t->y + first, len, SK_MODE_EVAL, 0, &s);
+        st = sk_backend_forward(be, t->x + first, t->y + first, len, SK_MODE_EVAL, 0, &s);
         total += s;
     }
-    sk_status restored = be->ops->set_state(be, t->h_local, t->c_local);
+    sk_status restored = sk_backend_set_state(be, t->h_local, t->c_local);
     if (st == SK_OK) st = restored;
     if (st != SK_OK) sk_backend_fail(err, st, be, "during evaluation");
     if ((st = sk_shard_reduce(t->comm, st, &total, 1, err)) != SK_OK) return st;
@@ -67,9 +67,9 @@ static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
 static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err) {
     sk_backend *be = t->be;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = t->o.batch_size;
-    sk_status st = be->ops->get_params(be, t->params);
-    if (st == SK_OK) st = be->ops->get_optimizer_state(be, t->st.m, t->st.v);
-    if (st == SK_OK) st = be->ops->get_state(be, t->h_local, t->c_local);
+    sk_status st = sk_backend_get_params(be, t->params);
+    if (st == SK_OK) st = sk_backend_get_optimizer_state(be, t->st.m, t->st.v);
+    if (st == SK_OK) st = sk_backend_get_state(be, t->h_local, t->c_local);
     if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
     // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes what it holds,
     // so the ranks must first be seen to hold the same model and moments.
@@ -114,12 +114,12 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
                                 .threads = t->o.threads, .seed = t->st.seed, .rnn_impl = t->be->cfg.rnn_impl,
                                 .precision = t->be->cfg.precision};
         char dev[32] = "cpu"; // the trainer's own device
-        if (strcmp(t->be->ops->name, "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
+        if (strcmp(sk_backend_name(t->be), "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;
     }
-    if ((st = t->be->ops->get_params(t->be, t->params)) != SK_OK)
+    if ((st = sk_backend_get_params(t->be, t->params)) != SK_OK)
         return sk_backend_fail(err, st, t->be, "to hand over the parameters for a sample");
-    if ((st = t->sampler->ops->set_params(t->sampler, t->params)) != SK_OK)
+    if ((st = sk_backend_set_params(t->sampler, t->params)) != SK_OK)
         return sk_backend_fail(err, st, t->sampler, "to take the parameters for a sample");
     int newline = sk_vocab_index(&t->vocab, '\n');
     int32_t prime = newline >= 0 ? newline : 0;
@@ -276,10 +276,10 @@ static sk_status keep_epoch_checkpoint(sk_trainer *t, sk_error *err) {
 // every logit row, and so the loss, NaN.
 static sk_status poison_params(sk_trainer *t, sk_error *err) {
     sk_backend *be = t->be;
-    sk_status st = be->ops->get_params(be, t->params);
+    sk_status st = sk_backend_get_params(be, t->params);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its parameters");
     t->params[sk_param_find(&be->layout, "fc.bias")->offset] = NAN;
-    if ((st = be->ops->set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
+    if ((st = sk_backend_set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
     return SK_OK;
 }
 
@@ -350,7 +350,7 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     const sk_train_options *o = &t->o;
     sk_backend *be = t->be;
     sk_status st;
-    if (t->st.window == 0 && (st = be->ops->set_state(be, NULL, NULL)) != SK_OK) { // streams restart each epoch
+    if (t->st.window == 0 && (st = sk_backend_set_state(be, NULL, NULL)) != SK_OK) { // streams restart each epoch
         t->failed_alone = t->nranks > 1;
         return sk_backend_fail(err, st, be, "to reset its state");
     }
@@ -446,7 +446,7 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
 
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     memset(sum, 0, sizeof *sum);
-    sum->backend_name = t->be->ops->name;
+    sum->backend_name = sk_backend_name(t->be);
     sum->precision_name = sk_precision_name(t->be->cfg.precision);
     if ((sum->ended_by = limit_reached(t))) { // a resume past its limit: no evaluation, no checkpoint, no log record
         sum->already_done = 1, sum->steps = t->st.step;

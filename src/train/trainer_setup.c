@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/shard.h"
+#include "distributed/shard.h"
 #include "io/fsutil.h"
 #include "trainer_internal.h"
 
@@ -98,7 +98,7 @@ static sk_status check_devices(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
     sk_rank_device mine;
     memset(&mine, 0, sizeof mine);
-    snprintf(mine.backend, sizeof mine.backend, "%s", t->be->ops->name);
+    snprintf(mine.backend, sizeof mine.backend, "%s", sk_backend_name(t->be));
     snprintf(mine.device, sizeof mine.device, "%s", t->be->device);
     snprintf(mine.uuid, sizeof mine.uuid, "%s", t->be->device_uuid);
     return sk_shard_check_devices(t->comm, &mine, err);
@@ -493,8 +493,8 @@ static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const sta
     if (sp->from) memcpy(t->params, sp->ckpt.params, sizeof(float) * lay->total);
     else sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
     sk_status st;
-    if ((st = t->be->ops->set_params(t->be, t->params)) != SK_OK ||
-        (st = t->be->ops->set_state(t->be, NULL, NULL)) != SK_OK)
+    if ((st = sk_backend_set_params(t->be, t->params)) != SK_OK ||
+        (st = sk_backend_set_state(t->be, NULL, NULL)) != SK_OK)
         return sk_backend_fail(err, st, t->be, "to take the parameters");
     return SK_OK;
 }
@@ -535,14 +535,14 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
         notice(t, "eval-tokens differs from the checkpoint's: the best validation loss starts over");
     }
     t->st.rng = saved->rng;
-    sk_status st = t->be->ops->set_optimizer_state(t->be, saved->m, saved->v);
+    sk_status st = sk_backend_set_optimizer_state(t->be, saved->m, saved->v);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
     if (saved->B == B && saved->T == o->seq_len && saved->L == L && saved->H == H &&
         (size_t)saved->window < sk_batcher_windows(&t->train, 0)) {
         t->st.window = saved->window;
         sk_shard_slice_state(saved->h, t->h_local, L, B, t->b_off, t->b_local, H);
         sk_shard_slice_state(saved->c, t->c_local, L, B, t->b_off, t->b_local, H);
-        if ((st = t->be->ops->set_state(t->be, t->h_local, t->c_local)) != SK_OK)
+        if ((st = sk_backend_set_state(t->be, t->h_local, t->c_local)) != SK_OK)
             return sk_backend_fail(err, st, t->be, "to take the LSTM state");
     } else {
         continue_epoch(t, saved);

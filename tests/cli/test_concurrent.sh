@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test_concurrent.sh: one writer per out-dir, with runs at the same time.
 #  - While a run trains, a second run on its out-dir (fresh, overwriting, resuming, or the same
-#    directory spelled another way) exits 2 at once, naming the directory and the first run's pid
-#    (the second scenario). The first run ends exactly as an undisturbed run of the same
-#    length does: every file byte-identical, so metrics.jsonl holds its records only.
+#    directory spelled another way) exits 2 at once, naming the directory and the first run's pid.
+#    The first run ends exactly as an undisturbed run of the same length does: every file
+#    byte-identical, so metrics.jsonl holds its records only.
 #  - A --log file outside the out-dir is locked the same way.
 #  - The sampler takes no lock: reading last.safetensors in a loop while a run rewrites it every
 #    step never fails.

@@ -5,8 +5,8 @@
 #   - a window of a million steps (--seq-length 1000000 --batch-size 1) of a model whose
 #     activations for backprop through time take terabytes: lower --seq-length or --batch-size;
 #   - weights and Adam's moments of terabytes: lower --hidden-size or --num-layers;
-#   - on a machine with less than 23 GB available, the very command that once grew to 18 GB of
-#     a 23 GB machine (the default model, --seq-length 1000000 --batch-size 1: about 21 GB);
+#   - on a machine with less than 23 GB available, the default model with --seq-length 1000000
+#     --batch-size 1 (about 21 GB);
 #   - a run that fits starts.
 # Every run here is held to 8 GB of address space, so an estimate that let one through would
 # fail its allocation instead of taking the machine's memory (not in a sanitized build, whose

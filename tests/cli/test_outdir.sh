@@ -3,7 +3,7 @@
 # simultaneous ones).
 #  - A fresh run into an out-dir that holds a run is refused: exit 2, one line naming the
 #    directory, the step and validation loss of what is there and the two ways on, and every
-#    file byte-identical afterwards (the first scenario: 300 steps, then a fresh 3-step run).
+#    file byte-identical afterwards (300 steps, then a fresh 3-step run).
 #  - --overwrite replaces nothing before the new run's first checkpoint (killed before it, the
 #    old run is intact); after it only the new run's files remain (its epoch-NNNN checkpoints
 #    gone too), with a metrics log of its own; a resumed run appends to it. --overwrite with --init-from the out-dir's own run is refused

@@ -43,10 +43,10 @@ set_target_properties(shakespeare_cuda PROPERTIES LINKER_LANGUAGE CXX
 target_link_libraries(shakespeare_cuda PRIVATE shakespeare_core_pic)
 find_path(SK_EMU_NCCL_INCLUDE nccl.h HINTS ${NCCL_ROOT} $ENV{NCCL_ROOT} /usr/local/cuda PATH_SUFFIXES include)
 if(SK_EMU_NCCL_INCLUDE)
-  set_source_files_properties(${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
-  target_sources(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/src/dist/comm_nccl.cu
+  set_source_files_properties(${CMAKE_SOURCE_DIR}/src/distributed/comm_nccl.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+  target_sources(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/src/distributed/comm_nccl.cu
                                                 ${CMAKE_SOURCE_DIR}/tests/emu/nccl_emu.cpp)
-  target_include_directories(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/src/dist)
+  target_include_directories(sk_emu_backend_objects PRIVATE ${CMAKE_SOURCE_DIR}/src/distributed)
   target_include_directories(sk_emu_backend_objects SYSTEM PRIVATE ${SK_EMU_NCCL_INCLUDE})
   target_compile_definitions(sk_emu_backend_objects PRIVATE SK_HAVE_NCCL)
   if(SK_HAVE_MPI) # ranks sum through the job's MPI (nccl_emu.cpp)
@@ -68,10 +68,10 @@ target_include_directories(emu_check_libs PRIVATE ${CMAKE_SOURCE_DIR}/include ${
 target_include_directories(emu_check_libs SYSTEM PRIVATE ${SK_EMU_CUDA_INCLUDE} ${SK_EMU_CUDNN_INCLUDE})
 add_test(NAME emu_check_libs COMMAND emu_check_libs)
 set_tests_properties(emu_check_libs PROPERTIES LABELS unit TIMEOUT 300)
-# The LSTM workbench (kernels/dev/lstm_bench.cu) on the emulated device, as a GPU machine
+# The LSTM workbench (bench/kernels/lstm_bench.cu) on the emulated device, as a GPU machine
 # runs it: tests/gpu/test_lstm_bench.sh checks it at a tiny shape (no speed is measured here).
-set_source_files_properties(${CMAKE_SOURCE_DIR}/kernels/dev/lstm_bench.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
-add_executable(lstm_bench ${CMAKE_SOURCE_DIR}/kernels/dev/lstm_bench.cu $<TARGET_OBJECTS:sk_emu_backend_objects>)
+set_source_files_properties(${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+add_executable(lstm_bench ${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu $<TARGET_OBJECTS:sk_emu_backend_objects>)
 set_target_properties(lstm_bench PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                       LINKER_LANGUAGE CXX)
 target_compile_definitions(lstm_bench PRIVATE SK_CUDA_EMU SK_CUDA_EMU_RUNTIME)
@@ -88,7 +88,7 @@ endif()
 # The core loads it as the real module, and its loader takes the emulated device as present
 # (no NVIDIA driver to ask): --device auto picks it.
 target_sources(shakespeare_core PRIVATE ${CMAKE_SOURCE_DIR}/src/cuda/cuda_loader.c
-                                        ${CMAKE_SOURCE_DIR}/src/dist/comm_nccl_forward.c)
+                                        ${CMAKE_SOURCE_DIR}/src/distributed/comm_nccl_forward.c)
 target_compile_definitions(shakespeare_core PRIVATE SK_CUDA_EMULATED)
 target_link_libraries(shakespeare_core PUBLIC ${CMAKE_DL_LIBS})
 message(STATUS "CUDA backend: EMULATED on the CPU (tests/emu/backend.cmake): ${CMAKE_SHARED_MODULE_PREFIX}"

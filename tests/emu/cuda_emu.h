@@ -180,7 +180,7 @@ void sk_emu_ldmatrix(int n, uint32_t *r, const void *row);
 // cvt.rna.tf32.f32: 10 mantissa bits, to nearest, ties away from zero; NaN and infinity kept.
 uint32_t sk_emu_tf32_rna(float v);
 
-// The cost model's counts (kernels/lstm_persistent_cost.h), per block of the last launch:
+// The cost model's counts (bench/kernels/lstm_persistent_cost.h), per block of the last launch:
 // __syncthreads, grid.sync and cluster.sync passed (once per block each), mma.sync and ldmatrix
 // issued (once per warp), bytes read from global memory through cp.async and __ldcg (plain loads
 // and DSMEM accesses are not seen).

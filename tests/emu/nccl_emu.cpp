@@ -1,4 +1,4 @@
-// nccl_emu.cpp: the NCCL functions of src/dist/comm_nccl.cu for the emulated CUDA module
+// nccl_emu.cpp: the NCCL functions of src/distributed/comm_nccl.cu for the emulated CUDA module
 // (tests/emu/backend.cmake). Each emulated rank is its own process with its own emulated
 // device in its own memory, so the all-reduce sums over the job's ranks through MPI
 // (MPI_Allreduce over MPI_COMM_WORLD, when the module is built with MPI: SK_EMU_NCCL_MPI),

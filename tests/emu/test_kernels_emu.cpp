@@ -1,6 +1,6 @@
 // test_kernels_emu.cpp: the CUDA backend's own kernels other than the persistent LSTM
 // (kernels/adam_kernels.cuh, softmax_xent_kernels.cuh, embedding_kernels.cuh,
-// dropout_kernels.cuh, src/cuda/copy_segments_kernel.cuh: the code the GPU runs) executed on
+// dropout_kernels.cuh, kernels/copy_segments_kernel.cuh: the code the GPU runs) executed on
 // the CPU by tests/emu/cuda_emu.h, one fiber per GPU thread, launched with the grids their
 // launchers compute (the same *_blocks functions), against the CPU backend's computation.
 //
@@ -69,7 +69,7 @@
 #include <vector>
 
 #include "adam_kernels.cuh"
-#include "cuda/copy_segments_kernel.cuh"
+#include "copy_segments_kernel.cuh"
 #include "dropout_kernels.cuh"
 #include "embedding_kernels.cuh"
 #include "softmax_xent_kernels.cuh"

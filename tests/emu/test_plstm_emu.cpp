@@ -35,7 +35,7 @@
 
 #include <vector>
 
-#include "lstm_persistent_cost.h"
+#include "../../bench/kernels/lstm_persistent_cost.h"
 #include "lstm_persistent_kernels.cuh"
 
 extern "C" {
@@ -298,7 +298,7 @@ template <typename T, bool MMA> void run_case(const Case &c, sk_plstm_operands o
             digest = (digest ^ *q) * 1099511628211ull;
     printf("  results digest %016llx; %llu cp.async copies\n", (unsigned long long)digest,
            (unsigned long long)(sk_emu_cp_async_count() - copies0));
-    // 7. The cost model (kernels/lstm_persistent_cost.h) against what block 0 (layer 0, units
+    // 7. The cost model (bench/kernels/lstm_persistent_cost.h) against what block 0 (layer 0, units
     // [0, U)) did, exactly: a grid.sync per chain step, its __syncthreads (one after setup,
     // then the model's per working step) and mma.sync; with 4-byte operands the bytes it
     // staged (the model's reads less the biases, which are plain loads the emulator does not see).

@@ -28,7 +28,7 @@
 #include "sample_persistent_kernels.cuh"
 
 extern "C" {
-#include "shakespeare/backend.h"
+#include "backend/backend_impl.h" // sk_backend_ops: the test calls the backend's ops directly
 #include "shakespeare/rng.h"
 #include "shakespeare/sampler.h"
 #include "test_util.h"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_lstm_bench.sh (label gpu): the LSTM workbench (kernels/dev/lstm_bench.cu), which a GPU
+# test_lstm_bench.sh (label gpu): the LSTM workbench (bench/kernels/lstm_bench.cu), which a GPU
 # session runs at configurations A and B (scripts/device_all.sh), at a tiny shape so that it
 # takes seconds: it ends with exit 0, and every implementation and precision it lists is
 # either measured against the CPU layer within its precision's bound or skipped with a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_step_bench.sh (label gpu): the training step's workbench (kernels/dev/step_bench.c),
+# test_step_bench.sh (label gpu): the training step's workbench (bench/kernels/step_bench.c),
 # which a GPU session runs at configurations A and B (scripts/device_all.sh), at a tiny shape
 # so that it takes seconds: its argument handling, and each run's three ways to step (eager,
 # deferred, replayed as a CUDA graph) ending with bit-identical parameters, for cuDNN in

@@ -1,4 +1,4 @@
-// rank_checks.c: runs the data-parallel consistency checks of src/dist/shard.c under mpirun
+// rank_checks.c: runs the data-parallel consistency checks of src/distributed/shard.c under mpirun
 // with made-up inputs, for tests/mpi/test_mpi_rank_checks.sh: the cases a real job can reach
 // only on machines we do not have (a rank without a GPU beside GPU ranks; two ranks on one
 // GPU; ranks whose parameters drifted apart). Every rank prints one line per case,
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dist/shard.h"
+#include "distributed/shard.h"
 #include "shakespeare/comm.h"
 
 static void report(const char *name, int rank, sk_status st, const sk_error *err) {

@@ -108,7 +108,7 @@ fi
 # rank 0 still printing then blocks on the full pipe; it must print nothing more once a stop is
 # asked for, and a write it is blocked in must return (train_main.c). Rank 0 logs every step to
 # metrics.jsonl (a file) before its checkpoint, so the last record is the step it stopped at, and
-# there the checkpoint must be. Three runs: a lost checkpoint was the usual outcome before.
+# there the checkpoint must be. Three runs, as the race it guards against shows only now and then.
 for r in 1 2 3; do
     rm -rf e
     "${MPIRUN[@]}" -np 2 "$SK_TRAIN" "${LONG[@]}" --log-every 1 --checkpoint-every 0 --out-dir e > e.out 2> e.err &

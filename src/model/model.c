@@ -1,4 +1,5 @@
-// params.c: the parameter layout (PyTorch's names, shapes and order) and initialization.
+// model.c: model.h: the shape check, the parameter layout (PyTorch's names, shapes and order) and
+// initialization.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-// lstm_persistent_rebuild_cost.h: the plan and cost model of the persistent LSTM's rebuild (issue
-// 33, deliver item 1; kernels/PERSISTENT_LSTM_FLOOR.md, "The rebuild's design"), host arithmetic
+// lstm_persistent_rebuild_cost.h: the plan and cost model of the persistent LSTM's rebuild
+// (docs/PERSISTENT_LSTM_FLOOR.md, "The rebuild's design"), host arithmetic
 // in C under the H200 numbers of lstm_persistent_cost.h plus those below. Printed by
-// kernels/dev/plstm_cost.c; tests/test_plstm_plan.c holds the design to it.
+// bench/kernels/plstm_cost.c; tests/test_plstm_plan.c holds the design to it.
 // defines: sk_plstm_exchange, sk_plstm_rebuild, sk_plstm_rebuild_plan, sk_plstm_rebuild_best,
 //          sk_plstm_exchange_name, kSkCost{ClusterSync,Flag}Us
 //

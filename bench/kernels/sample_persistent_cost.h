@@ -1,7 +1,7 @@
 // sample_persistent_cost.h: the cost model of the sampling kernel (sample_persistent_kernels.cuh),
 // counted as lstm_persistent_cost.h counts the LSTM kernels and timed under its H200 numbers: the
 // time of one step (one character of every stream) on the busiest block, block 0, which also
-// draws. Printed by kernels/dev/plstm_cost.c; tests/test_sample_plan.c holds config A to the H200's
+// draws. Printed by bench/kernels/plstm_cost.c; tests/test_sample_plan.c holds config A to the H200's
 // measured characters/s (bench/results/h200-2026-11-28-2d6bab0/probe/sample-gpu.txt).
 // defines: sk_sample_cost_step, sk_sample_cost_draw_us
 //
@@ -17,7 +17,7 @@
 #define SK_SAMPLE_PERSISTENT_COST_H
 
 #include "lstm_persistent_cost.h"
-#include "sample_persistent_plan.h"
+#include "../../kernels/sample_persistent_plan.h"
 
 #ifdef __cplusplus
 extern "C" {

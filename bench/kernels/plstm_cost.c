@@ -1,7 +1,7 @@
-// plstm_cost.c: prints the persistent LSTM's cost models (kernels/lstm_persistent_cost.h and the
+// plstm_cost.c: prints the persistent LSTM's cost models (bench/kernels/lstm_persistent_cost.h and the
 // headers built on it) for configurations A and B, or one shape, for every operand kind the plan
 // accepts, and last every kernel the H200 measured at 2d6bab0 predicted against the measurement
-// (kernels/dev/plstm_measured.h).
+// (bench/kernels/plstm_measured.h).
 // usage: plstm_cost [B E H L T]
 #include <errno.h>
 #include <stdio.h>
@@ -42,7 +42,7 @@ static void config(const char *label, int B, int E, int H, int L, int T) {
     }
 }
 
-// The rebuild's plan (kernels/lstm_persistent_rebuild_cost.h): the best tile for every exchange
+// The rebuild's plan (bench/kernels/lstm_persistent_rebuild_cost.h): the best tile for every exchange
 // and layer order with tensor-core operands.
 static void rebuild(const char *label, int B, int E, int H, int L, int T) {
     static const sk_plstm_operands ops[2] = {SK_PLSTM_TF32_MMA, SK_PLSTM_BF16_MMA};
@@ -66,7 +66,7 @@ static void rebuild(const char *label, int B, int E, int H, int L, int T) {
             }
 }
 
-// The layer-after-layer kernels (kernels/lstm_layerwise_cost.h) on the H200's SMs: fp32 on CUDA
+// The layer-after-layer kernels (bench/kernels/lstm_layerwise_cost.h) on the H200's SMs: fp32 on CUDA
 // cores, TF32 and bf16 on tensor cores, each with grid.sync and with clusters (their prefetch and
 // push counted both ways: as the H200 measured them, and precomputed per thread).
 static void built_layerwise(const char *label, int B, int E, int H, int L, int T) {
@@ -97,7 +97,7 @@ static void built_layerwise(const char *label, int B, int E, int H, int L, int T
         }
 }
 
-// The sampling kernel (kernels/sample_persistent_cost.h) at batch 1, 16 and 256.
+// The sampling kernel (bench/kernels/sample_persistent_cost.h) at batch 1, 16 and 256.
 static void sampler(const char *label, int V, int E, int H, int L) {
     for (int B = 1; B <= 256; B *= 16) {
         sk_sample_plan p;

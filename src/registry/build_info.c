@@ -6,7 +6,8 @@
 #include <stdio.h>
 
 #include "cpu/recurrent_gemm.h"
-#include "dist/comm_internal.h"
+#include "distributed/comm_internal.h"
+#include "shakespeare/backend.h" // sk_cuda_describe
 
 void sk_build_info(char *buf, size_t n) {
     if (!buf || n == 0) return;

@@ -1,7 +1,7 @@
 // lstm_layerwise_cost.h: the cost model of the layer-after-layer kernels (lstm_layerwise_kernels.cuh
 // with one grid.sync per step, lstm_layerwise_cluster_kernels.cuh with one cluster barrier per step),
 // counted as lstm_persistent_cost.h counts the wavefront kernels and timed under its H200 numbers and
-// those below. Printed by kernels/dev/plstm_cost.c; tests/test_plstm_plan.c holds the predictions to
+// those below. Printed by bench/kernels/plstm_cost.c; tests/test_plstm_plan.c holds the predictions to
 // the H200's measured steps, tests/emu/test_layerwise_emu.cpp the counts the emulated device sees
 // (barriers, grid and cluster syncs, mma, bytes staged).
 // defines: sk_plstm_lw_issue, sk_plstm_lw_cost_forward, sk_plstm_lw_cost_backward,
@@ -28,7 +28,7 @@
 #ifndef SK_LSTM_LAYERWISE_COST_H
 #define SK_LSTM_LAYERWISE_COST_H
 
-#include "lstm_layerwise_plan.h"
+#include "../../kernels/lstm_layerwise_plan.h"
 #include "lstm_persistent_cost.h"
 
 #ifdef __cplusplus

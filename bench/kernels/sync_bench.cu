@@ -1,5 +1,5 @@
 // sync_bench.cu: what the persistent LSTM's chain step pays to exchange state, measured
-// (kernels/PERSISTENT_LSTM_FLOOR.md, "Cost model": the numbers it assumes), one line each:
+// (docs/PERSISTENT_LSTM_FLOOR.md, "Cost model": the numbers it assumes), one line each:
 //   grid.sync()        cooperative launch, `blocks` x 256 threads, us per sync
 //   cluster barrier    cluster.sync() in clusters of 8 and 16 blocks (sm_90), us per barrier
 //   flag hand-off      block 0 and block `blocks - 1` pass a token through release/acquire

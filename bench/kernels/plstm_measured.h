@@ -1,12 +1,12 @@
 // plstm_measured.h: what the H200 measured of every persistent kernel at commit 2d6bab0
 // (bench/results/h200-2026-11-28-2d6bab0/), beside what the cost models predict for it: the table
-// kernels/dev/plstm_cost.c prints and tests/test_plstm_plan.c holds within 30%.
+// bench/kernels/plstm_cost.c prints and tests/test_plstm_plan.c holds within 30%.
 // defines: sk_plstm_measured, kSkPlstmMeasured, sk_plstm_predicted
 #ifndef SK_PLSTM_MEASURED_H
 #define SK_PLSTM_MEASURED_H
 
-#include "../lstm_layerwise_cost.h"
-#include "../sample_persistent_cost.h"
+#include "lstm_layerwise_cost.h"
+#include "sample_persistent_cost.h"
 
 typedef enum { SK_KERNEL_WAVEFRONT, SK_KERNEL_LW_GRID, SK_KERNEL_LW_CLUSTER, SK_KERNEL_SAMPLER } sk_plstm_kernel;
 

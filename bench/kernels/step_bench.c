@@ -59,17 +59,17 @@ static double run(sk_backend *be, int m, int from, int n, const int32_t *x, cons
     for (int s = from; s < from + n; s++) {
         if (m == 0) {
             double loss, norm;
-            RUN(be, be->ops->forward(be, x, y, T, SK_MODE_TRAIN, s, &loss), "forward");
-            RUN(be, be->ops->backward(be), "backward");
+            RUN(be, sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, s, &loss), "forward");
+            RUN(be, sk_backend_backward(be), "backward");
             RUN(be, sk_backend_step(be, &hp, lr, s + 1, &norm), "optimizer step");
         } else {
             const sk_train_step_args a = {x, y, T, s, s + 1, &hp, lr, NULL};
-            RUN(be, be->ops->train_step(be, &a), "train_step");
+            RUN(be, sk_backend_train_step(be, &a, NULL), "train_step");
         }
     }
     if (m != 0) {
         sk_step_stats ss;
-        RUN(be, be->ops->read_stats(be, &ss), "read_stats");
+        RUN(be, sk_backend_read_stats(be, &ss, NULL), "read_stats");
         if (ss.bad_step) die(be, SK_ERR_NUMERIC, "a step was not finite");
         if (m == 2 && ss.graph_launches == 0) die(be, SK_ERR_DEVICE, "--cuda-graph on launched no graph");
     }
@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
     sk_rng_seed(&r, 11);
     for (size_t i = 0; i < n; i++) x[i] = (int32_t)(sk_rng_u64(&r) % V), y[i] = (int32_t)(sk_rng_u64(&r) % V);
     for (int m = 0; m < MODES; m++) {
-        RUN(be[m], be[m]->ops->set_params(be[m], p0), "set_params");
+        RUN(be[m], sk_backend_set_params(be[m], p0), "set_params");
         run(be[m], m, 0, WARMUP, x, y, T);
     }
     double t[MODES][ROUNDS];
@@ -152,10 +152,10 @@ int main(int argc, char **argv) {
         printf("  %-8s %8.3f ms/step  %10.0f tokens/s  %5.2fx eager   (rounds %.3f..%.3f ms)\n", mode_names[m],
                1e3 * med[m], (double)n / med[m], med[0] / med[m], 1e3 * t[m][0] / steps,
                1e3 * t[m][ROUNDS - 1] / steps);
-    RUN(be[0], be[0]->ops->get_params(be[0], p0), "get_params");
+    RUN(be[0], sk_backend_get_params(be[0], p0), "get_params");
     int same = 1;
     for (int m = 1; m < MODES; m++) {
-        RUN(be[m], be[m]->ops->get_params(be[m], p1), "get_params");
+        RUN(be[m], sk_backend_get_params(be[m], p1), "get_params");
         const int eq = memcmp(p0, p1, total * sizeof(float)) == 0;
         printf("  %s parameters after %d steps: %s eager's\n", mode_names[m], WARMUP + ROUNDS * steps,
                eq ? "bit-identical to" : "DIFFERENT from");

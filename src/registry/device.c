@@ -1,5 +1,6 @@
-// device.c: device selection: the backend that a device name ("auto", "cpu", "cuda", "cuda:N")
-// makes, and the memory that device has for it (backend.h).
+// device.c: device selection, the registry of backends: the backend that a device name ("auto",
+// "cpu", "cuda", "cuda:N") makes, and the memory that device has for it (backend.h). The one
+// place that calls every backend's constructor, so it stands above them all.
 // defines: sk_backend_create, sk_backend_memory_of, sk_host_memory_available
 #include <stdio.h>
 #include <string.h>
@@ -76,7 +77,7 @@ void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_b
     char reason[256];
     if (sk_device_parse(device, &is_auto, &is_cuda, &index, NULL) != SK_OK) return;
     m->on_cuda = is_cuda || (is_auto && sk_cuda_available(0, reason, sizeof reason));
-    if (m->on_cuda) return; // the CUDA backend's estimate, against cudaMemGetInfo, belongs here
+    if (m->on_cuda) return; // no estimate for a GPU: need stays 0
     m->need = sk_backend_cpu_bytes(cfg, &m->activations);
     m->available = sk_host_memory_available();
 }

@@ -1,8 +1,8 @@
 // lstm_persistent_cost.h: the persistent LSTM's cost model, host arithmetic in C: counts per
 // chain step of the busiest block of the current kernels (kernels/lstm_persistent_kernels.cuh,
 // cut by the plan of kernels/lstm_persistent_plan.h), and the time they predict on an H200
-// under the numbers below (kernels/PERSISTENT_LSTM_FLOOR.md, "Cost model" and "The H200 run of
-// 2026-11-28"). Printed by kernels/dev/plstm_cost.c; tests/emu/test_plstm_emu.cpp holds the
+// under the numbers below (docs/PERSISTENT_LSTM_FLOOR.md, "Cost model" and "The H200 run of
+// 2026-11-28"). Printed by bench/kernels/plstm_cost.c; tests/emu/test_plstm_emu.cpp holds the
 // counts the emulated device can see (barriers, grid syncs, mma, bytes staged) to what the
 // kernels do; tests/test_plstm_plan.c holds the predictions to the H200's measured steps.
 // defines: sk_plstm_cost, sk_plstm_cost_inner, sk_plstm_cost_forward(_layer), sk_plstm_cost_backward,
@@ -31,8 +31,8 @@
 #ifndef SK_LSTM_PERSISTENT_COST_H
 #define SK_LSTM_PERSISTENT_COST_H
 
-#include "lstm_persistent_mma.h"
-#include "lstm_persistent_plan.h"
+#include "../../kernels/lstm_persistent_mma.h"
+#include "../../kernels/lstm_persistent_plan.h"
 
 #ifdef __cplusplus
 extern "C" {
