@@ -2,7 +2,8 @@
 // Covers: CRC-32 and the JSON parser; bit-exact round trips; the file being standard safetensors
 // (read back by hand, and a hand-built file in Python's tensor order read by the loader);
 // refusal of corrupt, truncated, foreign and inconsistent files (SK_ERR_FORMAT, messages
-// naming the path), in this format and the previous one (tests/data/v1); state/model pairing; the save protocol, including SIGKILL mid-save.
+// naming the path), in this format and the previous one (tests/data/v1); state/model pairing; the save protocol, including SIGKILL mid-save;
+// sk_point_params's named views against the layout's names.
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -806,6 +807,35 @@ static void test_kill_during_save(const char *dir) {
     model_free(&m);
 }
 
+// Every named pointer of sk_point_params's view is its tensor's offset (by name) into the
+// buffer it was pointed at, for any buffer of the layout.
+static void test_param_views(void) {
+    sk_error err;
+    const sk_model_config cfg = {5, 3, 2, 3, 0.0f, 0.0f};
+    sk_param_layout l;
+    CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
+    float *bufs[2] = {calloc(l.total, sizeof(float)), calloc(l.total, sizeof(float))};
+    CHECK(bufs[0] && bufs[1]);
+    for (int i = 0; i < 2 && bufs[i]; i++) {
+        float *b = bufs[i];
+        const sk_param_tensors w = sk_point_params(&l, b);
+        CHECK(w.embedding == b + sk_param_find(&l, "embedding.weight")->offset);
+        CHECK(w.fc_w == b + sk_param_find(&l, "fc.weight")->offset);
+        CHECK(w.fc_b == b + sk_param_find(&l, "fc.bias")->offset);
+        for (int k = 0; k < cfg.num_layers; k++) {
+            const char *names[4] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+            float *const got[4] = {w.lstm[k].w_ih, w.lstm[k].w_hh, w.lstm[k].b_ih, w.lstm[k].b_hh};
+            for (int j = 0; j < 4; j++) {
+                char name[SK_TENSOR_NAME_MAX];
+                snprintf(name, sizeof name, "lstm.%s_l%d", names[j], k);
+                CHECK(got[j] == b + sk_param_find(&l, name)->offset);
+            }
+        }
+    }
+    free(bufs[0]), free(bufs[1]);
+    sk_param_layout_free(&l);
+}
+
 int main(void) {
     char dir[512];
     sk_test_tmpdir(dir, sizeof dir, "ckpt");
@@ -814,6 +844,7 @@ int main(void) {
     test_model_round_trip(dir);
     test_check_finite();
     test_standard_layout(dir);
+    test_param_views();
     test_hand_built(dir);
     test_corruption(dir);
     test_corruption_format_1();

@@ -1,6 +1,7 @@
 // model.h: the model's shape and its parameters, in PyTorch's names and layout.
-// defines: sk_model_config, sk_model_config_check, sk_tensor_info, sk_param_layout,
-//          sk_param_layout_init, sk_param_layout_free, sk_param_find, sk_lstm_layer, sk_params_init
+// defines: SK_MAX_LAYERS, sk_model_config, sk_model_config_check, sk_tensor_info, sk_param_layout,
+//          sk_param_layout_init, sk_param_layout_free, sk_param_find, sk_lstm_layer, sk_lstm_tensors,
+//          sk_param_tensors, sk_point_params, sk_params_init
 //
 // embedding (V, E) -> L LSTM layers of width H -> dropout -> linear (H -> V) -> softmax CE.
 // All parameters live in ONE float buffer of layout->total floats; gradients and Adam's
@@ -20,6 +21,8 @@
 #include <stdint.h>
 
 #include "shakespeare/status.h"
+
+#define SK_MAX_LAYERS 64 // L at most (sk_model_config_check)
 
 typedef struct {
     int vocab_size;  // V
@@ -63,6 +66,27 @@ typedef struct {
     int in;                        // input width of the layer
 } sk_lstm_layer_offsets;
 sk_lstm_layer_offsets sk_lstm_layer(const sk_param_layout *layout, int k);
+
+// Named views of a buffer in the layout (llm.c's ParameterTensors): every tensor by its name,
+// pointing into one buffer of layout->total floats. Parameters, gradients and Adam's moments
+// share the layout, so one function points a view into any of them; the buffer may be device
+// memory (nothing is read or written through the pointers here). Borrowed: the buffer owns.
+typedef struct {
+    float *w_ih; // (4H, in_k)
+    float *w_hh; // (4H, H)
+    float *b_ih; // (4H)
+    float *b_hh; // (4H)
+} sk_lstm_tensors;
+
+typedef struct {
+    float *embedding;                   // (V, E)
+    sk_lstm_tensors lstm[SK_MAX_LAYERS]; // the first L used
+    float *fc_w;                        // (V, H)
+    float *fc_b;                        // (V)
+} sk_param_tensors;
+
+// The view of buf (layout->total floats, canonical layout).
+sk_param_tensors sk_point_params(const sk_param_layout *layout, float *buf);
 
 typedef enum {
     SK_INIT_UNIFORM,  // every parameter ~ U(-a, a), a = init_scale (char-rnn: 0.08)

@@ -334,8 +334,8 @@ static sk_status read_meta(const char *path, const sk_json *doc, size_t meta, me
     return SK_OK;
 }
 
-// Hyperparameters, vocabulary, checksum, state_file and train_config into out.
-static sk_status read_config(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+// The hyperparameters into out->cfg: the sizes, the optional dropout and weight_drop.
+static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
     char q[64];
     static const char *ints[] = {"vocab_size", "embed_size", "hidden_size", "num_layers"};
     int *dst[] = {&out->cfg.vocab_size, &out->cfg.embed_size, &out->cfg.hidden_size, &out->cfg.num_layers};
@@ -358,16 +358,25 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
         snprintf(tmp, sizeof tmp, "%s", err ? err->msg : "");
         return bad(err, path, "bad hyperparameters (%s)", tmp);
     }
+    return SK_OK;
+}
 
-    if ((e = meta_find(m, "checksum"))) {
-        if (e->vlen != 14 || memcmp(e->val, "crc32:", 6) != 0 || strspn(e->val + 6, "0123456789abcdef") != 8)
-            return bad(err, path, "bad metadata checksum = %s (expected \"crc32:\" and 8 hex digits)",
-                       quoted(q, sizeof q, e->val, e->vlen));
-        out->checksum = (uint32_t)strtoul(e->val + 6, NULL, 16);
-        out->has_checksum = 1;
-    }
+// The optional checksum, "crc32:" and 8 hex digits.
+static sk_status meta_checksum(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+    char q[64];
+    const sk_meta_entry *e = meta_find(m, "checksum");
+    if (!e) return SK_OK;
+    if (e->vlen != 14 || memcmp(e->val, "crc32:", 6) != 0 || strspn(e->val + 6, "0123456789abcdef") != 8)
+        return bad(err, path, "bad metadata checksum = %s (expected \"crc32:\" and 8 hex digits)",
+                   quoted(q, sizeof q, e->val, e->vlen));
+    out->checksum = (uint32_t)strtoul(e->val + 6, NULL, 16);
+    out->has_checksum = 1;
+    return SK_OK;
+}
 
-    e = meta_find(m, "vocab");
+// The vocabulary: a JSON array of vocab_size code points, ascending.
+static sk_status meta_vocab(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+    const sk_meta_entry *e = meta_find(m, "vocab");
     sk_json vd;
     if (sk_json_parse(&vd, e->val, e->vlen, (size_t)out->cfg.vocab_size + 1, NULL) != SK_OK || vd.nodes[0].type != SK_JSON_ARRAY) {
         sk_json_free(&vd);
@@ -384,7 +393,7 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory reading the vocabulary", path);
     }
     size_t i = 0;
-    st = SK_OK;
+    sk_status st = SK_OK;
     for (size_t k = vd.nodes[0].first; k != SK_JSON_NONE; k = vd.nodes[k].next, i++) {
         uint64_t v;
         if (!sk_json_u64(&vd, k, &v) || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (i > 0 && v <= cps[i - 1])) {
@@ -403,16 +412,27 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
         }
     }
     free(cps);
-    if (st != SK_OK) return st;
+    return st;
+}
 
-    if ((e = meta_find(m, "vocab_mode"))) {
-        if (e->vlen == 5 && memcmp(e->val, "bytes", 5) == 0) out->vocab.bytes = 1;
-        else if (!(e->vlen == 4 && memcmp(e->val, "utf8", 4) == 0))
-            return bad(err, path, "bad metadata vocab_mode = %s (expected \"utf8\" or \"bytes\")",
-                       quoted(q, sizeof q, e->val, e->vlen));
-        if (out->vocab.bytes && out->vocab.chars[out->vocab.size - 1] > 255)
-            return bad(err, path, "bad metadata vocab: a byte vocabulary with an entry above 255");
-    }
+// The optional vocab_mode, "utf8" or "bytes" (then no entry above 255).
+static sk_status meta_vocab_mode(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+    char q[64];
+    const sk_meta_entry *e = meta_find(m, "vocab_mode");
+    if (!e) return SK_OK;
+    if (e->vlen == 5 && memcmp(e->val, "bytes", 5) == 0) out->vocab.bytes = 1;
+    else if (!(e->vlen == 4 && memcmp(e->val, "utf8", 4) == 0))
+        return bad(err, path, "bad metadata vocab_mode = %s (expected \"utf8\" or \"bytes\")",
+                   quoted(q, sizeof q, e->val, e->vlen));
+    if (out->vocab.bytes && out->vocab.chars[out->vocab.size - 1] > 255)
+        return bad(err, path, "bad metadata vocab: a byte vocabulary with an entry above 255");
+    return SK_OK;
+}
+
+// The optional state_file (a file name beside the checkpoint) and train_config, copied.
+static sk_status meta_run_files(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+    char q[64];
+    const sk_meta_entry *e;
     if ((e = meta_find(m, "state_file"))) {
         if (!sk_valid_basename(e->val, e->vlen))
             return bad(err, path, "bad metadata state_file = %s (expected a file name without '/')",
@@ -423,6 +443,16 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
     if ((meta_find(m, "state_file") && !out->state_file) || (meta_find(m, "train_config") && !out->train_config))
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory", path);
     return SK_OK;
+}
+
+// Hyperparameters, vocabulary, checksum, state_file and train_config into out.
+static sk_status read_config(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+    sk_status st = meta_hyperparams(path, m, out, err);
+    if (st == SK_OK) st = meta_checksum(path, m, out, err);
+    if (st == SK_OK) st = meta_vocab(path, m, out, err);
+    if (st == SK_OK) st = meta_vocab_mode(path, m, out, err);
+    if (st == SK_OK) st = meta_run_files(path, m, out, err);
+    return st;
 }
 
 typedef struct {

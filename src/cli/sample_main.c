@@ -247,137 +247,191 @@ static uint8_t *read_or_die(const char *path, int allow_empty, size_t *n) {
     return bytes;
 }
 
-int main(int argc, char **argv) {
-    cli_sample_options o = cli_sample_defaults();
-    const int action = cli_parse_options(&cli_sample_program, argc, argv, &o, NULL);
+// --help or --version (action >= 0): printed, returning 1; 0 for a run.
+static int print_info(int action) {
     if (action >= 0 && strcmp(cli_sample_program.opts[action].name, "help") == 0) {
         const cli_sample_options d = cli_sample_defaults();
         cli_print_help(&cli_sample_program, &d);
-        return 0;
+        return 1;
     }
     if (action >= 0) {
         cli_print_version("shakespeare-sample");
-        return 0;
+        return 1;
     }
-    const char *ckpt_path = o.checkpoint, *prime = o.prime, *prime_file = o.prime_file, *score_path = o.score;
-    const char *device = o.device, *output_dir = o.output_dir;
-    const sk_sample_opts so = o.sample;
-    const int length = o.length, n_samples = o.num_samples;
-    const uint64_t seed = o.seed;
-    sk_error err = {{0}};
-    sk_status st = SK_OK;
-    if (!ckpt_path) cli_die(CLI_EXIT_USAGE, "--checkpoint FILE is required (see --help)");
-    char *ckpt_owned = checkpoint_file(ckpt_path);
-    ckpt_path = ckpt_owned;
-    if (prime && prime_file) cli_die(CLI_EXIT_USAGE, "--prime and --prime-file cannot be used together");
-    if (score_path && (prime || prime_file)) cli_die(CLI_EXIT_USAGE, "--score cannot be combined with a prime text");
-    if (score_path && (n_samples > 1 || output_dir))
+    return 0;
+}
+
+// The flags that cannot go together, refused; returns the model file to read (to free).
+static char *check_flags(const cli_sample_options *o) {
+    if (!o->checkpoint) cli_die(CLI_EXIT_USAGE, "--checkpoint FILE is required (see --help)");
+    char *ckpt = checkpoint_file(o->checkpoint);
+    if (o->prime && o->prime_file) cli_die(CLI_EXIT_USAGE, "--prime and --prime-file cannot be used together");
+    if (o->score && (o->prime || o->prime_file)) cli_die(CLI_EXIT_USAGE, "--score cannot be combined with a prime text");
+    if (o->score && (o->num_samples > 1 || o->output_dir))
         cli_die(CLI_EXIT_USAGE, "--score cannot be combined with --num-samples or --output-dir");
+    return ckpt;
+}
 
-    sk_model_file model = {0};
-    if ((st = sk_model_load(ckpt_path, &model, &err)) != SK_OK ||
-        (st = sk_model_file_check_finite(&model, ckpt_path, &err)) != SK_OK)
+// The checkpoint at path, every parameter finite, and a --top-k it can honour.
+static void load_model(const char *path, const sk_sample_opts *so, sk_model_file *model) {
+    sk_error err = {{0}};
+    sk_status st;
+    if ((st = sk_model_load(path, model, &err)) != SK_OK ||
+        (st = sk_model_file_check_finite(model, path, &err)) != SK_OK)
         cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
-    if (so.top_k > model.cfg.vocab_size)
-        cli_die(CLI_EXIT_USAGE, "--top-k must be at most the vocabulary size %d, got %d", model.cfg.vocab_size,
-                so.top_k);
+    if (so->top_k > model->cfg.vocab_size)
+        cli_die(CLI_EXIT_USAGE, "--top-k must be at most the vocabulary size %d, got %d", model->cfg.vocab_size,
+                so->top_k);
+}
 
-    // Inputs are validated before any backend starts.
-    size_t n = 0;
-    int32_t *ids = NULL, *remap = NULL;
-    sk_token_cache cache = {0};
-    if (score_path) {
-        char *dir = o.cache_dir ? strdup(o.cache_dir) : sk_token_cache_default_dir_of_file(ckpt_path);
-        if (!dir) cli_die(CLI_EXIT_FAILURE, "out of memory");
-        sk_cache_hooks hooks = {NULL, print_note, NULL};
-        st = sk_token_cache_open(&cache, score_path, model.vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8, dir, 1.0, 0.0,
-                                 &hooks, &err);
-        free(dir);
-        if (st == SK_ERR_ENCODING)
-            cli_die(CLI_EXIT_USAGE, "%s: this model reads UTF-8 text (a model trained with --vocab bytes scores any file)",
-                    err.msg);
-        if (st != SK_OK) cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
-        if (cache.ids.n < 2) cli_die(CLI_EXIT_USAGE, "%s: a text to score needs at least 2 characters", score_path);
-        remap = score_remap(&cache, &model.vocab, score_path);
-    } else if (prime || prime_file) {
+// What a run reads: the text to score, or the prime.
+typedef struct {
+    sk_token_cache cache; // --score: the text's tokens
+    int32_t *remap;       // --score: the model's id of each of the cache's symbols
+    int32_t *ids;         // otherwise: the prime's ids (a newline when there is none)
+    size_t n;
+} sample_input;
+
+// --score's text, tokenized through the token cache, with its symbols mapped onto the model's.
+static void open_score_text(sample_input *in, const cli_sample_options *o, const char *ckpt,
+                            const sk_model_file *model) {
+    sk_error err = {{0}};
+    char *dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir_of_file(ckpt);
+    if (!dir) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    sk_cache_hooks hooks = {NULL, print_note, NULL};
+    sk_status st = sk_token_cache_open(&in->cache, o->score, model->vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8,
+                                       dir, 1.0, 0.0, &hooks, &err);
+    free(dir);
+    if (st == SK_ERR_ENCODING)
+        cli_die(CLI_EXIT_USAGE, "%s: this model reads UTF-8 text (a model trained with --vocab bytes scores any file)",
+                err.msg);
+    if (st != SK_OK) cli_die(st == SK_ERR_NOMEM ? CLI_EXIT_FAILURE : CLI_EXIT_USAGE, "%s", err.msg);
+    if (in->cache.ids.n < 2) cli_die(CLI_EXIT_USAGE, "%s: a text to score needs at least 2 characters", o->score);
+    in->remap = score_remap(&in->cache, &model->vocab, o->score);
+}
+
+// The prime (--prime or --prime-file) as ids; without one, a newline (or id 0).
+static void read_prime(sample_input *in, const cli_sample_options *o, const sk_vocab *v) {
+    if (o->prime || o->prime_file) {
         size_t nbytes;
-        uint8_t *bytes = prime_file ? read_or_die(prime_file, 0, &nbytes) : (uint8_t *)strdup(prime);
+        uint8_t *bytes = o->prime_file ? read_or_die(o->prime_file, 0, &nbytes) : (uint8_t *)strdup(o->prime);
         if (!bytes) cli_die(CLI_EXIT_FAILURE, "out of memory");
-        if (!prime_file) nbytes = strlen(prime);
+        if (!o->prime_file) nbytes = strlen(o->prime);
         if (nbytes == 0) cli_die(CLI_EXIT_USAGE, "--prime is empty");
-        ids = encode_text(bytes, nbytes, prime_file ? prime_file : "--prime", &model.vocab, &n);
+        in->ids = encode_text(bytes, nbytes, o->prime_file ? o->prime_file : "--prime", v, &in->n);
         free(bytes);
-    } else {
-        int nl = sk_vocab_index(&model.vocab, '\n');
-        ids = malloc(sizeof(int32_t));
-        if (!ids) cli_die(CLI_EXIT_FAILURE, "out of memory");
-        ids[0] = nl >= 0 ? nl : 0;
-        n = 1;
+        return;
     }
+    int nl = sk_vocab_index(v, '\n');
+    in->ids = malloc(sizeof(int32_t));
+    if (!in->ids) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    in->ids[0] = nl >= 0 ? nl : 0;
+    in->n = 1;
+}
 
-    const int batched = n_samples > 1 || output_dir;
-    sample_texts texts = {0};
-    if (batched) {
-        sample_texts_init(&texts, &model.vocab, n_samples, n + (size_t)length);
-        if (output_dir) prepare_output_dir(output_dir, n_samples);
-    }
-    sk_backend_config bc = {.model = model.cfg, .batch_size = n_samples,
+// The backend the flags ask for, holding the model's parameters; its notes on stderr.
+static sk_backend *start_backend(const cli_sample_options *o, const sk_model_file *model, const char *ckpt) {
+    sk_error err = {{0}};
+    sk_status st;
+    const int n_samples = o->num_samples;
+    sk_backend_config bc = {.model = model->cfg, .batch_size = n_samples,
                             .seq_len = n_samples > 1 ? BATCH_WINDOW : SCORE_WINDOW, .training = 0,
-                            .threads = o.threads, .seed = seed, .precision = o.precision, .rnn_impl = o.rnn_impl,
-                            .no_fused_sampler = o.no_fused_sampler};
+                            .threads = o->threads, .seed = o->seed, .precision = o->precision,
+                            .rnn_impl = o->rnn_impl, .no_fused_sampler = o->no_fused_sampler};
     sk_backend *be;
     char note[512];
     // SK_ERR_ARG: a refused flag (--precision, --rnn-impl the backend lacks)
-    if ((st = sk_backend_create(&bc, device, &be, note, sizeof note, &err)) != SK_OK)
-        cli_die(st == SK_ERR_ARG || (st == SK_ERR_DEVICE && strcmp(device, "auto") != 0) ? CLI_EXIT_USAGE
-                                                                                          : CLI_EXIT_FAILURE,
+    if ((st = sk_backend_create(&bc, o->device, &be, note, sizeof note, &err)) != SK_OK)
+        cli_die(st == SK_ERR_ARG || (st == SK_ERR_DEVICE && strcmp(o->device, "auto") != 0) ? CLI_EXIT_USAGE
+                                                                                             : CLI_EXIT_FAILURE,
                 "%s", said(err.msg));
     for (char *line = strtok(note, "\n"); line; line = strtok(NULL, "\n")) print_note(NULL, line);
     // After every check of the input, so that this notice never precedes an "error:" line.
-    if (!model.has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt_path);
-    if ((st = sk_backend_set_params(be, model.params)) != SK_OK) {
+    if (!model->has_checksum) fprintf(stderr, "note: %s " SK_NO_CHECKSUM_NOTE "\n", ckpt);
+    if ((st = sk_backend_set_params(be, model->params)) != SK_OK) {
         sk_backend_fail(&err, st, be, "to take the parameters");
         cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
     }
+    return be;
+}
 
-    if (score_path) {
-        double nll;
-        size_t count;
-        sk_tokens text = cache.ids;
-        text.map = remap;
-        score_progress progress = {now_s(), 0.0, 0};
-        const int tty = isatty(STDERR_FILENO);
-        if ((st = sk_score_tokens(be, &text, tty ? show_score_progress : NULL, &progress, &nll, &count, &err)) != SK_OK)
-            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-        double mean = nll / (double)count;
-        printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", score_path, mean,
-               mean / log(2.0), count);
-    } else if (batched) {
-        for (int i = 0; i < n_samples; i++) // the prime, then its continuation
-            for (size_t j = 0; j < n; j++) put_char(&texts, i, ids[j]);
-        if ((st = sk_generate_batch(be, ids, n, (size_t)length, &so, seed, collect_char, &texts, &err)) != SK_OK)
-            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-        for (int i = 0; i < n_samples; i++) texts.text[i][texts.len[i]++] = '\n'; // cap keeps room for it
-        write_samples(&texts, output_dir, seed);
-    } else {
-        // Streaming: a terminal sees each line as it is generated; a pipe or file gets full
-        // buffering (a write per character cost as much as the arithmetic of one).
-        setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 1 << 16);
-        emitter e = {&model.vocab};
-        for (size_t i = 0; i < n; i++) emit_char(ids[i], &e); // the prime, then its continuation
-        if ((st = sk_generate(be, ids, n, (size_t)length, &so, seed, emit_char, &e, &err)) != SK_OK)
-            cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
-        fputc('\n', stdout);
-        if (fflush(stdout) != 0 || ferror(stdout)) cli_die(CLI_EXIT_FAILURE, "writing the sample to stdout failed");
+// --score: the model's mean loss over the text, in nats and bits per character.
+static void score_text(sk_backend *be, const sample_input *in, const char *path) {
+    sk_error err = {{0}};
+    double nll;
+    size_t count;
+    sk_tokens text = in->cache.ids;
+    text.map = in->remap;
+    score_progress progress = {now_s(), 0.0, 0};
+    const int tty = isatty(STDERR_FILENO);
+    if (sk_score_tokens(be, &text, tty ? show_score_progress : NULL, &progress, &nll, &count, &err) != SK_OK)
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    double mean = nll / (double)count;
+    printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", path, mean, mean / log(2.0), count);
+}
+
+// --num-samples or --output-dir: every sample drawn, then written.
+static void sample_batch(sk_backend *be, const sample_input *in, sample_texts *texts, const cli_sample_options *o) {
+    sk_error err = {{0}};
+    for (int i = 0; i < o->num_samples; i++) // the prime, then its continuation
+        for (size_t j = 0; j < in->n; j++) put_char(texts, i, in->ids[j]);
+    if (sk_generate_batch(be, in->ids, in->n, (size_t)o->length, &o->sample, o->seed, collect_char, texts, &err) !=
+        SK_OK)
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    for (int i = 0; i < o->num_samples; i++) texts->text[i][texts->len[i]++] = '\n'; // cap keeps room for it
+    write_samples(texts, o->output_dir, o->seed);
+}
+
+// One sample, streamed to stdout as it is drawn.
+static void sample_stream(sk_backend *be, const sample_input *in, const sk_vocab *v, const cli_sample_options *o) {
+    sk_error err = {{0}};
+    // Streaming: a terminal sees each line as it is generated; a pipe or file gets full
+    // buffering (a write per character cost as much as the arithmetic of one).
+    setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 1 << 16);
+    emitter e = {v};
+    for (size_t i = 0; i < in->n; i++) emit_char(in->ids[i], &e); // the prime, then its continuation
+    if (sk_generate(be, in->ids, in->n, (size_t)o->length, &o->sample, o->seed, emit_char, &e, &err) != SK_OK)
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    fputc('\n', stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) cli_die(CLI_EXIT_FAILURE, "writing the sample to stdout failed");
+}
+
+static void sample_texts_free(sample_texts *t) {
+    for (int i = 0; i < t->n && t->text; i++) free(t->text[i]);
+    free(t->text);
+    free(t->len);
+}
+
+static void sample_input_free(sample_input *in) {
+    free(in->ids);
+    free(in->remap);
+    sk_token_cache_close(&in->cache);
+}
+
+int main(int argc, char **argv) {
+    cli_sample_options o = cli_sample_defaults();
+    if (print_info(cli_parse_options(&cli_sample_program, argc, argv, &o, NULL))) return 0;
+    char *ckpt = check_flags(&o);
+    sk_model_file model = {0};
+    load_model(ckpt, &o.sample, &model);
+    // Inputs are validated before any backend starts.
+    sample_input in = {0};
+    if (o.score) open_score_text(&in, &o, ckpt, &model);
+    else read_prime(&in, &o, &model.vocab);
+    const int batched = o.num_samples > 1 || o.output_dir;
+    sample_texts texts = {0};
+    if (batched) {
+        sample_texts_init(&texts, &model.vocab, o.num_samples, in.n + (size_t)o.length);
+        if (o.output_dir) prepare_output_dir(o.output_dir, o.num_samples);
     }
-    for (int i = 0; i < texts.n && texts.text; i++) free(texts.text[i]);
-    free(texts.text);
-    free(texts.len);
-    free(ids);
-    free(remap);
-    sk_token_cache_close(&cache);
+    sk_backend *be = start_backend(&o, &model, ckpt);
+    if (o.score) score_text(be, &in, o.score);
+    else if (batched) sample_batch(be, &in, &texts, &o);
+    else sample_stream(be, &in, &model.vocab, &o);
+    sample_texts_free(&texts);
+    sample_input_free(&in);
     sk_backend_free(be);
     sk_model_file_free(&model);
-    free(ckpt_owned);
+    free(ckpt);
     return 0;
 }

@@ -177,44 +177,56 @@ static void print_test_loss(sk_trainer *t, int rank) {
     if (rank == 0) printf("test_loss %.6f nats/char (%.6f bits/char)\n", loss, loss / log(2.0));
 }
 
-int main(int argc, char **argv) {
-    sk_train_options o;
-    sk_train_options_default(&o);
-    char default_data[4096];
-    o.data_path = cli_default_data(default_data, sizeof default_data);
+// The job's communicator (comm.h), finalized at exit; returns this process's rank, and
+// quiets every rank but 0.
+static int start_comm(int *argc, char ***argv) {
     sk_error err = {{0}};
     char comm_note[256];
-    sk_status st = sk_comm_init(&g_comm, &argc, &argv, comm_note, sizeof comm_note, &err);
-    if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
+    if (sk_comm_init(&g_comm, argc, argv, comm_note, sizeof comm_note, &err) != SK_OK)
+        cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
     atexit(free_globals);
     const int rank = sk_comm_rank(g_comm);
     cli_set_quiet(rank != 0);
     if (comm_note[0]) fprintf(stderr, "note: %s\n", comm_note);
-    if (!(g_named = calloc(cli_train_program.n_opts, 1))) cli_die(CLI_EXIT_FAILURE, "out of memory");
-    const int action = cli_parse_options(&cli_train_program, argc, argv, &o, g_named);
+    return rank;
+}
+
+// --help or --version (action >= 0): printed on rank 0, returning 1; 0 for a run.
+static int print_info(int action, int rank) {
     if (action >= 0 && strcmp(cli_train_program.opts[action].name, "help") == 0) {
         sk_train_options d;
         sk_train_options_default(&d);
         if (rank == 0) cli_print_help(&cli_train_program, &d);
-        return 0;
+        return 1;
     }
     if (action >= 0) { // --version
         if (rank == 0) cli_print_version("shakespeare-train");
-        return 0;
+        return 1;
     }
-    o.options_json = cli_train_options_json;
-    o.options_identity = cli_train_options_identity;
-    o.inherit_options = inherit_options;
-    o.stop_flag = &g_stop;
-    o.comm = g_comm;
+    return 0;
+}
+
+// What the trainer takes from this program besides the flags: the options record, the stop
+// flag, the communicator, and the test hooks of the environment.
+static void connect_options(sk_train_options *o) {
+    o->options_json = cli_train_options_json;
+    o->options_identity = cli_train_options_identity;
+    o->inherit_options = inherit_options;
+    o->stop_flag = &g_stop;
+    o->comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not
     // an option a run needs, so not a flag.
     const char *dp_step = getenv("SHAKESPEARE_TEST_DATA_PARALLEL_STEP");
-    o.data_parallel_step = dp_step && strcmp(dp_step, "1") == 0;
+    o->data_parallel_step = dp_step && strcmp(dp_step, "1") == 0;
     // For the divergence tests (tests/cli/test_divergence*.sh): a NaN loss at a known step.
     const char *poison = getenv("SHAKESPEARE_TEST_POISON_STEP");
-    if (poison && cli_parse_i64("SHAKESPEARE_TEST_POISON_STEP", poison, 1, INT64_MAX, &o.poison_step, &err) != SK_OK)
+    sk_error err = {{0}};
+    if (poison && cli_parse_i64("SHAKESPEARE_TEST_POISON_STEP", poison, 1, INT64_MAX, &o->poison_step, &err) != SK_OK)
         cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+}
+
+// SIGHUP, SIGINT and SIGTERM stop the run at the next step (a checkpoint saved).
+static void handle_signals(void) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -226,48 +238,89 @@ int main(int argc, char **argv) {
     // A write past the file size limit (ulimit -f) then fails with EFBIG, which ends the run
     // with a message and the previous checkpoint intact, instead of killing the process.
     signal(SIGXFSZ, SIG_IGN);
+}
 
-    printer pr = {isatty(STDOUT_FILENO), 0};
-    sk_train_callbacks cb = {&pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize, cb_warning};
+// The trainer for the options, reporting through pr; a refusal is an error line.
+static sk_trainer *start_trainer(const sk_train_options *o, printer *pr) {
+    sk_error err = {{0}};
+    sk_train_callbacks cb = {pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize, cb_warning};
     sk_trainer *t;
-    st = sk_trainer_init(&t, &o, &cb, &err);
+    sk_status st = sk_trainer_init(&t, o, &cb, &err);
     if (st != SK_OK) {
         // An explicitly requested device that is not usable is bad input; a GPU that
         // fails after --device auto picked it, or memory running out, is not.
-        int usage = st == SK_ERR_DEVICE ? strcmp(o.device, "auto") != 0 : st != SK_ERR_NOMEM;
+        int usage = st == SK_ERR_DEVICE ? strcmp(o->device, "auto") != 0 : st != SK_ERR_NOMEM;
         if (st == SK_ERR_ENCODING) // the data file: say what trains on it
             cli_die(CLI_EXIT_USAGE, "%s; --vocab bytes trains on any file", said(err.msg));
         cli_die(usage ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE, "%s", said(err.msg));
     }
-    if (o.eval_only) {
-        double val;
-        st = sk_trainer_evaluate(t, 0, &val, &err);
-        if (st != SK_OK) die_evaluating(t, &err);
-        if (rank == 0) printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
-        print_test_loss(t, rank);
-        sk_trainer_free(t);
-        return 0;
-    }
-    sk_train_summary sum;
+    return t;
+}
+
+// --eval-only: the validation (and test) loss of the model as it is; the exit status.
+static int evaluate_only(sk_trainer *t, int rank) {
+    sk_error err = {{0}};
+    double val;
+    if (sk_trainer_evaluate(t, 0, &val, &err) != SK_OK) die_evaluating(t, &err);
+    if (rank == 0) printf("val_loss %.6f nats/char (%.6f bits/char)\n", val, val / log(2.0));
+    print_test_loss(t, rank);
+    sk_trainer_free(t);
+    return 0;
+}
+
+// The run itself; a failure on this rank alone ends the whole job here.
+static sk_status run_training(sk_trainer *t, printer *pr, int rank, sk_train_summary *sum, sk_error *err) {
     g_signal_note = rank != 0 ? 0 : isatty(STDERR_FILENO) ? 2 : 1; // not while it starts or after it ends
-    st = sk_trainer_run(t, &sum, &err);
+    sk_status st = sk_trainer_run(t, sum, err);
     g_signal_note = 0;
-    end_live(&pr);
+    end_live(pr);
     if (st != SK_OK && sk_trainer_failed_alone(t)) {
         // The other ranks wait for this one in a collective: end the whole job.
-        fprintf(stderr, "error: rank %d: %s\n", rank, said(err.msg));
+        fprintf(stderr, "error: rank %d: %s\n", rank, said(err->msg));
         sk_comm_abort(g_comm, CLI_EXIT_FAILURE);
     }
+    return st;
+}
+
+// A resume whose run had already reached its limit.
+static void print_already_done(const sk_train_summary *sum, const sk_train_options *o) {
+    if (strcmp(sum->ended_by, "max-iters") == 0)
+        printf("already at step %lld >= --max-iters %lld; nothing to do (a larger --max-iters goes on)\n",
+               (long long)sum->steps, (long long)o->max_iters);
+    else
+        printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do (a larger --max-epochs "
+               "goes on)\n", o->max_epochs, o->max_epochs, (long long)sum->steps);
+}
+
+// The run's one summary line.
+static void print_done(const sk_train_summary *sum) {
+    char best[64] = "best_val_loss=none best_step=none"; // no validation ran, or none of a sound state
+    if (sum->best_step >= 0)
+        snprintf(best, sizeof best, "best_val_loss=%.4f best_step=%lld", sum->best_val_loss, (long long)sum->best_step);
+    printf("done: steps=%lld ended_by=--%s %s final_train_loss=%.4f median_tokens_per_s=%.0f wall_s=%.1f backend=%s "
+           "precision=%s cuda_graph_steps=%lld\n", (long long)sum->steps, sum->ended_by, best, sum->final_train_loss,
+           sum->median_tokens_per_s, sum->wall_s, sum->backend_name, sum->precision_name, (long long)sum->graph_steps);
+}
+
+int main(int argc, char **argv) {
+    sk_train_options o;
+    sk_train_options_default(&o);
+    char default_data[4096];
+    o.data_path = cli_default_data(default_data, sizeof default_data);
+    const int rank = start_comm(&argc, &argv);
+    if (!(g_named = calloc(cli_train_program.n_opts, 1))) cli_die(CLI_EXIT_FAILURE, "out of memory");
+    if (print_info(cli_parse_options(&cli_train_program, argc, argv, &o, g_named), rank)) return 0;
+    connect_options(&o);
+    handle_signals();
+    printer pr = {isatty(STDOUT_FILENO), 0};
+    sk_trainer *t = start_trainer(&o, &pr);
+    if (o.eval_only) return evaluate_only(t, rank);
+    sk_train_summary sum;
+    sk_error err = {{0}};
+    const sk_status st = run_training(t, &pr, rank, &sum, &err);
     if (st == SK_OK && sum.already_done) {
         sk_trainer_free(t);
-        if (rank == 0) {
-            if (strcmp(sum.ended_by, "max-iters") == 0)
-                printf("already at step %lld >= --max-iters %lld; nothing to do (a larger --max-iters goes on)\n",
-                       (long long)sum.steps, (long long)o.max_iters);
-            else
-                printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do (a larger --max-epochs "
-                       "goes on)\n", o.max_epochs, o.max_epochs, (long long)sum.steps);
-        }
+        if (rank == 0) print_already_done(&sum, &o);
         return 0;
     }
     if (st == SK_OK) print_test_loss(t, rank); // of the final model
@@ -279,13 +332,6 @@ int main(int argc, char **argv) {
     // Bad input was refused before the run started; what fails now (a checkpoint or log write
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
-    if (rank == 0) {
-        char best[64] = "best_val_loss=none best_step=none"; // no validation ran, or none of a sound state
-        if (sum.best_step >= 0)
-            snprintf(best, sizeof best, "best_val_loss=%.4f best_step=%lld", sum.best_val_loss, (long long)sum.best_step);
-        printf("done: steps=%lld ended_by=--%s %s final_train_loss=%.4f median_tokens_per_s=%.0f wall_s=%.1f backend=%s "
-               "precision=%s cuda_graph_steps=%lld\n", (long long)sum.steps, sum.ended_by, best, sum.final_train_loss,
-               sum.median_tokens_per_s, sum.wall_s, sum.backend_name, sum.precision_name, (long long)sum.graph_steps);
-    }
+    if (rank == 0) print_done(&sum);
     return 0;
 }

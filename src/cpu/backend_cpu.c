@@ -29,6 +29,7 @@ typedef struct {
     int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
     int64_t step;   // the last forward's step (keys the weight-drop masks again in backward)
     float *params, *grads, *m, *v; // (total,) canonical layout
+    sk_param_tensors w, dw;         // named views of params and (training) grads
     int32_t *x, *y;  // (T*B) time-major copies of the window
     float *emb;      // (T*B, E) embedded inputs
     float **hbuf;    // [L] ((T+1)*B, H): initial state then h_t, see lstm_cpu.h
@@ -160,9 +161,12 @@ static void drop_weights(const cpu_impl *c, uint64_t seed, int64_t step, int k, 
 
 // Layer k's W_hh for the last (or this) forward: the dropped copy in training steps with
 // weight drop, the parameters' own otherwise.
-static const float *w_hh_used(const cpu_impl *c, int k, int train, size_t offset) {
-    return train && c->wdrop > 0.0f ? c->w_hh_dropped[k] : c->params + offset;
+static const float *w_hh_used(const cpu_impl *c, int k, int train) {
+    return train && c->wdrop > 0.0f ? c->w_hh_dropped[k] : c->w.lstm[k].w_hh;
 }
+
+// Layer k's input width: in_0 = E, in_k = H (model.h).
+static int layer_in(const cpu_impl *c, int k) { return k == 0 ? c->E : c->H; }
 
 // Numerically stable log-softmax cross-entropy per row (xent_cpu.c); keeps the logits.
 static void row_losses(cpu_impl *c, int rows) {
@@ -172,34 +176,20 @@ static void row_losses(cpu_impl *c, int rows) {
 
 // c->in_proj from the parameters: row v by the product of an inference step (the biases,
 // then sk_matvec_rows over emb[v]), so a table row is what the step would compute itself.
-static void fill_in_proj(const sk_backend *b, cpu_impl *c) {
+static void fill_in_proj(cpu_impl *c) {
     const int G4 = 4 * c->H, E = c->E;
-    const float *P = c->params, *emb = P + b->layout.tensors[0].offset;
-    sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, 0);
+    const sk_lstm_tensors *w = &c->w.lstm[0];
     for (int v = 0; v < c->V; v++) {
         float *row = c->in_proj + (size_t)v * G4;
-        for (int j = 0; j < G4; j++) row[j] = P[o.b_ih + j] + P[o.b_hh + j];
+        for (int j = 0; j < G4; j++) row[j] = w->b_ih[j] + w->b_hh[j];
     }
-    sk_matvec_rows(G4, E, P + o.w_ih, c->V, emb, E, c->in_proj, G4);
+    sk_matvec_rows(G4, E, w->w_ih, c->V, c->w.embedding, E, c->in_proj, G4);
     c->in_proj_ok = 1;
 }
 
-static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
-                             int64_t step, double *loss_sum) {
-    cpu_impl *c = impl_of(b);
-    const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L;
-    if (len < 1 || len > c->T)
-        return sk_fail(&b->err, SK_ERR_ARG, "forward over %d steps; this backend takes 1 to %d", len, c->T);
-    if (mode == SK_MODE_TRAIN && !c->training)
-        return sk_fail(&b->err, SK_ERR_ARG, "a training forward on an inference-only backend");
-    const int rows = len * B;
-    const int train = mode == SK_MODE_TRAIN, drop = train && c->p > 0.0f;
-    // An inference step (sampling): batch-invariant products (matvec_cpu.h), so that a stream's
-    // text does not depend on the streams beside it.
-    const int infer_step = !train && len == 1;
-    const float *P = c->params;
-
-    // Stream-major (b, t) -> time-major rows; out-of-range ids are a caller bug, refused.
+// Stream-major (b, t) -> time-major rows; out-of-range ids are a caller bug, refused.
+static sk_status gather_window(sk_backend *b, cpu_impl *c, const int32_t *x, const int32_t *y, int len) {
+    const int B = c->B, V = c->V;
     for (int b_ = 0; b_ < B; b_++) {
         for (int t = 0; t < len; t++) {
             int32_t xi = x[(size_t)b_ * len + t];
@@ -214,20 +204,34 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
             }
         }
     }
-    if (!train) { // layer 0's gate inputs from the table; the embedded rows are not needed
-        if (!c->in_proj_ok) fill_in_proj(b, c);
+    return SK_OK;
+}
+
+// Layer 0's input: in training the embedded rows; in inference its gate inputs from the
+// table (the embedded rows are not needed).
+static void embed_window(cpu_impl *c, int rows, int train) {
+    const int H = c->H;
+    if (!train) {
+        if (!c->in_proj_ok) fill_in_proj(c);
         for (int r = 0; r < rows; r++)
             memcpy(c->gates[0] + (size_t)r * 4 * H, c->in_proj + (size_t)c->x[r] * 4 * H, sizeof(float) * 4 * H);
     } else {
-        sk_embedding_cpu_forward(c->emb, P + b->layout.tensors[0].offset, c->x, rows, E);
+        sk_embedding_cpu_forward(c->emb, c->w.embedding, c->x, rows, c->E);
     }
+}
 
+// The LSTM stack over the window from the carried state (carrying the final state into the
+// next window), with dropout after each layer in training; returns what fc reads.
+static const float *lstm_stack_forward(const sk_backend *b, cpu_impl *c, int len, int train, int infer_step,
+                                       int64_t step) {
+    const int B = c->B, H = c->H, L = c->L;
+    const int drop = train && c->p > 0.0f;
     const float *in = c->emb;
     for (int k = 0; k < L; k++) {
-        sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, P + o.w_hh, c->w_hh_dropped[k]);
-        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, train, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k], !train && k == 0, !train && c->w_hh_t_ok,
+        const sk_lstm_tensors *w = &c->w.lstm[k];
+        if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, w->w_hh, c->w_hh_dropped[k]);
+        sk_lstm_cpu_layer layer = {B, H, layer_in(c, k), c->threads, w->w_ih, w_hh_used(c, k, train), w->b_ih,
+                                   w->b_hh, c->w_hh_t[k], !train && k == 0, !train && c->w_hh_t_ok,
                                    infer_step};
         memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
@@ -244,15 +248,35 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
         memcpy(c->c_state + (size_t)k * B * H, c->cbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
     }
     c->w_hh_t_ok = !train; // every layer's w_hh_t now holds what this forward laid out
-    // logits = top W_fc^T + b_fc
-    const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
-    const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
-    for (int r = 0; r < rows; r++) memcpy(c->logits + (size_t)r * V, P + fcb->offset, sizeof(float) * V);
+    return in;
+}
+
+// logits = top W_fc^T + b_fc
+static void fc_forward(cpu_impl *c, const float *top, int rows, int infer_step) {
+    const int H = c->H, V = c->V;
+    for (int r = 0; r < rows; r++) memcpy(c->logits + (size_t)r * V, c->w.fc_b, sizeof(float) * V);
     if (infer_step)
-        sk_matvec_rows(V, H, P + fcw->offset, rows, in, H, c->logits, V);
+        sk_matvec_rows(V, H, c->w.fc_w, rows, top, H, c->logits, V);
     else
-        sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, in, H, P + fcw->offset, H, 1.0f,
-                      c->logits, V);
+        sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, top, H, c->w.fc_w, H, 1.0f, c->logits,
+                      V);
+}
+
+static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
+                             int64_t step, double *loss_sum) {
+    cpu_impl *c = impl_of(b);
+    if (len < 1 || len > c->T)
+        return sk_fail(&b->err, SK_ERR_ARG, "forward over %d steps; this backend takes 1 to %d", len, c->T);
+    if (mode == SK_MODE_TRAIN && !c->training)
+        return sk_fail(&b->err, SK_ERR_ARG, "a training forward on an inference-only backend");
+    const int rows = len * c->B, train = mode == SK_MODE_TRAIN;
+    // An inference step (sampling): batch-invariant products (matvec_cpu.h), so that a stream's
+    // text does not depend on the streams beside it.
+    const int infer_step = !train && len == 1;
+    sk_status st = gather_window(b, c, x, y, len);
+    if (st != SK_OK) return st;
+    embed_window(c, rows, train);
+    fc_forward(c, lstm_stack_forward(b, c, len, train, infer_step, step), rows, infer_step);
     c->len = len;
     c->step = step;
     c->last_train = train && y != NULL;
@@ -281,34 +305,30 @@ static sk_status cpu_backward(sk_backend *b) {
     if (!c->last_train) return sk_fail(&b->err, SK_ERR_ARG, "backward without a training forward before it");
     const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L, len = c->len, rows = len * B;
     const int drop = c->p > 0.0f;
-    const float *P = c->params;
-    float *G = c->grads;
+    const sk_param_tensors *G = &c->dw;
     const float inv_n = 1.0f / (float)(len * c->global_batch);
 
     // dlogits = (softmax - onehot(y)) / rows of the global batch
     for (int r = 0; r < rows; r++)
         sk_xent_row_dlogits(c->logits + (size_t)r * V, V, c->y[r], inv_n, c->dlogits + (size_t)r * V);
-    const sk_tensor_info *fcw = &b->layout.tensors[b->layout.n_tensors - 2];
-    const sk_tensor_info *fcb = &b->layout.tensors[b->layout.n_tensors - 1];
     const float *top = drop ? c->dropped[L - 1] : c->hbuf[L - 1] + (size_t)B * H;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, rows, 1.0f, c->dlogits, V, top, H, 0.0f,
-                G + fcw->offset, H);
-    float *gb = G + fcb->offset;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, rows, 1.0f, c->dlogits, V, top, H, 0.0f, G->fc_w, H);
+    float *gb = G->fc_b;
     memset(gb, 0, sizeof(float) * V);
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < V; v++) gb[v] += c->dlogits[(size_t)r * V + v];
     // dtop = dlogits W_fc, then through the dropout mask before fc.
-    sk_sgemm_rows(c->threads, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, P + fcw->offset, H, 0.0f,
-                  c->dtop, H);
+    sk_sgemm_rows(c->threads, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, c->w.fc_w, H, 0.0f, c->dtop,
+                  H);
     for (int k = L - 1; k >= 0; k--) {
         if (drop) {
             const float *mk = c->mask[k];
             for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
         }
-        sk_lstm_layer_offsets o = sk_lstm_layer(&b->layout, k);
-        sk_lstm_cpu_layer layer = {B, H, o.in, c->threads, P + o.w_ih, w_hh_used(c, k, 1, o.w_hh), P + o.b_ih,
-                                   P + o.b_hh, c->w_hh_t[k], 0, 0, 0};
-        sk_lstm_cpu_grads lg = {G + o.w_ih, G + o.w_hh, G + o.b_ih, G + o.b_hh};
+        const sk_lstm_tensors *w = &c->w.lstm[k], *g = &G->lstm[k];
+        sk_lstm_cpu_layer layer = {B, H, layer_in(c, k), c->threads, w->w_ih, w_hh_used(c, k, 1), w->b_ih, w->b_hh,
+                                   c->w_hh_t[k], 0, 0, 0};
+        sk_lstm_cpu_grads lg = {g->w_ih, g->w_hh, g->b_ih, g->b_hh};
         const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
         sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
                              c->dh, c->dc, &lg, c->dx);
@@ -317,10 +337,10 @@ static sk_status cpu_backward(sk_backend *b) {
         c->dtop = c->dx;
         c->dx = swap;
         // d W_hh = d (W_hh used) times the same factors (0 where an element was dropped).
-        if (c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, c->step, k, G + o.w_hh, G + o.w_hh);
+        if (c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, c->step, k, g->w_hh, g->w_hh);
     }
     // Embedding gradient: scatter-add in row order (deterministic). dtop now holds d emb.
-    sk_embedding_cpu_backward(G + b->layout.tensors[0].offset, c->dtop, c->x, rows, V, E);
+    sk_embedding_cpu_backward(G->embedding, c->dtop, c->x, rows, V, E);
     return SK_OK;
 }
 
@@ -468,8 +488,8 @@ size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     return sizeof(float) * (rows * per_row + fixed);
 }
 
-sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
-    *out = NULL;
+// The settings only a CUDA device can honour, and a batch that does not fit the config.
+static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
     if (cfg->batch_size < 1 || cfg->seq_len < 1)
         return sk_fail(err, SK_ERR_ARG, "batch size and sequence length must be positive, got %d and %d",
                        cfg->batch_size, cfg->seq_len);
@@ -488,27 +508,11 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
         return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
                        cfg->stream_offset + cfg->batch_size, cfg->global_batch);
-    sk_backend *b = calloc(1, sizeof *b);
-    cpu_impl *c = calloc(1, sizeof *c);
-    if (!b || !c) {
-        free(b);
-        free(c);
-        return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the CPU backend");
-    }
-    b->ops = &cpu_ops;
-    b->cfg = *cfg;
-    b->cfg.precision = SK_PRECISION_FP32; // what SK_PRECISION_AUTO means here
-    b->impl = c;
-    memcpy(b->device, "cpu", sizeof "cpu");
-    sk_status st = sk_param_layout_init(&b->layout, &cfg->model, err);
-    if (st != SK_OK) {
-        cpu_destroy(b);
-        return st;
-    }
-    // OpenBLAS runs single-threaded; the backend splits work over its own threads (parallel.h).
-    openblas_set_num_threads(1);
-    slow_blas_notice(b->notice, sizeof b->notice);
-    sk_recur_init();
+    return SK_OK;
+}
+
+// The shape, the threads and the probabilities the backend runs with.
+static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     c->threads = cfg->threads > 0 ? cfg->threads : (int)(cores > 0 ? cores : 1);
     if (c->threads > SK_MAX_THREADS) c->threads = SK_MAX_THREADS;
@@ -518,8 +522,11 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     c->stream_offset = cfg->stream_offset;
     c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
     c->training = cfg->training;
+}
+
+// Every buffer (sk_backend_cpu_bytes counts them); 0 when one could not be allocated.
+static int alloc_buffers(cpu_impl *c, size_t total) {
     const size_t rows = (size_t)c->T * c->B, H = (size_t)c->H, wide = H > (size_t)c->E ? H : (size_t)c->E;
-    const size_t total = b->layout.total;
     int ok = 1;
     c->params = alloc_floats(total, &ok);
     c->x = calloc(rows, sizeof(int32_t));
@@ -536,27 +543,57 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     c->h_state = alloc_floats((size_t)c->L * c->B * H, &ok);
     c->c_state = alloc_floats((size_t)c->L * c->B * H, &ok);
     c->in_proj = alloc_floats((size_t)c->V * 4 * H, &ok);
-    if (c->training) {
-        c->grads = alloc_floats(total, &ok);
-        c->m = alloc_floats(total, &ok);
-        c->v = alloc_floats(total, &ok);
-        if (c->p > 0.0f) {
-            c->mask = alloc_per_layer(c->L, rows * H, &ok);
-            c->dropped = alloc_per_layer(c->L, rows * H, &ok);
-        }
-        if (c->wdrop > 0.0f) c->w_hh_dropped = alloc_per_layer(c->L, 4 * H * H, &ok);
-        c->dlogits = alloc_floats(rows * c->V, &ok);
-        c->dtop = alloc_floats(rows * wide, &ok);
-        c->dx = alloc_floats(rows * wide, &ok);
-        c->dgates = alloc_floats(rows * 4 * H, &ok);
-        c->dh = alloc_floats((size_t)c->B * H, &ok);
-        c->dc = alloc_floats((size_t)c->B * H, &ok);
+    if (!c->training) return ok;
+    c->grads = alloc_floats(total, &ok);
+    c->m = alloc_floats(total, &ok);
+    c->v = alloc_floats(total, &ok);
+    if (c->p > 0.0f) {
+        c->mask = alloc_per_layer(c->L, rows * H, &ok);
+        c->dropped = alloc_per_layer(c->L, rows * H, &ok);
     }
-    if (!ok) {
+    if (c->wdrop > 0.0f) c->w_hh_dropped = alloc_per_layer(c->L, 4 * H * H, &ok);
+    c->dlogits = alloc_floats(rows * c->V, &ok);
+    c->dtop = alloc_floats(rows * wide, &ok);
+    c->dx = alloc_floats(rows * wide, &ok);
+    c->dgates = alloc_floats(rows * 4 * H, &ok);
+    c->dh = alloc_floats((size_t)c->B * H, &ok);
+    c->dc = alloc_floats((size_t)c->B * H, &ok);
+    return ok;
+}
+
+sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
+    *out = NULL;
+    sk_status st = check_cpu_config(cfg, err);
+    if (st != SK_OK) return st;
+    sk_backend *b = calloc(1, sizeof *b);
+    cpu_impl *c = calloc(1, sizeof *c);
+    if (!b || !c) {
+        free(b);
+        free(c);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the CPU backend");
+    }
+    b->ops = &cpu_ops;
+    b->cfg = *cfg;
+    b->cfg.precision = SK_PRECISION_FP32; // what SK_PRECISION_AUTO means here
+    b->impl = c;
+    memcpy(b->device, "cpu", sizeof "cpu");
+    st = sk_param_layout_init(&b->layout, &cfg->model, err);
+    if (st != SK_OK) {
+        cpu_destroy(b);
+        return st;
+    }
+    // OpenBLAS runs single-threaded; the backend splits work over its own threads (parallel.h).
+    openblas_set_num_threads(1);
+    slow_blas_notice(b->notice, sizeof b->notice);
+    sk_recur_init();
+    set_shape(c, cfg);
+    if (!alloc_buffers(c, b->layout.total)) {
         cpu_destroy(b);
         return sk_fail(err, SK_ERR_NOMEM, "out of memory allocating CPU buffers for B=%d T=%d H=%d L=%d",
                        cfg->batch_size, cfg->seq_len, cfg->model.hidden_size, cfg->model.num_layers);
     }
+    c->w = sk_point_params(&b->layout, c->params);
+    if (c->training) c->dw = sk_point_params(&b->layout, c->grads);
     *out = b;
     return SK_OK;
 }

@@ -83,11 +83,10 @@ typedef struct {
     cublasHandle_t blas;
     cudnnHandle_t dnn;
     sk_lstm *lstm; // the LSTM stack behind its seam
-    size_t total, off_emb, off_fcw, off_fcb; // floats
-    float *params, *grads, *m, *v;            // (total,) canonical layout
+    size_t total;                              // floats
+    float *params, *grads, *m, *v;             // (total,) canonical layout
     float *dropped_params;                     // (total,) training with wdrop: the LSTM tensors, W_hh masked
-    size_t off_lstm;                           // floats: the LSTM tensors are [off_lstm, off_fcw)
-    size_t off_whh[SK_CUDA_MAX_SITES];         // floats: layer k's W_hh
+    sk_param_tensors w, dw, dropped_w;         // named views of params, grads, dropped_params (where allocated)
     uint8_t *decay_mask;                       // (total,) 1 on 2-D tensors
     int32_t *xy;                               // (2, B, T): x then y (a pinned slot's layout)
     int32_t *x, *y;                            // (B, len) window, stream-major: xy, xy + B*T
@@ -129,8 +128,6 @@ sk_status dev_alloc(void **p, size_t bytes, const char *what, sk_error *err) {
     }
     return SK_OK;
 }
-
-#define ALLOC(ptr, count, what) SK_TRY(dev_alloc((void **)&(ptr), sizeof(*(ptr)) * (size_t)(count), what, err))
 
 // Host -> device through the stream, then wait: the caller may reuse `src` at once.
 sk_status upload(cuda_impl *ci, void *dst, const void *src, size_t bytes, sk_error *err) {
@@ -219,42 +216,79 @@ sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
     return SK_OK;
 }
 
-sk_status cuda_init(sk_backend *b, sk_error *err) {
-    cuda_impl *ci = impl_of(b);
-    const sk_backend_config *cfg = &b->cfg;
-    const sk_param_layout *layout = &b->layout;
+// The shape and the probabilities the backend runs with.
+void set_shape(cuda_impl *ci, const sk_backend_config *cfg, const sk_param_layout *layout) {
     ci->device = cfg->device_index;
     ci->V = cfg->model.vocab_size, ci->E = cfg->model.embed_size, ci->H = cfg->model.hidden_size;
     ci->L = cfg->model.num_layers, ci->B = cfg->batch_size, ci->T = cfg->seq_len, ci->p = cfg->model.dropout;
     ci->wdrop = cfg->model.weight_drop;
     ci->training = cfg->training != 0;
     ci->total = layout->total;
-    const sk_tensor_info *emb = sk_param_find(layout, "embedding.weight");
-    const sk_tensor_info *fcw = sk_param_find(layout, "fc.weight"), *fcb = sk_param_find(layout, "fc.bias");
-    if (!emb || !fcw || !fcb) return sk_fail(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
-    ci->off_emb = emb->offset, ci->off_fcw = fcw->offset, ci->off_fcb = fcb->offset;
-    ci->off_lstm = sk_lstm_layer(layout, 0).w_ih;
-    for (int k = 0; k < ci->L && k < SK_CUDA_MAX_SITES; k++) ci->off_whh[k] = sk_lstm_layer(layout, k).w_hh;
+}
 
+// The stream, and cuBLAS (with its workspace) and cuDNN on it.
+sk_status create_handles(cuda_impl *ci, sk_precision precision, sk_error *err) {
     CUDA_CHECK(cudaSetDevice(ci->device));
     CUDA_CHECK(cudaStreamCreateWithFlags(&ci->stream, cudaStreamNonBlocking));
     CUBLAS_CHECK(cublasCreate(&ci->blas));
     CUBLAS_CHECK(cublasSetStream(ci->blas, ci->stream));
     // fp32: plain fp32 GEMMs (no TF32), as the CPU reference; tf32, bf16: TF32 (math_mode.h).
-    CUBLAS_CHECK(cublasSetMathMode(ci->blas, sk_cublas_math(cfg->precision)));
+    CUBLAS_CHECK(cublasSetMathMode(ci->blas, sk_cublas_math(precision)));
     SK_TRY(dev_alloc(&ci->blas_ws, kBlasWorkspaceBytes, "the cuBLAS workspace", err));
     CUBLAS_CHECK(cublasSetWorkspace(ci->blas, ci->blas_ws, kBlasWorkspaceBytes));
     CUDNN_CHECK(cudnnCreate(&ci->dnn));
     CUDNN_CHECK(cudnnSetStream(ci->dnn, ci->stream));
+    return SK_OK;
+}
 
-    const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H;
-    ALLOC(ci->params, ci->total, "the parameters");
-    ALLOC(ci->xy, 2 * rows, "input and target ids");
+// Every device buffer, in one table: where it goes, its bytes, whether this backend needs it
+// (the gradient side only when training) and whether it starts zeroed.
+sk_status alloc_device_buffers(cuda_impl *ci, sk_error *err) {
+    const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H, total = ci->total;
+    const size_t f = sizeof(float);
+    const int train = ci->training;
+    const struct {
+        void **p;
+        size_t bytes;
+        int needed, zeroed;
+        const char *what;
+    } bufs[] = {
+        {(void **)&ci->params, f * total, 1, 1, "the parameters"},
+        {(void **)&ci->xy, sizeof(int32_t) * 2 * rows, 1, 0, "input and target ids"},
+        {(void **)&ci->args, sizeof *ci->args, 1, 1, "the step's scalars"},
+        {(void **)&ci->stats, sizeof *ci->stats, 1, 1, "the step's statistics"},
+        {(void **)&ci->emb, f * rows * ci->E, 1, 0, "embedded inputs"},
+        {(void **)&ci->hs, f * rows * ci->H, 1, 0, "LSTM outputs"},
+        {(void **)&ci->logits, f * rows * ci->V, 1, 0, "logits"},
+        {(void **)&ci->row_loss, f * rows, 1, 0, "row losses"},
+        {(void **)&ci->h[0], f * state, 1, 1, "the LSTM state"},
+        {(void **)&ci->c[0], f * state, 1, 1, "the LSTM state"},
+        {(void **)&ci->h[1], f * state, 1, 1, "the LSTM state"},
+        {(void **)&ci->c[1], f * state, 1, 1, "the LSTM state"},
+        {(void **)&ci->partials, sizeof(double) * SK_CUDA_SUMSQ_PARTIALS, 1, 0, "norm partial sums"},
+        {(void **)&ci->grads, f * total, train, 1, "the gradients"},
+        {(void **)&ci->m, f * total, train, 1, "Adam's first moments"},
+        {(void **)&ci->v, f * total, train, 1, "Adam's second moments"},
+        {(void **)&ci->decay_mask, total, train, 0, "the weight-decay mask"},
+        {(void **)&ci->demb, f * rows * ci->E, train, 0, "embedding gradients"},
+        {(void **)&ci->dh, f * rows * ci->H, train, 0, "LSTM output gradients"},
+        {(void **)&ci->dlogits, f * rows * ci->V, train, 0, "logit gradients"},
+        {(void **)&ci->ones, f * rows, train, 0, "a ones vector"},
+        {(void **)&ci->hd, f * rows * ci->H, train && ci->p > 0.0f, 0, "dropped LSTM outputs"},
+        {(void **)&ci->dropped_params, f * total, train && ci->wdrop > 0.0f, 1, "the weight-dropped parameters"},
+    };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        if (!bufs[i].needed) continue;
+        SK_TRY(dev_alloc(bufs[i].p, bufs[i].bytes, bufs[i].what, err));
+        if (bufs[i].zeroed) CUDA_CHECK(cudaMemsetAsync(*bufs[i].p, 0, bufs[i].bytes, ci->stream));
+    }
     ci->x = ci->xy, ci->y = ci->xy + rows;
-    ALLOC(ci->args, 1, "the step's scalars");
-    ALLOC(ci->stats, 1, "the step's statistics");
-    CUDA_CHECK(cudaMemsetAsync(ci->args, 0, sizeof *ci->args, ci->stream));
-    CUDA_CHECK(cudaMemsetAsync(ci->stats, 0, sizeof *ci->stats, ci->stream));
+    return SK_OK;
+}
+
+// The pinned host memory: the statistics read back, and the staging slots.
+sk_status alloc_pinned(cuda_impl *ci, sk_error *err) {
+    const size_t rows = (size_t)ci->B * ci->T;
     CUDA_CHECK(cudaMallocHost((void **)&ci->host_stats, sizeof *ci->host_stats));
     for (int i = 0; i < kStageSlots; i++) {
         stage_slot *s = &ci->slots[i];
@@ -262,64 +296,59 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         CUDA_CHECK(cudaMallocHost((void **)&s->xy, sizeof(int32_t) * 2 * rows));
         CUDA_CHECK(cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
     }
-    ALLOC(ci->emb, rows * ci->E, "embedded inputs");
-    ALLOC(ci->hs, rows * ci->H, "LSTM outputs");
-    ALLOC(ci->logits, rows * ci->V, "logits");
-    ALLOC(ci->row_loss, rows, "row losses");
-    for (int i = 0; i < 2; i++) {
-        ALLOC(ci->h[i], state, "the LSTM state");
-        ALLOC(ci->c[i], state, "the LSTM state");
-        CUDA_CHECK(cudaMemsetAsync(ci->h[i], 0, sizeof(float) * state, ci->stream));
-        CUDA_CHECK(cudaMemsetAsync(ci->c[i], 0, sizeof(float) * state, ci->stream));
+    return SK_OK;
+}
+
+// A training backend's constants: the weight-decay mask (1 on matrices, ndim 2, as in
+// sk_adam_update) and the ones vector the fc bias gradient sums with.
+sk_status upload_constants(cuda_impl *ci, const sk_param_layout *layout, sk_error *err) {
+    const size_t rows = (size_t)ci->B * ci->T;
+    uint8_t *mask = (uint8_t *)calloc(ci->total ? ci->total : 1, 1);
+    float *ones = (float *)malloc(sizeof(float) * rows);
+    sk_status st = mask && ones ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory at CUDA setup");
+    if (st == SK_OK) {
+        for (int t = 0; t < layout->n_tensors; t++)
+            if (layout->tensors[t].ndim == 2) memset(mask + layout->tensors[t].offset, 1, layout->tensors[t].numel);
+        for (size_t i = 0; i < rows; i++) ones[i] = 1.0f;
+        st = upload(ci, ci->decay_mask, mask, ci->total, err);
+        if (st == SK_OK) st = upload(ci, ci->ones, ones, sizeof(float) * rows, err);
     }
-    ALLOC(ci->partials, SK_CUDA_SUMSQ_PARTIALS, "norm partial sums");
-    CUDA_CHECK(cudaMemsetAsync(ci->params, 0, sizeof(float) * ci->total, ci->stream));
+    free(mask);
+    free(ones);
+    return st;
+}
+
+// The step graphs --cuda-graph asks for: train_step's (training) and the inference forwards'.
+sk_status create_graphs(cuda_impl *ci, sk_cuda_graph g, sk_error *err) {
+    if (!(g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated))) return SK_OK;
+    if (ci->training) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
+    for (int i = 0; i < 2; i++) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->forward_graphs[i], err));
+    return SK_OK;
+}
+
+sk_status cuda_init(sk_backend *b, sk_error *err) {
+    cuda_impl *ci = impl_of(b);
+    const sk_backend_config *cfg = &b->cfg;
+    const sk_param_layout *layout = &b->layout;
+    set_shape(ci, cfg, layout);
+    SK_TRY(create_handles(ci, cfg->precision, err));
+    SK_TRY(alloc_device_buffers(ci, err));
+    SK_TRY(alloc_pinned(ci, err));
+    ci->w = sk_point_params(layout, ci->params);
     if (ci->training) {
-        ALLOC(ci->grads, ci->total, "the gradients");
-        ALLOC(ci->m, ci->total, "Adam's first moments");
-        ALLOC(ci->v, ci->total, "Adam's second moments");
-        ALLOC(ci->decay_mask, ci->total, "the weight-decay mask");
-        ALLOC(ci->demb, rows * ci->E, "embedding gradients");
-        ALLOC(ci->dh, rows * ci->H, "LSTM output gradients");
-        ALLOC(ci->dlogits, rows * ci->V, "logit gradients");
-        ALLOC(ci->ones, rows, "a ones vector");
-        if (ci->p > 0.0f) ALLOC(ci->hd, rows * ci->H, "dropped LSTM outputs");
-        if (ci->wdrop > 0.0f) {
-            ALLOC(ci->dropped_params, ci->total, "the weight-dropped parameters");
-            CUDA_CHECK(cudaMemsetAsync(ci->dropped_params, 0, sizeof(float) * ci->total, ci->stream));
-        }
-        CUDA_CHECK(cudaMemsetAsync(ci->grads, 0, sizeof(float) * ci->total, ci->stream));
-        CUDA_CHECK(cudaMemsetAsync(ci->m, 0, sizeof(float) * ci->total, ci->stream));
-        CUDA_CHECK(cudaMemsetAsync(ci->v, 0, sizeof(float) * ci->total, ci->stream));
-        // Weight decay applies to matrices (ndim 2) only, as in sk_adam_update.
-        uint8_t *mask = (uint8_t *)calloc(ci->total ? ci->total : 1, 1);
-        float *ones = (float *)malloc(sizeof(float) * rows);
-        sk_status st = mask && ones ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory at CUDA setup");
-        if (st == SK_OK) {
-            for (int t = 0; t < layout->n_tensors; t++)
-                if (layout->tensors[t].ndim == 2)
-                    memset(mask + layout->tensors[t].offset, 1, layout->tensors[t].numel);
-            for (size_t i = 0; i < rows; i++) ones[i] = 1.0f;
-            st = upload(ci, ci->decay_mask, mask, ci->total, err);
-            if (st == SK_OK) st = upload(ci, ci->ones, ones, sizeof(float) * rows, err);
-        }
-        free(mask);
-        free(ones);
-        SK_TRY(st);
+        ci->dw = sk_point_params(layout, ci->grads);
+        if (ci->dropped_params) ci->dropped_w = sk_point_params(layout, ci->dropped_params);
+        SK_TRY(upload_constants(ci, layout, err));
     }
     const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
                                ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
                                ci->args->dropout_key, cfg->stream_offset, cfg->precision,
                                cfg->plstm_tensor_cores, SK_LSTM_WAVEFRONT, cfg->cudnn_chunk_steps};
     SK_TRY(create_lstm(b, &lc, err));
-    const sk_cuda_graph g = cfg->cuda_graph;
-    if (g == SK_GRAPH_ON || g == SK_GRAPH_TRY || (g == SK_GRAPH_AUTO && kGraphValidated)) {
-        if (ci->training) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->graphs, err));
-        for (int i = 0; i < 2; i++) SK_TRY(sk_step_graphs_create(ci->T, g != SK_GRAPH_ON, &ci->forward_graphs[i], err));
-    }
+    SK_TRY(create_graphs(ci, cfg->cuda_graph, err));
     if (!ci->training && !cfg->no_fused_sampler) {
         char why[256];
-        SK_TRY(sk_cuda_sampler_create(ci->device, layout, ci->B, &ci->sampler, why, sizeof why, err));
+        SK_TRY(sk_cuda_sampler_create(ci->device, layout, ci->params, ci->B, &ci->sampler, why, sizeof why, err));
     }
     ci->stale = 1;
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
@@ -445,9 +474,10 @@ static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int le
 // Every layer's W_hh of src (a canonical buffer: parameters or gradients) times the staged
 // step's weight-drop mask (hash.h; keys read from ci->args when the work runs), into the
 // same place in dst (dst == src allowed).
-static sk_status enqueue_w_hh_masks(cuda_impl *ci, float *dst, const float *src, sk_error *err) {
+static sk_status enqueue_w_hh_masks(cuda_impl *ci, const sk_param_tensors *dst, const sk_param_tensors *src,
+                                    sk_error *err) {
     for (int k = 0; k < ci->L; k++)
-        CUDA_CHECK(sk_cuda_dropout(dst + ci->off_whh[k], src + ci->off_whh[k], (size_t)4 * ci->H * ci->H, 0,
+        CUDA_CHECK(sk_cuda_dropout(dst->lstm[k].w_hh, src->lstm[k].w_hh, (size_t)4 * ci->H * ci->H, 0,
                                    &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
     return SK_OK;
 }
@@ -457,9 +487,11 @@ static sk_status enqueue_w_hh_masks(cuda_impl *ci, float *dst, const float *src,
 static sk_status enqueue_weight_drop(cuda_impl *ci, const float **which, sk_error *err) {
     *which = ci->params;
     if (ci->wdrop <= 0.0f) return SK_OK;
-    CUDA_CHECK(cudaMemcpyAsync(ci->dropped_params + ci->off_lstm, ci->params + ci->off_lstm,
-                               sizeof(float) * (ci->off_fcw - ci->off_lstm), cudaMemcpyDeviceToDevice, ci->stream));
-    SK_TRY(enqueue_w_hh_masks(ci, ci->dropped_params, ci->params, err));
+    // The LSTM tensors lie together, from layer 0's W_ih up to fc.weight (model.h).
+    const float *first = ci->w.lstm[0].w_ih;
+    CUDA_CHECK(cudaMemcpyAsync(ci->dropped_w.lstm[0].w_ih, first, sizeof(float) * (size_t)(ci->w.fc_w - first),
+                               cudaMemcpyDeviceToDevice, ci->stream));
+    SK_TRY(enqueue_w_hh_masks(ci, &ci->dropped_w, &ci->w, err));
     *which = ci->dropped_params;
     return SK_OK;
 }
@@ -471,7 +503,7 @@ static sk_status enqueue_forward(sk_backend *b, int len, int train, int with_y, 
                                  int to, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, n = B * len;
-    CUDA_CHECK(sk_cuda_embedding_forward(ci->emb, ci->params + ci->off_emb, ci->x, B, len, E, ci->stream));
+    CUDA_CHECK(sk_cuda_embedding_forward(ci->emb, ci->w.embedding, ci->x, B, len, E, ci->stream));
     SK_TRY(ci->lstm->ops->forward(ci->lstm, train, len, ci->emb, ci->hs, ci->h[from], ci->c[from], ci->h[to],
                                   ci->c[to], err));
     // Dropout before fc: site L-1, element index (b*len + t)*H + j (rng.h).
@@ -483,9 +515,9 @@ static sk_status enqueue_forward(sk_backend *b, int len, int train, int with_y, 
     }
     // logits (n, V) = top (n, H) fc.weight^T; the bias is added by the softmax kernel.
     const float one = 1.0f, zero = 0.0f;
-    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, V, n, H, &one, ci->params + ci->off_fcw, H, top, H,
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_T, CUBLAS_OP_N, V, n, H, &one, ci->w.fc_w, H, top, H,
                              &zero, ci->logits, V));
-    CUDA_CHECK(sk_cuda_softmax_xent(ci->logits, ci->params + ci->off_fcb, with_y ? ci->y : NULL, ci->row_loss,
+    CUDA_CHECK(sk_cuda_softmax_xent(ci->logits, ci->w.fc_b, with_y ? ci->y : NULL, ci->row_loss,
                                     grad ? ci->dlogits : NULL, 1.0f / (float)(len * global_batch(b)), n, V,
                                     ci->stream));
     if (loss_sum) CUDA_CHECK(sk_cuda_sum_double(loss_sum, ci->row_loss, n, ci->stream));
@@ -498,24 +530,23 @@ static sk_status enqueue_backward(sk_backend *b, int len, sk_error *err) {
     const int B = ci->B, E = ci->E, H = ci->H, V = ci->V, n = B * len;
     const int drop = ci->p > 0.0f; // the last forward was a training one
     const float *top = drop ? ci->hd : ci->hs;
-    float *G = ci->grads;
     const float one = 1.0f, zero = 0.0f;
     // fc.weight grad (V, H) = dlogits^T (V, n) top (n, H); fc.bias grad = column sums.
     CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_T, H, V, n, &one, top, H, ci->dlogits, V, &zero,
-                             G + ci->off_fcw, H));
-    CUBLAS_CHECK(cublasSgemv(ci->blas, CUBLAS_OP_N, V, n, &one, ci->dlogits, V, ci->ones, 1, &zero, G + ci->off_fcb,
+                             ci->dw.fc_w, H));
+    CUBLAS_CHECK(cublasSgemv(ci->blas, CUBLAS_OP_N, V, n, &one, ci->dlogits, V, ci->ones, 1, &zero, ci->dw.fc_b,
                              1));
     // dh (n, H) = dlogits (n, V) fc.weight (V, H), then through the same dropout mask.
-    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, n, V, &one, ci->params + ci->off_fcw, H,
+    CUBLAS_CHECK(cublasSgemm(ci->blas, CUBLAS_OP_N, CUBLAS_OP_N, H, n, V, &one, ci->w.fc_w, H,
                              ci->dlogits, V, &zero, ci->dh, H));
     if (drop)
         CUDA_CHECK(sk_cuda_dropout(ci->dh, ci->dh, (size_t)n * H, first_index(b, len), &ci->args->dropout_key[ci->L - 1],
                                    ci->p, 1.0f / (1.0f - ci->p), ci->stream));
     SK_TRY(ci->lstm->ops->backward_data(ci->lstm, ci->dh, ci->demb, err));
-    SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, G, err));
+    SK_TRY(ci->lstm->ops->backward_weights(ci->lstm, ci->grads, err));
     // Weight drop: d W_hh = d (W_hh used) times the same mask (0 where an element was dropped).
-    if (ci->wdrop > 0.0f) SK_TRY(enqueue_w_hh_masks(ci, G, G, err));
-    CUDA_CHECK(sk_cuda_embedding_backward(G + ci->off_emb, ci->demb, ci->x, B, len, V, E, ci->stream));
+    if (ci->wdrop > 0.0f) SK_TRY(enqueue_w_hh_masks(ci, &ci->dw, &ci->dw, err));
+    CUDA_CHECK(sk_cuda_embedding_backward(ci->dw.embedding, ci->demb, ci->x, B, len, V, E, ci->stream));
     return SK_OK;
 }
 

@@ -69,101 +69,104 @@ sk_status ws_offset(const sk_cudnn_lstm *r, const void *addr, sk_wseg *seg, sk_e
     return SK_OK;
 }
 
+// cuDNN layer k's (the model's layer k0 + k, at offsets o) eight matrices and biases: shapes
+// and bounds checked, appended to segs as (canonical, weight-space) pairs at *count.
+sk_status locate_layer(const sk_cudnn_lstm *r, int k, const sk_lstm_layer_offsets *o, cudnnTensorDescriptor_t mdesc,
+                       cudnnTensorDescriptor_t bdesc, sk_wseg *segs, int *count, sk_error *err) {
+    const int H = r->H, layer = r->first_layer + k;
+    for (int lin = 0; lin < 8; lin++) {
+        void *maddr = NULL, *baddr = NULL;
+        cudnnStatus_t cs = cudnnGetRNNWeightParams(r->dnn, r->rnn, k, r->w_bytes, r->w, lin, mdesc, &maddr, bdesc,
+                                                   &baddr);
+        if (cs != CUDNN_STATUS_SUCCESS)
+            return sk_fail(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s", layer, lin,
+                           cudnnGetErrorString(cs));
+        const int gate = lin % 4, cols = lin < 4 ? o->in : H;
+        SK_TRY(check_shape(mdesc, maddr, H, cols, layer, lin, "matrix", err));
+        SK_TRY(check_shape(bdesc, baddr, H, 1, layer, lin, "bias", err));
+        // Linear ids 0-3 act on the layer input (W_ih), 4-7 on h_{t-1} (W_hh); gates
+        // i, f, g, o within each; bias ids likewise b_ih, b_hh.
+        const size_t mat = (size_t)H * cols;
+        sk_wseg *sm = &segs[*count], *sb = &segs[*count + 1];
+        *count += 2;
+        sm->canon = (lin < 4 ? o->w_ih : o->w_hh) + gate * mat;
+        sm->n = mat;
+        sb->canon = (lin < 4 ? o->b_ih : o->b_hh) + (size_t)gate * H;
+        sb->n = (size_t)H;
+        SK_TRY(ws_offset(r, maddr, sm, err));
+        SK_TRY(ws_offset(r, baddr, sb, err));
+    }
+    return SK_OK;
+}
+
+// No two weights may overlap in the weight space (sorts segs by it).
+sk_status check_no_overlap(sk_wseg *segs, int count, sk_error *err) {
+    qsort(segs, (size_t)count, sizeof *segs, cmp_ws);
+    for (int i = 1; i < count; i++)
+        if (segs[i - 1].ws + segs[i - 1].n > segs[i].ws)
+            return sk_fail(err, SK_ERR_DEVICE, "cuDNN weights overlap at weight-space offset %zu", segs[i].ws);
+    return SK_OK;
+}
+
+// The canonical side must tile the LSTM tensors [begin, begin + total) exactly; then merges
+// neighbours that are contiguous on both sides (when cuDNN's layout equals PyTorch's, one per
+// layer or less) and sets *count to what is left.
+sk_status merge_segments(sk_wseg *segs, int *count, size_t begin, size_t total, sk_error *err) {
+    qsort(segs, (size_t)*count, sizeof *segs, cmp_canon);
+    size_t at = begin;
+    int m = 0;
+    for (int i = 0; i < *count; i++) {
+        if (segs[i].canon != at)
+            return sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table leaves a gap at parameter offset %zu", at);
+        at += segs[i].n;
+        if (m > 0 && segs[m - 1].ws + segs[m - 1].n == segs[i].ws) segs[m - 1].n += segs[i].n;
+        else segs[m++] = segs[i];
+    }
+    if (at != begin + total)
+        return sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu LSTM parameters", at - begin, total);
+    *count = m;
+    return SK_OK;
+}
+
+// r->segs (device), r->nseg and r->seg_max from the merged table.
+sk_status upload_segments(sk_cudnn_lstm *r, const sk_wseg *segs, int count, sk_error *err) {
+    r->nseg = count;
+    r->seg_max = 0;
+    for (int i = 0; i < count; i++)
+        if (segs[i].n > r->seg_max) r->seg_max = segs[i].n;
+    // Synchronized before segs is freed: an async copy may still read pageable memory.
+    cudaError_t ce = cudaMalloc((void **)&r->segs, sizeof(sk_wseg) * (size_t)count);
+    if (ce == cudaSuccess)
+        ce = cudaMemcpyAsync(r->segs, segs, sizeof(sk_wseg) * (size_t)count, cudaMemcpyHostToDevice, r->stream);
+    if (ce == cudaSuccess) ce = cudaStreamSynchronize(r->stream);
+    if (ce != cudaSuccess)
+        return sk_fail(err, SK_ERR_DEVICE, "uploading the cuDNN weight table failed: %s", cudaGetErrorName(ce));
+    return SK_OK;
+}
+
 // Locates every LSTM matrix and bias in the weight space, checks shapes and bounds, and
 // uploads the merged (canonical, weight-space) segment table.
 sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_error *err) {
     const int H = r->H, L = r->L, k0 = r->first_layer;
-    const int n = 16 * L;
-    sk_wseg *segs = (sk_wseg *)calloc((size_t)n, sizeof *segs);
+    sk_wseg *segs = (sk_wseg *)calloc((size_t)(16 * L), sizeof *segs);
     if (!segs) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the cuDNN weight table");
     cudnnTensorDescriptor_t mdesc = NULL, bdesc = NULL;
     sk_status st = SK_OK;
     int count = 0;
     size_t lstm_begin = 0, lstm_total = 0;
     if (cudnnCreateTensorDescriptor(&mdesc) != CUDNN_STATUS_SUCCESS ||
-        cudnnCreateTensorDescriptor(&bdesc) != CUDNN_STATUS_SUCCESS) {
+        cudnnCreateTensorDescriptor(&bdesc) != CUDNN_STATUS_SUCCESS)
         st = sk_fail(err, SK_ERR_DEVICE, "cudnnCreateTensorDescriptor failed");
-        goto done;
-    }
     for (int k = 0; k < L && st == SK_OK; k++) {
         // cuDNN's layer k of this network is the model's layer k0 + k.
         const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k0 + k);
         if (k == 0) lstm_begin = o.w_ih;
         lstm_total += (size_t)4 * H * ((size_t)o.in + H + 2);
-        for (int lin = 0; lin < 8 && st == SK_OK; lin++) {
-            void *maddr = NULL, *baddr = NULL;
-            cudnnStatus_t cs = cudnnGetRNNWeightParams(r->dnn, r->rnn, k, r->w_bytes, r->w, lin, mdesc, &maddr,
-                                                       bdesc, &baddr);
-            if (cs != CUDNN_STATUS_SUCCESS) {
-                st = sk_fail(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s",
-                             k0 + k, lin, cudnnGetErrorString(cs));
-                break;
-            }
-            const int gate = lin % 4, cols = lin < 4 ? o.in : H;
-            st = check_shape(mdesc, maddr, H, cols, k0 + k, lin, "matrix", err);
-            if (st == SK_OK) st = check_shape(bdesc, baddr, H, 1, k0 + k, lin, "bias", err);
-            if (st != SK_OK) break;
-            // Linear ids 0-3 act on the layer input (W_ih), 4-7 on h_{t-1} (W_hh); gates
-            // i, f, g, o within each; bias ids likewise b_ih, b_hh.
-            const size_t mat = (size_t)H * cols;
-            sk_wseg *sm = &segs[count], *sb = &segs[count + 1];
-            count += 2;
-            sm->canon = (lin < 4 ? o.w_ih : o.w_hh) + gate * mat;
-            sm->n = mat;
-            sb->canon = (lin < 4 ? o.b_ih : o.b_hh) + (size_t)gate * H;
-            sb->n = (size_t)H;
-            st = ws_offset(r, maddr, sm, err);
-            if (st == SK_OK) st = ws_offset(r, baddr, sb, err);
-        }
+        st = locate_layer(r, k, &o, mdesc, bdesc, segs, &count, err);
     }
-    if (st != SK_OK) goto done;
-    // No two weights may overlap in the weight space.
-    qsort(segs, (size_t)count, sizeof *segs, cmp_ws);
-    for (int i = 1; i < count; i++) {
-        if (segs[i - 1].ws + segs[i - 1].n > segs[i].ws) {
-            st = sk_fail(err, SK_ERR_DEVICE, "cuDNN weights overlap at weight-space offset %zu", segs[i].ws);
-            goto done;
-        }
-    }
-    // The canonical side must tile the LSTM tensors exactly; then merge neighbours that are
-    // contiguous on both sides (when cuDNN's layout equals PyTorch's, one per layer or less).
-    qsort(segs, (size_t)count, sizeof *segs, cmp_canon);
-    {
-        size_t at = lstm_begin;
-        int m = 0;
-        for (int i = 0; i < count; i++) {
-            if (segs[i].canon != at) {
-                st = sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table leaves a gap at parameter offset %zu",
-                                   at);
-                goto done;
-            }
-            at += segs[i].n;
-            if (m > 0 && segs[m - 1].ws + segs[m - 1].n == segs[i].ws) segs[m - 1].n += segs[i].n;
-            else segs[m++] = segs[i];
-        }
-        if (at != lstm_begin + lstm_total) {
-            st = sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu LSTM parameters",
-                               at - lstm_begin, lstm_total);
-            goto done;
-        }
-        count = m;
-    }
-    r->nseg = count;
-    r->seg_max = 0;
-    for (int i = 0; i < count; i++)
-        if (segs[i].n > r->seg_max) r->seg_max = segs[i].n;
-    {
-        // Synchronized before segs is freed: an async copy may still read pageable memory.
-        cudaError_t ce = cudaMalloc((void **)&r->segs, sizeof(sk_wseg) * (size_t)count);
-        if (ce == cudaSuccess)
-            ce = cudaMemcpyAsync(r->segs, segs, sizeof(sk_wseg) * (size_t)count, cudaMemcpyHostToDevice,
-                                 r->stream);
-        if (ce == cudaSuccess) ce = cudaStreamSynchronize(r->stream);
-        if (ce != cudaSuccess)
-            st = sk_fail(err, SK_ERR_DEVICE, "uploading the cuDNN weight table failed: %s",
-                               cudaGetErrorName(ce));
-    }
-done:
+    if (st == SK_OK) st = check_no_overlap(segs, count, err);
+    if (st == SK_OK) st = merge_segments(segs, &count, lstm_begin, lstm_total, err);
+    if (st == SK_OK) st = upload_segments(r, segs, count, err);
     if (mdesc) cudnnDestroyTensorDescriptor(mdesc);
     if (bdesc) cudnnDestroyTensorDescriptor(bdesc);
     free(segs);

@@ -214,9 +214,9 @@ sk_status alloc_zeroed16(uint16_t **ptr, size_t n, cudaStream_t stream, sk_error
     return SK_OK;
 }
 
-sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_plan *lw_plan, sk_error *err) {
-    persist *p = impl_of(l);
-    const sk_lstm_config *c = &l->cfg;
+// p->layers (host), and the kernels' table of them (device) as offsets from p->begin: the
+// LSTM tensors lie together in the canonical layout, [begin, begin + count).
+sk_status build_layer_table(persist *p, const sk_lstm_config *c, sk_error *err) {
     const int L = c->L, H = c->H;
     p->layers = (sk_lstm_layer_offsets *)calloc((size_t)L, sizeof *p->layers);
     sk_plstm_layer *host = (sk_plstm_layer *)calloc((size_t)L, sizeof *host);
@@ -231,7 +231,6 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
         const sk_lstm_layer_offsets *o = &p->layers[k];
         host[k] = {o->w_ih - p->begin, o->w_hh - p->begin, o->b_ih - p->begin, o->b_hh - p->begin, o->in};
     }
-    sk_status st = SK_OK;
     cudaError_t ce = cudaMalloc((void **)&p->layers_dev, sizeof(sk_plstm_layer) * (size_t)L);
     if (ce == cudaSuccess)
         ce = cudaMemcpyAsync(p->layers_dev, host, sizeof(sk_plstm_layer) * (size_t)L, cudaMemcpyHostToDevice,
@@ -239,9 +238,13 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     if (ce == cudaSuccess) ce = cudaStreamSynchronize(c->stream); // before host is freed
     free(host);
     if (ce != cudaSuccess)
-        st = sk_fail(err, SK_ERR_DEVICE, "uploading the persistent LSTM's layer table failed: %s",
-                     cudaGetErrorName(ce));
-    SK_TRY(st);
+        return sk_fail(err, SK_ERR_DEVICE, "uploading the persistent LSTM's layer table failed: %s",
+                       cudaGetErrorName(ce));
+    return SK_OK;
+}
+
+// The cuBLAS handle of the weight gradients, on the stream, with its own workspace.
+sk_status create_blas(persist *p, const sk_lstm_config *c, sk_error *err) {
     CUBLAS_CHECK(cublasCreate(&p->blas));
     CUBLAS_CHECK(cublasSetStream(p->blas, c->stream));
     CUBLAS_CHECK(cublasSetMathMode(p->blas, sk_cublas_math(c->precision))); // fp32: no TF32 (math_mode.h)
@@ -251,7 +254,55 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     const size_t ws_bytes = (size_t)32 << 20;
     CUDA_CHECK(cudaMalloc(&p->blas_ws, ws_bytes));
     CUBLAS_CHECK(cublasSetWorkspace(p->blas, p->blas_ws, ws_bytes));
+    return SK_OK;
+}
 
+// p->ones: a device vector of m ones (the bias gradients' column sums).
+sk_status upload_ones(persist *p, size_t m, cudaStream_t stream, sk_error *err) {
+    float *ones = (float *)malloc(m * sizeof(float));
+    if (!ones) return sk_fail(err, SK_ERR_NOMEM, "out of memory for a ones vector");
+    for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
+    cudaError_t ce = cudaMalloc((void **)&p->ones, m * sizeof(float));
+    if (ce == cudaSuccess) ce = cudaMemcpyAsync(p->ones, ones, m * sizeof(float), cudaMemcpyHostToDevice, stream);
+    if (ce == cudaSuccess) ce = cudaStreamSynchronize(stream);
+    free(ones);
+    if (ce != cudaSuccess) return sk_fail(err, SK_ERR_DEVICE, "uploading a ones vector failed: %s", cudaGetErrorName(ce));
+    return SK_OK;
+}
+
+// The layer-after-layer kernels' arguments, on the wavefront's buffers, and their own.
+sk_status init_layerwise(persist *p, const sk_lstm_config *c, const sk_plstm_lw_plan *lw_plan, sk_error *err) {
+    p->layerwise = 1;
+    memset(&p->lw, 0, sizeof p->lw);
+    sk_plstm_lw_args *w = &p->lw;
+    w->B = c->B, w->T = c->T, w->H = c->H, w->L = c->L, w->plan = *lw_plan, w->w = p->w, w->layers = p->layers_dev;
+    w->keys = c->dropout_keys, w->stream_offset = c->stream_offset;
+    SK_TRY(alloc_zeroed(&p->xproj, pad_slab(c, 4 * c->H), c->stream, err));
+    if (c->training) SK_TRY(alloc_zeroed(&p->dxin, pad_slab(c, c->H), c->stream, err));
+    return SK_OK;
+}
+
+// What backward keeps and uses: the cell states, gates and their gradients (bf16 copies of
+// those when bf16 is set), layer 0's padded input and its gradient, a ones vector.
+sk_status alloc_training(persist *p, const sk_lstm_config *c, int bf16, sk_error *err) {
+    sk_plstm_args *a = &p->a;
+    const int L = c->L, H = c->H;
+    const size_t seq = (size_t)L * c->B * c->T * H;
+    SK_TRY(alloc_zeroed(&a->cs, seq, c->stream, err));
+    SK_TRY(alloc_zeroed(&a->gates, 4 * seq, c->stream, err));
+    SK_TRY(alloc_zeroed(&a->dg, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
+    if (bf16) SK_TRY(alloc_zeroed16(&a->dg16, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
+    SK_TRY(alloc_zeroed(&p->xpad, pad_slab(c, c->E), c->stream, err));
+    SK_TRY(alloc_zeroed(&p->dxpad, pad_slab(c, c->E), c->stream, err));
+    return upload_ones(p, (size_t)c->B * (c->T + 1), c->stream, err);
+}
+
+sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_plan *lw_plan, sk_error *err) {
+    persist *p = impl_of(l);
+    const sk_lstm_config *c = &l->cfg;
+    const int L = c->L, H = c->H;
+    SK_TRY(build_layer_table(p, c, err));
+    SK_TRY(create_blas(p, c, err));
     sk_plstm_args *a = &p->a;
     a->B = c->B, a->T = c->T, a->E = c->E, a->H = H, a->L = L;
     a->plan = *plan;
@@ -269,35 +320,8 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     const int lw16 = lw_plan && lw_plan->operand_bytes == 2 && !lw_plan->cluster;
     if (wave16 || lw16) SK_TRY(alloc_zeroed16(&a->hh16, (size_t)L * pad_slab(c, H), c->stream, err));
     if (wave16) SK_TRY(alloc_zeroed16(&a->xin16, (size_t)L * pad_slab(c, H), c->stream, err));
-    if (lw_plan) { // the layer-after-layer kernels on the same buffers
-        p->layerwise = 1;
-        memset(&p->lw, 0, sizeof p->lw);
-        sk_plstm_lw_args *w = &p->lw;
-        w->B = c->B, w->T = c->T, w->H = H, w->L = L, w->plan = *lw_plan, w->w = p->w, w->layers = p->layers_dev;
-        w->keys = c->dropout_keys, w->stream_offset = c->stream_offset;
-        SK_TRY(alloc_zeroed(&p->xproj, pad_slab(c, 4 * H), c->stream, err));
-        if (c->training) SK_TRY(alloc_zeroed(&p->dxin, pad_slab(c, H), c->stream, err));
-    }
-    if (c->training) {
-        const size_t seq = (size_t)L * c->B * c->T * H;
-        SK_TRY(alloc_zeroed(&a->cs, seq, c->stream, err));
-        SK_TRY(alloc_zeroed(&a->gates, 4 * seq, c->stream, err));
-        SK_TRY(alloc_zeroed(&a->dg, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
-        if (wave16 || lw16) SK_TRY(alloc_zeroed16(&a->dg16, (size_t)L * pad_slab(c, 4 * H), c->stream, err));
-        SK_TRY(alloc_zeroed(&p->xpad, pad_slab(c, c->E), c->stream, err));
-        SK_TRY(alloc_zeroed(&p->dxpad, pad_slab(c, c->E), c->stream, err));
-        const size_t m = (size_t)c->B * (c->T + 1);
-        float *ones = (float *)malloc(m * sizeof(float));
-        if (!ones) return sk_fail(err, SK_ERR_NOMEM, "out of memory for a ones vector");
-        for (size_t i = 0; i < m; i++) ones[i] = 1.0f;
-        ce = cudaMalloc((void **)&p->ones, m * sizeof(float));
-        if (ce == cudaSuccess)
-            ce = cudaMemcpyAsync(p->ones, ones, m * sizeof(float), cudaMemcpyHostToDevice, c->stream);
-        if (ce == cudaSuccess) ce = cudaStreamSynchronize(c->stream);
-        free(ones);
-        if (ce != cudaSuccess)
-            return sk_fail(err, SK_ERR_DEVICE, "uploading a ones vector failed: %s", cudaGetErrorName(ce));
-    }
+    if (lw_plan) SK_TRY(init_layerwise(p, c, lw_plan, err));
+    if (c->training) SK_TRY(alloc_training(p, c, wave16 || lw16, err));
     if (p->layerwise) {
         sk_plstm_lw_args *w = &p->lw;
         w->hh = a->hh, w->xin = a->xin, w->cs = a->cs, w->gates = a->gates, w->dg = a->dg;

@@ -31,14 +31,15 @@ static sk_status alloc(void **p, size_t bytes, sk_error *err) {
     return SK_OK;
 }
 
-sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, int B, sk_cuda_sampler **out, char *why,
-                                 size_t why_size, sk_error *err) {
+// The float offset of tensor t into params: the kernel takes the buffer and offsets.
+static size_t offset_of(const float *t, const float *params) { return (size_t)(t - params); }
+
+sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, float *params, int B,
+                                 sk_cuda_sampler **out, char *why, size_t why_size, sk_error *err) {
     *out = NULL;
     const sk_model_config *m = &layout->cfg;
     const int L = m->num_layers, H = m->hidden_size;
-    const sk_tensor_info *emb = sk_param_find(layout, "embedding.weight");
-    const sk_tensor_info *fcw = sk_param_find(layout, "fc.weight"), *fcb = sk_param_find(layout, "fc.bias");
-    if (!emb || !fcw || !fcb) return sk_fail(err, SK_ERR_ARG, "parameter layout lacks embedding or fc tensors");
+    const sk_param_tensors w = sk_point_params(layout, params);
     sk_sample_plan plan;
     CUDA_CHECK(sk_sample_plan_make(&plan, device, B, m->vocab_size, m->embed_size, H, L));
     if (!plan.supported) {
@@ -50,10 +51,13 @@ sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, int 
     sk_status st = s && host ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory creating the sampler");
     if (st == SK_OK) {
         s->plan = plan, s->B = B, s->V = m->vocab_size, s->E = m->embed_size, s->H = H, s->L = L;
-        s->off_emb = emb->offset, s->off_fcw = fcw->offset, s->off_fcb = fcb->offset;
+        s->off_emb = offset_of(w.embedding, params), s->off_fcw = offset_of(w.fc_w, params);
+        s->off_fcb = offset_of(w.fc_b, params);
         for (int k = 0; k < L; k++) {
-            const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k);
-            host[k] = (sk_plstm_layer){o.w_ih, o.w_hh, o.b_ih, o.b_hh, o.in};
+            const sk_lstm_tensors *t = &w.lstm[k];
+            host[k] = (sk_plstm_layer){offset_of(t->w_ih, params), offset_of(t->w_hh, params),
+                                       offset_of(t->b_ih, params), offset_of(t->b_hh, params),
+                                       k == 0 ? m->embed_size : H};
         }
         const size_t state = (size_t)L * B * H;
         st = alloc((void **)&s->layers, sizeof *host * (size_t)L, err);

@@ -18,11 +18,12 @@ extern "C" {
 
 typedef struct sk_cuda_sampler sk_cuda_sampler;
 
-// The sampler for B streams of the model `layout` on `device`; *out = NULL, with why, when the
-// kernel cannot run this shape there (the backend then offers no ops->sample, and sampling
-// runs a forward per token). Errors: the device's calls.
-sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, int B, sk_cuda_sampler **out, char *why,
-                                 size_t why_size, sk_error *err);
+// The sampler for B streams of the model `layout` on `device`, reading its parameters from
+// params (device, canonical layout: what every run's io->params is; borrowed); *out = NULL,
+// with why, when the kernel cannot run this shape there (the backend then offers no
+// ops->sample, and sampling runs a forward per token). Errors: the device's calls.
+sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, float *params, int B,
+                                 sk_cuda_sampler **out, char *why, size_t why_size, sk_error *err);
 
 // The backend's buffers a call reads and writes (device memory; the state (L, B, H)).
 typedef struct {

@@ -169,18 +169,97 @@ static int32_t sink_bytes(id_sink *s, const int32_t *map, const uint8_t *p, size
     return all;
 }
 
+// Appends one id to the sink.
+static sk_status sink_id(id_sink *s, int32_t id, sk_error *err) {
+    if (s->width == 2) { uint16_t v = (uint16_t)id; memcpy(s->buf + s->n, &v, 2); }
+    else if (s->width == 4) memcpy(s->buf + s->n, &id, 4);
+    else s->buf[s->n] = (uint8_t)id;
+    s->n += (size_t)s->width;
+    return s->n + 4 > sizeof s->buf ? sink_flush(s, err) : SK_OK;
+}
+
+// The failure of a source that changed between (or during) the passes.
+static sk_status source_changed(const char *path, sk_error *err) {
+    return sk_fail(err, SK_ERR_IO, "%s changed while it was being tokenized; run again once it is complete", path);
+}
+
+// The end of the run of single-byte symbols at p[i]: any bytes in bytes mode, ASCII in utf8 mode.
+static size_t single_byte_run(const uint8_t *p, size_t i, size_t len, int bytes) {
+    if (bytes) return len;
+    size_t j = i;
+    for (uint64_t w; j + 8 <= len; j += 8) {
+        memcpy(&w, p + j, 8);
+        if (w & 0x8080808080808080ull) break;
+    }
+    while (j < len && p[j] < 0x80) j++;
+    return j;
+}
+
+// A pass's running state: pass 1 gathers the symbols, pass 2 writes their ids.
+typedef struct {
+    uint64_t *seen;     // pass 1: the set of symbols
+    uint8_t seen1[256]; // pass 1: single-byte symbols
+    const int32_t *map; // pass 2: every symbol's id
+    id_sink *sink;      // pass 2's output; NULL in pass 1
+    uint64_t n;         // symbols so far
+} pass_state;
+
+// The symbols of p[0, len) (source offset `offset`) into ps; returns the bytes consumed, all
+// but a UTF-8 sequence split by the end of a chunk that is not the last (final = 0). A
+// failure sets *st.
+static size_t scan_chunk(const builder *b, pass_state *ps, const uint8_t *p, size_t len, int final, uint64_t offset,
+                         sk_status *st, sk_error *err) {
+    const int second = ps->sink != NULL;
+    size_t i = 0;
+    while (i < len) {
+        size_t j = single_byte_run(p, i, len, b->mode == SK_VOCAB_BYTES);
+        if (j > i) {
+            if (!second) {
+                for (size_t q = i; q < j; q++) ps->seen1[p[q]] = 1;
+            } else if (sink_bytes(ps->sink, ps->map, p + i, j - i, st, err) < 0) {
+                *st = source_changed(b->path, err);
+            }
+            if (*st != SK_OK) return i;
+            ps->n += j - i;
+            i = j;
+            continue;
+        }
+        uint32_t cp;
+        const char *why = NULL;
+        int k = sk_utf8_decode_one(p + i, len - i, &cp, &why);
+        if (k == 0 && !final) break; // a sequence split by the chunk: carried over
+        if (k <= 0) {
+            *st = second ? source_changed(b->path, err)
+                         : sk_fail(err, SK_ERR_ENCODING, "%s: invalid UTF-8 at byte %llu (%s)", b->path,
+                                   (unsigned long long)(offset + i), why);
+            return i;
+        }
+        i += (size_t)k;
+        ps->n++;
+        if (!second) {
+            ps->seen[cp >> 6] |= (uint64_t)1 << (cp & 63);
+            continue;
+        }
+        int32_t id = ps->map[cp];
+        if (id < 0) *st = source_changed(b->path, err);
+        else *st = sink_id(ps->sink, id, err);
+        if (*st != SK_OK) return i;
+    }
+    return i;
+}
+
 // Pass 1 (sink == NULL): the set of symbols (seen), their count and the content checksum.
 // Pass 2: every symbol's id (map) into the sink. A decoding error in pass 2, or a count that
 // differs from pass 1's, means that the file changed between the passes.
 static sk_status pass(builder *b, uint64_t *seen, const int32_t *map, id_sink *sink, uint64_t *count,
                       uint64_t *checksum, sk_error *err) {
-    const int second = sink != NULL, bytes = b->mode == SK_VOCAB_BYTES;
+    const int second = sink != NULL;
     if (lseek(b->fd, 0, SEEK_SET) != 0) return sk_fail(err, SK_ERR_IO, "cannot read %s: %s", b->path, strerror(errno));
     sk_sum64 sum;
     sk_sum64_init(&sum);
-    uint8_t seen1[256] = {0}; // single-byte symbols of pass 1
+    pass_state ps = {.seen = seen, .map = map, .sink = sink};
     size_t carry = 0;
-    uint64_t n = 0, offset = 0; // symbols so far; source offset of buf[0]
+    uint64_t offset = 0; // source offset of buf[0]
     sk_status st = SK_OK;
     for (;;) {
         ssize_t got = read(b->fd, b->buf + carry, CHUNK);
@@ -190,55 +269,9 @@ static sk_status pass(builder *b, uint64_t *seen, const int32_t *map, id_sink *s
         }
         sk_sum64_update(&sum, b->buf + carry, (size_t)got);
         const int final = got == 0;
-        const uint8_t *p = b->buf;
         const size_t len = carry + (size_t)got;
-        size_t i = 0;
-        while (i < len) {
-            // A run of single-byte symbols: any bytes in bytes mode, ASCII in utf8 mode.
-            size_t j = i;
-            if (bytes) {
-                j = len;
-            } else {
-                for (uint64_t w; j + 8 <= len; j += 8) {
-                    memcpy(&w, p + j, 8);
-                    if (w & 0x8080808080808080ull) break;
-                }
-                while (j < len && p[j] < 0x80) j++;
-            }
-            if (j > i) {
-                if (!second) {
-                    for (size_t q = i; q < j; q++) seen1[p[q]] = 1;
-                } else if (sink_bytes(sink, map, p + i, j - i, &st, err) < 0) {
-                    goto changed;
-                }
-                if (st != SK_OK) return st;
-                n += j - i;
-                i = j;
-                continue;
-            }
-            uint32_t cp;
-            const char *why = NULL;
-            int k = sk_utf8_decode_one(p + i, len - i, &cp, &why);
-            if (k == 0 && !final) break; // a sequence split by the chunk: carried over
-            if (k <= 0) {
-                if (second) goto changed;
-                return sk_fail(err, SK_ERR_ENCODING, "%s: invalid UTF-8 at byte %llu (%s)",
-                               b->path, (unsigned long long)(offset + i), why);
-            }
-            i += (size_t)k;
-            n++;
-            if (!second) {
-                seen[cp >> 6] |= (uint64_t)1 << (cp & 63);
-                continue;
-            }
-            int32_t id = map[cp];
-            if (id < 0) goto changed;
-            if (sink->width == 2) { uint16_t v = (uint16_t)id; memcpy(sink->buf + sink->n, &v, 2); }
-            else if (sink->width == 4) memcpy(sink->buf + sink->n, &id, 4);
-            else sink->buf[sink->n] = (uint8_t)id;
-            sink->n += (size_t)sink->width;
-            if (sink->n + 4 > sizeof sink->buf && (st = sink_flush(sink, err)) != SK_OK) return st;
-        }
+        const size_t i = scan_chunk(b, &ps, b->buf, len, final, offset, &st, err);
+        if (st != SK_OK) return st;
         b->done += (size_t)got;
         report(b, 0);
         if (final) break;
@@ -247,17 +280,15 @@ static sk_status pass(builder *b, uint64_t *seen, const int32_t *map, id_sink *s
         offset += i;
     }
     if (second && sink->n && (st = sink_flush(sink, err)) != SK_OK) return st;
-    if (second && n != *count) goto changed;
+    if (second && ps.n != *count) return source_changed(b->path, err);
     if (!second) {
         for (int c = 0; c < 256; c++)
-            if (seen1[c]) seen[c >> 6] |= (uint64_t)1 << (c & 63);
+            if (ps.seen1[c]) seen[c >> 6] |= (uint64_t)1 << (c & 63);
         report(b, 1); // between the passes, always
     }
-    *count = n;
+    *count = ps.n;
     *checksum = sk_sum64_final(&sum);
     return SK_OK;
-changed:
-    return sk_fail(err, SK_ERR_IO, "%s changed while it was being tokenized; run again once it is complete", b->path);
 }
 
 // Removes what killed builders left of cpath: its temporary files (fsutil.h names them
@@ -283,16 +314,106 @@ static void remove_dead_temps(const char *cpath) {
 
 static uint64_t data_offset(uint32_t V) { return ((uint64_t)HEADER + 4 * (uint64_t)V + 63) / 64 * 64; }
 
+// The vocabulary of the symbols seen, in code point order (to free), its size V, and every
+// symbol's id in map (-1 for none).
+static sk_status number_symbols(const uint64_t *seen, int32_t *map, uint32_t **vocab, uint32_t *V, sk_error *err) {
+    *V = 0;
+    for (uint32_t w = 0; w < N_CODEPOINTS / 64; w++) *V += (uint32_t)__builtin_popcountll(seen[w]);
+    if (!(*vocab = malloc(*V * sizeof **vocab))) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    uint32_t k = 0;
+    for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++) {
+        map[cp] = (seen[cp >> 6] >> (cp & 63)) & 1 ? (int32_t)k : -1;
+        if (map[cp] >= 0) (*vocab)[k++] = cp;
+    }
+    return SK_OK;
+}
+
+// What the header records of a cache being built.
+typedef struct {
+    sk_vocab_mode mode;
+    int width;              // bytes per id
+    uint32_t V;
+    const uint32_t *vocab;  // (V,) code points
+    uint64_t n;             // symbols
+    sk_source_id source;
+    uint64_t checksum;      // of the source's content
+    double train_frac, val_frac;
+} cache_head;
+
+// Opens the cache file at cpath and writes its header, vocabulary and padding.
+static sk_status write_head(sk_atomic_file *af, const char *cpath, const cache_head *h, sk_error *err) {
+    size_t tr, va, te;
+    sk_status st = sk_split_sizes((size_t)h->n, h->train_frac, h->val_frac, &tr, &va, &te, err);
+    if (st != SK_OK) return st;
+    const uint32_t V = h->V;
+    unsigned char hd[HEADER] = {0};
+    memcpy(hd, MAGIC, 8);
+    sk_put_le32(hd + 8, SK_TOKEN_CACHE_VERSION);
+    sk_put_le32(hd + 12, (uint32_t)h->mode);
+    sk_put_le32(hd + 16, (uint32_t)h->width);
+    sk_put_le32(hd + 20, V);
+    sk_put_le64(hd + 24, h->n);
+    sk_put_le64(hd + 32, h->source.size);
+    sk_put_le64(hd + 40, (uint64_t)h->source.sec);
+    sk_put_le64(hd + 48, (uint64_t)h->source.nsec);
+    sk_put_le64(hd + 56, h->checksum);
+    sk_put_le64(hd + 64, tr), sk_put_le64(hd + 72, va), sk_put_le64(hd + 80, te);
+    unsigned char *vb = malloc(4 * (size_t)V + 64);
+    if (!vb) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < V; i++) sk_put_le32(vb + 4 * i, h->vocab[i]);
+    uint32_t crc = sk_crc32(sk_crc32(0, hd, HEADER), vb, 4 * (size_t)V);
+    sk_put_le32(hd + 88, crc);
+    size_t pad = (size_t)(data_offset(V) - HEADER - 4 * (uint64_t)V);
+    memset(vb + 4 * (size_t)V, 0, pad);
+    st = sk_atomic_open(af, cpath, err);
+    af->no_sync = 1; // validated on every open: a torn cache after a crash is rebuilt, not trusted
+    if (st == SK_OK) st = sk_atomic_write(af, hd, HEADER, err);
+    if (st == SK_OK) st = sk_atomic_write(af, vb, 4 * (size_t)V + pad, err);
+    free(vb);
+    return st;
+}
+
+// Pass 2 into the cache file: the ids, each in width bytes, summed into ids; *sum2 the
+// source's checksum again.
+static sk_status write_ids(builder *b, const int32_t *map, int width, sk_atomic_file *af, sk_sum64 *ids,
+                           uint64_t *n, uint64_t *sum2, sk_error *err) {
+    id_sink *sink = malloc(sizeof *sink);
+    if (!sink) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
+    sink->n = 0, sink->width = width, sink->af = af, sink->sum = ids;
+    sk_status st = pass(b, NULL, map, sink, n, sum2, err);
+    free(sink);
+    return st;
+}
+
+// The source as pass 1 read it (id0, content checksum sum1) and as pass 2 left it.
+static sk_status check_unchanged(const builder *b, const sk_source_id *id0, uint64_t sum1, uint64_t sum2,
+                                 sk_error *err) {
+    struct stat sb;
+    if (fstat(b->fd, &sb) != 0) return sk_fail(err, SK_ERR_IO, "cannot stat %s: %s", b->path, strerror(errno));
+    sk_source_id id1 = id_of(&sb);
+    if (id1.size != id0->size || id1.sec != id0->sec || id1.nsec != id0->nsec || sum1 != sum2)
+        return source_changed(b->path, err);
+    return SK_OK;
+}
+
+// The ids' checksum after them, and the file in place.
+static sk_status commit_cache(sk_atomic_file *af, sk_sum64 *ids, sk_error *err) {
+    unsigned char tail[8];
+    sk_put_le64(tail, sk_sum64_final(ids));
+    sk_status st = sk_atomic_write(af, tail, 8, err);
+    return st == SK_OK ? sk_atomic_commit(af, err) : st;
+}
+
 static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode, double train_frac,
                        double val_frac, const sk_cache_hooks *hooks, double *seconds, sk_error *err) {
     builder b = {source, -1, mode, hooks, 0, 0, now_s(), 0, cpu_s(), NULL};
-    sk_source_id id0, id1;
+    sk_source_id id0;
     sk_status st = open_source(source, &b.fd, &id0, err);
     if (st != SK_OK) return st;
     b.total = 2 * id0.size;
     uint64_t *seen = calloc(N_CODEPOINTS / 64, sizeof *seen);
     int32_t *map = malloc(N_CODEPOINTS * sizeof *map);
-    uint32_t *vocab = NULL;
+    uint32_t *vocab = NULL, V = 0;
     b.buf = malloc(CHUNK + 4);
     sk_atomic_file af = {.fd = -1};
     uint64_t n = 0, sum1 = 0, sum2 = 0;
@@ -300,71 +421,15 @@ static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode
     sk_sum64_init(&ids);
     if (!seen || !map || !b.buf) st = sk_fail(err, SK_ERR_NOMEM, "out of memory tokenizing %s", source);
     if (st == SK_OK) st = pass(&b, seen, NULL, NULL, &n, &sum1, err);
-    uint32_t V = 0;
-    if (st == SK_OK) {
-        for (uint32_t w = 0; w < N_CODEPOINTS / 64; w++) V += (uint32_t)__builtin_popcountll(seen[w]);
-        if (!(vocab = malloc(V * sizeof *vocab))) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
-    }
+    if (st == SK_OK) st = number_symbols(seen, map, &vocab, &V, err);
     const int width = V <= 256 ? 1 : V <= 65536 ? 2 : 4;
-    unsigned char hd[HEADER] = {0};
-    if (st == SK_OK) {
-        uint32_t k = 0;
-        for (uint32_t cp = 0; cp < N_CODEPOINTS; cp++) {
-            map[cp] = (seen[cp >> 6] >> (cp & 63)) & 1 ? (int32_t)k : -1;
-            if (map[cp] >= 0) vocab[k++] = cp;
-        }
-        size_t tr, va, te;
-        if ((st = sk_split_sizes((size_t)n, train_frac, val_frac, &tr, &va, &te, err)) != SK_OK) goto done;
-        memcpy(hd, MAGIC, 8);
-        sk_put_le32(hd + 8, SK_TOKEN_CACHE_VERSION);
-        sk_put_le32(hd + 12, (uint32_t)mode);
-        sk_put_le32(hd + 16, (uint32_t)width);
-        sk_put_le32(hd + 20, V);
-        sk_put_le64(hd + 24, n);
-        sk_put_le64(hd + 32, id0.size);
-        sk_put_le64(hd + 40, (uint64_t)id0.sec);
-        sk_put_le64(hd + 48, (uint64_t)id0.nsec);
-        sk_put_le64(hd + 56, sum1);
-        sk_put_le64(hd + 64, tr), sk_put_le64(hd + 72, va), sk_put_le64(hd + 80, te);
-        unsigned char *vb = malloc(4 * (size_t)V + 64);
-        if (!vb) {
-            st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (uint32_t i = 0; i < V; i++) sk_put_le32(vb + 4 * i, vocab[i]);
-        uint32_t crc = sk_crc32(sk_crc32(0, hd, HEADER), vb, 4 * (size_t)V);
-        sk_put_le32(hd + 88, crc);
-        size_t pad = (size_t)(data_offset(V) - HEADER - 4 * (uint64_t)V);
-        memset(vb + 4 * (size_t)V, 0, pad);
-        st = sk_atomic_open(&af, cpath, err);
-        af.no_sync = 1; // validated on every open: a torn cache after a crash is rebuilt, not trusted
-        if (st == SK_OK) st = sk_atomic_write(&af, hd, HEADER, err);
-        if (st == SK_OK) st = sk_atomic_write(&af, vb, 4 * (size_t)V + pad, err);
-        free(vb);
-    }
-    id_sink *sink = st == SK_OK ? malloc(sizeof *sink) : NULL;
-    if (st == SK_OK && !sink) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
-    if (st == SK_OK) {
-        sink->n = 0, sink->width = width, sink->af = &af, sink->sum = &ids;
-        st = pass(&b, NULL, map, sink, &n, &sum2, err);
-    }
-    free(sink);
-    struct stat sb;
-    if (st == SK_OK) {
-        if (fstat(b.fd, &sb) != 0) st = sk_fail(err, SK_ERR_IO, "cannot stat %s: %s", source, strerror(errno));
-        else if (id1 = id_of(&sb), id1.size != id0.size || id1.sec != id0.sec || id1.nsec != id0.nsec || sum1 != sum2)
-            st = sk_fail(err, SK_ERR_IO, "%s changed while it was being tokenized; run again once it is complete",
-                         source);
-    }
-    if (st == SK_OK) {
-        unsigned char tail[8];
-        sk_put_le64(tail, sk_sum64_final(&ids));
-        st = sk_atomic_write(&af, tail, 8, err);
-    }
-    if (st == SK_OK) st = sk_atomic_commit(&af, err);
+    const cache_head head = {mode, width, V, vocab, n, id0, sum1, train_frac, val_frac};
+    if (st == SK_OK) st = write_head(&af, cpath, &head, err);
+    if (st == SK_OK) st = write_ids(&b, map, width, &af, &ids, &n, &sum2, err);
+    if (st == SK_OK) st = check_unchanged(&b, &id0, sum1, sum2, err);
+    if (st == SK_OK) st = commit_cache(&af, &ids, err);
     b.done = b.total;
     if (st == SK_OK) report(&b, 1);
-done:
     sk_atomic_abort(&af); // nothing left after a commit
     *seconds = now_s() - b.t0;
     close(b.fd);
@@ -402,9 +467,11 @@ static uint32_t max_id(const uint8_t *ids, size_t n, uint32_t width) {
     return m;
 }
 
-sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t len, const sk_source_id *id,
-                               sk_vocab_mode mode, char *why, size_t why_n, sk_error *err) {
-    memset(&c->vocab, 0, sizeof c->vocab);
+// The header of a cache image of len bytes: its format, its size, its checksum and the
+// source it was built from (id); *V, *width and *n as it records them. SK_ERR_FORMAT with the
+// reason in why.
+static sk_status check_header(const uint8_t *image, size_t len, const sk_source_id *id, sk_vocab_mode mode,
+                              uint32_t *V_out, uint32_t *width_out, uint64_t *n_out, char *why, size_t why_n) {
     if (len < HEADER + 8) {
         snprintf(why, why_n, "truncated (%zu bytes)", len);
         return SK_ERR_FORMAT;
@@ -427,7 +494,7 @@ sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t l
                  (unsigned long long)n);
         return SK_ERR_FORMAT;
     }
-    uint64_t off = data_offset(V), want = off + n * width + 8;
+    uint64_t want = data_offset(V) + n * width + 8;
     if ((uint64_t)len != want) {
         snprintf(why, why_n, "%s (%zu bytes, the header says %llu)", (uint64_t)len < want ? "truncated" : "corrupt",
                  len, (unsigned long long)want);
@@ -449,10 +516,15 @@ sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t l
         snprintf(why, why_n, "the source changed (modified since the cache was built)");
         return SK_ERR_FORMAT;
     }
-    // The ids' checksum and their largest value, a block at a time while it is in cache. An id
-    // outside the vocabulary would index past the model's tables (the sampler's remap, the
-    // embedding), so a cache holding one is corrupt even when its checksum matches.
-    const uint8_t *ids = image + off;
+    *V_out = V, *width_out = width, *n_out = n;
+    return SK_OK;
+}
+
+// The n ids (width bytes each) against the checksum after them, and every one inside the
+// vocabulary of V. An id outside it would index past the model's tables (the sampler's remap,
+// the embedding), so a cache holding one is corrupt even when its checksum matches. Scanned a
+// block at a time, while it is in cache.
+static sk_status check_ids(const uint8_t *ids, uint64_t n, uint32_t width, uint32_t V, char *why, size_t why_n) {
     const size_t block = (size_t)1 << 16; // ids per block
     const int full = (width == 1 && V == 256) || (width == 2 && V == 65536); // every value is an id
     uint32_t top = 0;
@@ -474,6 +546,12 @@ sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t l
         snprintf(why, why_n, "corrupt token ids (id %u outside the vocabulary of %u)", top, V);
         return SK_ERR_FORMAT;
     }
+    return SK_OK;
+}
+
+// c->vocab from the image's V code points (bytes, in bytes mode).
+static sk_status read_vocab(sk_token_cache *c, const uint8_t *image, uint32_t V, sk_vocab_mode mode, char *why,
+                            size_t why_n, sk_error *err) {
     uint32_t *chars = malloc(V * sizeof *chars);
     if (!chars) return sk_fail(err, SK_ERR_NOMEM, "out of memory for a vocabulary of %u symbols", V);
     for (uint32_t i = 0; i < V; i++) chars[i] = sk_get_le32(image + HEADER + 4 * (size_t)i);
@@ -486,6 +564,19 @@ sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t l
         return SK_ERR_FORMAT;
     }
     c->vocab.bytes = mode == SK_VOCAB_BYTES;
+    return SK_OK;
+}
+
+sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t len, const sk_source_id *id,
+                               sk_vocab_mode mode, char *why, size_t why_n, sk_error *err) {
+    memset(&c->vocab, 0, sizeof c->vocab);
+    uint32_t V, width;
+    uint64_t n;
+    sk_status st = check_header(image, len, id, mode, &V, &width, &n, why, why_n);
+    const uint8_t *ids = st == SK_OK ? image + data_offset(V) : NULL;
+    if (st == SK_OK) st = check_ids(ids, n, width, V, why, why_n);
+    if (st == SK_OK) st = read_vocab(c, image, V, mode, why, why_n, err);
+    if (st != SK_OK) return st;
     c->ids = (sk_tokens){ids, (int)width, (size_t)n, NULL};
     return SK_OK;
 }

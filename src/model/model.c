@@ -10,7 +10,6 @@
 
 // Limits that keep every size well inside size_t and int arithmetic.
 #define SK_MAX_DIM 65536
-#define SK_MAX_LAYERS 64
 #define SK_MAX_VOCAB (1 << 21) // every Unicode scalar value fits
 
 sk_status sk_model_config_check(const sk_model_config *c, sk_error *err) {
@@ -83,6 +82,19 @@ sk_lstm_layer_offsets sk_lstm_layer(const sk_param_layout *l, int k) {
     const sk_tensor_info *t = &l->tensors[1 + 4 * k];
     sk_lstm_layer_offsets o = {t[0].offset, t[1].offset, t[2].offset, t[3].offset, t[0].shape[1]};
     return o;
+}
+
+sk_param_tensors sk_point_params(const sk_param_layout *l, float *buf) {
+    sk_param_tensors v;
+    memset(&v, 0, sizeof v);
+    v.embedding = buf + sk_param_find(l, "embedding.weight")->offset;
+    for (int k = 0; k < l->cfg.num_layers; k++) {
+        const sk_lstm_layer_offsets o = sk_lstm_layer(l, k);
+        v.lstm[k] = (sk_lstm_tensors){buf + o.w_ih, buf + o.w_hh, buf + o.b_ih, buf + o.b_hh};
+    }
+    v.fc_w = buf + sk_param_find(l, "fc.weight")->offset;
+    v.fc_b = buf + sk_param_find(l, "fc.bias")->offset;
+    return v;
 }
 
 static void fill_uniform(float *p, size_t n, float a, sk_rng *r) {
