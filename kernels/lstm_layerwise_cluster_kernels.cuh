@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_forward_cluster_kernel(sk
                 const int r = u * 4 + g;
                 gv[g] = acc[(size_t)bb * 4 * tl.nu + r] + xp[(size_t)(bb * 4 + g) * U + u] + bias[2 * r] + bias[2 * r + 1];
             }
-            const sk_plstm::cell_out o = lstm_cell(gv, cst[bb * U + u]);
+            const sk_lstm_cell_out o = lstm_cell(gv, cst[bb * U + u]);
             cst[bb * U + u] = o.c;
             a.hh[pad_at(a, k, b, t + 1, H) + j] = o.h;
             next[(size_t)bb * Kf + j] = from_f<T>(o.h);
@@ -325,12 +325,12 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) lw_backward_cluster_kernel(s
             float dh = 0.0f; // recurrent part: W_hh^T dg(t+1), slice by slice
             for (int n = 0; n < slices; n++) dh += recv_at(t, n, bb)[u];
             dh += top ? d[6 * U] : (drop ? keep(a, key, b, t, j) : 1.0f) * d[6 * U];
-            const cell_grads r = backward_cell(dh, dcs[bb * U + u], d[0], d[U], d[2 * U], d[3 * U], d[4 * U], d[5 * U]);
-            dcs[bb * U + u] = r.dc_carry;
+            const sk_lstm_cell_grads r = cell_backward(dh, dcs[bb * U + u], d[0], d[U], d[2 * U], d[3 * U], d[4 * U], d[5 * U]);
+            dcs[bb * U + u] = r.dc_prev;
             const size_t dr = pad_at(a, k, b, t, 4 * H);
             for (int g = 0; g < 4; g++) {
-                a.dg[dr + (size_t)g * H + j] = r.dg[g];
-                dgl[(size_t)bb * G + u * 4 + g] = from_f<T>(r.dg[g]);
+                a.dg[dr + (size_t)g * H + j] = r.dpre[g];
+                dgl[(size_t)bb * G + u * 4 + g] = from_f<T>(r.dpre[g]);
             }
         }
         __syncthreads(); // dgl written, pre read

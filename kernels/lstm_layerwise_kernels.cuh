@@ -15,13 +15,14 @@
 #include "device_port.cuh"
 #include "lstm_layerwise_args.h"
 #include "lstm_persistent_dots.cuh"
-#include "lstm_persistent_kernels.cuh" // lstm_cell, stage_row, stage_convert
+#include "lstm_persistent_kernels.cuh" // lstm_cell, cell_backward, stage_row, stage_convert
 #include "shakespeare/hash.h"
 
 namespace sk_plstm_lw {
 
 namespace cg = cooperative_groups;
 using sk_plstm::block_dots;
+using sk_plstm::cell_backward;
 using sk_plstm::from_f;
 using sk_plstm::kMmaK;
 using sk_plstm::mma_dots;
@@ -84,35 +85,16 @@ __device__ void forward_setup(const sk_plstm_lw_args &a, const tile &tl, T *w, i
 // Forward, one cell (b, t, j) computed: what the window keeps of it besides h in hh (cs and the
 // gates for backward, the next layer's input through keyed dropout or the output, the final state).
 __device__ __forceinline__ void forward_store(const sk_plstm_lw_args &a, int b, int t, int j,
-                                              const sk_plstm::cell_out &o, int drop, uint64_t key) {
+                                              const sk_lstm_cell_out &o, int drop, uint64_t key) {
     const int H = a.H, k = a.k, len = a.len;
     if (a.train) {
         a.cs[seq_at(a, k, b, t, H) + j] = o.c;
         float *gr = a.gates + seq_at(a, k, b, t, 4 * H);
-        gr[j] = o.ig, gr[H + j] = o.fg, gr[2 * H + j] = o.gg, gr[3 * H + j] = o.og;
+        gr[j] = o.i, gr[H + j] = o.f, gr[2 * H + j] = o.g, gr[3 * H + j] = o.o;
     }
     if (k < a.L - 1) a.xin[pad_at(a, k + 1, b, t, H) + j] = drop ? o.h * keep(a, key, b, t, j) : o.h;
     else a.y[((size_t)b * len + t) * H + j] = o.h;
     if (t == len - 1) a.hy[((size_t)k * a.B + b) * H + j] = o.h, a.cy[((size_t)k * a.B + b) * H + j] = o.c;
-}
-
-// Backward, one cell: from dh (recurrent part plus the gradient from above), the carried dc and
-// the forward's gates, c and c_prev, the four gate gradients (i, f, g, o) and the dc carried to
-// step t-1.
-struct cell_grads {
-    float dg[4], dc_carry;
-};
-__device__ __forceinline__ cell_grads backward_cell(float dh, float dc_carry, float ig, float fg, float gg, float og,
-                                                    float c, float cprev) {
-    const float tc = tanhf(c);
-    const float dc = dc_carry + dh * og * (1.0f - tc * tc);
-    cell_grads r;
-    r.dc_carry = dc * fg;
-    r.dg[0] = dc * gg * ig * (1.0f - ig);
-    r.dg[1] = dc * cprev * fg * (1.0f - fg);
-    r.dg[2] = dc * ig * (1.0f - gg * gg);
-    r.dg[3] = dh * tc * og * (1.0f - og);
-    return r;
 }
 
 // n rounded up to the tensor cores' K (zeros past n in both operands).
@@ -198,7 +180,7 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS, 1) lw_forward_kernel(sk_plst
                 const int r = u * 4 + g;
                 gv[g] = pre[(size_t)bb * 4 * tl.nu + r] + xp[g * H + j] + bias[2 * r] + bias[2 * r + 1];
             }
-            const sk_plstm::cell_out o = lstm_cell(gv, cst[bb * U + u]);
+            const sk_lstm_cell_out o = lstm_cell(gv, cst[bb * U + u]);
             cst[bb * U + u] = o.c;
             store_staged<T>(a.hh, a.hh16, pad_at(a, k, b, t + 1, H) + j, o.h);
             forward_store(a, b, t, j, o, drop, key);
@@ -251,10 +233,10 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS, 1) lw_backward_kernel(sk_pls
             const float ig = gr[j], fg = gr[H + j], gg = gr[2 * H + j], og = gr[3 * H + j];
             const float c = a.cs[seq_at(a, k, b, t, H) + j];
             const float cprev = t > 0 ? a.cs[seq_at(a, k, b, t - 1, H) + j] : a.cx[((size_t)k * B + b) * H + j];
-            const cell_grads r = backward_cell(dh, dcs[bb * U + u], ig, fg, gg, og, c, cprev);
-            dcs[bb * U + u] = r.dc_carry;
+            const sk_lstm_cell_grads r = cell_backward(dh, dcs[bb * U + u], ig, fg, gg, og, c, cprev);
+            dcs[bb * U + u] = r.dc_prev;
             const size_t dr = pad_at(a, k, b, t, H4);
-            for (int g = 0; g < 4; g++) store_staged<T>(a.dg, a.dg16, dr + g * H + j, r.dg[g]);
+            for (int g = 0; g < 4; g++) store_staged<T>(a.dg, a.dg16, dr + g * H + j, r.dpre[g]);
         }
         grid.sync(); // dg(t) of every tile, before anyone stages it
     }

@@ -9,25 +9,29 @@
 #include "lstm_persistent_args.h"
 #include "lstm_persistent_dots.cuh"
 #include "shakespeare/hash.h"
+#include "shakespeare/lstm_cell.h" // sk_lstm_cell_forward, sk_lstm_cell_backward
 
 namespace sk_plstm {
 
 namespace cg = cooperative_groups;
 
 __device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float tanh_of(float x) { return tanhf(x); }
 
-// One LSTM cell from its gate pre-activations gv (i, f, g, o) and the previous cell state: the
-// gates after their activations, c and h. Every kernel that steps a cell (the wavefront and
-// layer-after-layer forwards, the sampler) computes it here, in this order.
-struct cell_out {
-    float ig, fg, gg, og, c, h;
-};
-__device__ __forceinline__ cell_out lstm_cell(const float (&gv)[4], float cprev) {
-    cell_out o;
-    o.ig = sigmoidf(gv[0]), o.fg = sigmoidf(gv[1]), o.gg = tanhf(gv[2]), o.og = sigmoidf(gv[3]);
-    o.c = o.fg * cprev + o.ig * o.gg;
-    o.h = o.og * tanhf(o.c);
-    return o;
+// One LSTM cell (lstm_cell.h) on the device, with its activations (expf, tanhf): from the gate
+// pre-activations gv (i, f, g, o) and the previous cell state, the gates after their
+// activations, c and h. Every kernel that steps a cell (the wavefront and layer-after-layer
+// forwards, the sampler) computes it here.
+__device__ __forceinline__ sk_lstm_cell_out lstm_cell(const float (&gv)[4], float cprev) {
+    return sk_lstm_cell_forward(gv[0], gv[1], gv[2], gv[3], cprev, sigmoidf, tanh_of);
+}
+
+// Backward through one cell (lstm_cell.h) from dh, the carried dc and what the forward kept:
+// the activated gates, c (whose tanh is formed again here) and c_prev. Every backward kernel
+// (wavefront, layer-after-layer, cluster) computes it here.
+__device__ __forceinline__ sk_lstm_cell_grads cell_backward(float dh, float dc, float ig, float fg, float gg, float og,
+                                                            float c, float cprev) {
+    return sk_lstm_cell_backward(dh, dc, ig, fg, gg, og, tanhf(c), cprev);
 }
 
 // Row offsets (floats) inside the per-layer sequence buffers.
@@ -173,8 +177,8 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_forward_kernel(sk_plst
                         const size_t row = (size_t)g * H + j;
                         gv[g] = pre[sk_plstm_acc_index(bb, u * 4 + g, nu * 4, 1, 0)] + a.w[ly.b_ih + row] + a.w[ly.b_hh + row];
                     }
-                    const cell_out o = lstm_cell(gv, cst[b * U + u]);
-                    const float ig = o.ig, fg = o.fg, gg = o.gg, og = o.og, c = o.c, h = o.h;
+                    const sk_lstm_cell_out o = lstm_cell(gv, cst[b * U + u]);
+                    const float ig = o.i, fg = o.f, gg = o.g, og = o.o, c = o.c, h = o.h;
                     cst[b * U + u] = c;
                     store_staged<T>(a.hh, a.hh16, pad_row(a, k, b, t + 1, H) + j, h);
                     if (a.train) {
@@ -285,15 +289,13 @@ __global__ void __launch_bounds__(SK_PLSTM_THREADS) plstm_backward_kernel(sk_pls
                     const float c = a.cs[seq_row(a, k, b, t, H) + j];
                     const float cprev =
                         t > 0 ? a.cs[seq_row(a, k, b, t - 1, H) + j] : a.cx[((size_t)k * B + b) * H + j];
-                    const float tc = tanhf(c);
-                    const float dc = dcs[b * U + u] + dh * og * (1.0f - tc * tc);
-                    const float dout = dh * tc;
-                    dcs[b * U + u] = dc * fg;
+                    const sk_lstm_cell_grads r = cell_backward(dh, dcs[b * U + u], ig, fg, gg, og, c, cprev);
+                    dcs[b * U + u] = r.dc_prev;
                     const size_t dr = pad_row(a, k, b, t, H4);
-                    store_staged<T>(a.dg, a.dg16, dr + j, dc * gg * ig * (1.0f - ig));
-                    store_staged<T>(a.dg, a.dg16, dr + H + j, dc * cprev * fg * (1.0f - fg));
-                    store_staged<T>(a.dg, a.dg16, dr + 2 * H + j, dc * ig * (1.0f - gg * gg));
-                    store_staged<T>(a.dg, a.dg16, dr + 3 * H + j, dout * og * (1.0f - og));
+                    store_staged<T>(a.dg, a.dg16, dr + j, r.dpre[0]);
+                    store_staged<T>(a.dg, a.dg16, dr + H + j, r.dpre[1]);
+                    store_staged<T>(a.dg, a.dg16, dr + 2 * H + j, r.dpre[2]);
+                    store_staged<T>(a.dg, a.dg16, dr + 3 * H + j, r.dpre[3]);
                 }
                 __syncthreads();
             }

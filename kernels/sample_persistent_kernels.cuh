@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(SK_SAMPLE_THREADS) sample_kernel(sk_sample_arg
                         gv[g] = pre[(size_t)bb * 4 * nu + r] + br[0] + br[1];
                     }
                     float *cp = cst + ((size_t)k * B + b) * U + u;
-                    const sk_plstm::cell_out o = sk_plstm::lstm_cell(gv, *cp);
+                    const sk_lstm_cell_out o = sk_plstm::lstm_cell(gv, *cp);
                     const float c = o.c, h = o.h;
                     *cp = c;
                     const size_t at = ((size_t)k * B + b) * H + j0 + u;

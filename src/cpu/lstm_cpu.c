@@ -11,36 +11,32 @@
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
+#include "shakespeare/lstm_cell.h"
 
-// One stream's cell update: g (4H) holds the gate pre-activations and receives i, f, g, o
-// after their nonlinearities; restrict lets GCC vectorize the loop.
+// One stream's cell update (lstm_cell.h with the CPU's activations): g (4H) holds the gate
+// pre-activations and receives i, f, g, o after their nonlinearities; restrict lets GCC
+// vectorize the loop.
 static void cell_forward(int H, float *restrict g, const float *restrict c_prev, float *restrict c,
                          float *restrict tanh_c, float *restrict h) {
     float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
     for (int j = 0; j < H; j++) {
-        float i = sk_sigmoidf(gi[j]), f = sk_sigmoidf(gf[j]), gt = sk_tanhf(gg[j]), o = sk_sigmoidf(go[j]);
-        float cn = f * c_prev[j] + i * gt;
-        float th = sk_tanhf(cn);
-        gi[j] = i, gf[j] = f, gg[j] = gt, go[j] = o;
-        c[j] = cn, tanh_c[j] = th, h[j] = o * th;
+        const sk_lstm_cell_out s = sk_lstm_cell_forward(gi[j], gf[j], gg[j], go[j], c_prev[j], sk_sigmoidf, sk_tanhf);
+        gi[j] = s.i, gf[j] = s.f, gg[j] = s.g, go[j] = s.o;
+        c[j] = s.c, tanh_c[j] = s.tanh_c, h[j] = s.h;
     }
 }
 
-// One stream's backward step: writes the pre-activation gradients dg (4H) and updates
-// dc (B's row) in place to the gradient flowing into c_{t-1}.
+// One stream's backward step (lstm_cell.h): writes the pre-activation gradients dg (4H) and
+// updates dc (B's row) in place to the gradient flowing into c_{t-1}.
 static void cell_backward(int H, const float *restrict g, const float *restrict c_prev,
                           const float *restrict tanh_c, const float *restrict dh_out, const float *restrict dh,
                           float *restrict dc, float *restrict dg) {
     const float *restrict gi = g, *restrict gf = g + H, *restrict gg = g + 2 * H, *restrict go = g + 3 * H;
     for (int j = 0; j < H; j++) {
-        float i = gi[j], f = gf[j], gt = gg[j], o = go[j], th = tanh_c[j];
-        float dhj = dh_out[j] + dh[j];
-        float dcj = dc[j] + dhj * o * (1.0f - th * th);
-        dg[j] = dcj * gt * i * (1.0f - i);
-        dg[H + j] = dcj * c_prev[j] * f * (1.0f - f);
-        dg[2 * H + j] = dcj * i * (1.0f - gt * gt);
-        dg[3 * H + j] = dhj * th * o * (1.0f - o);
-        dc[j] = dcj * f;
+        const sk_lstm_cell_grads r =
+            sk_lstm_cell_backward(dh_out[j] + dh[j], dc[j], gi[j], gf[j], gg[j], go[j], tanh_c[j], c_prev[j]);
+        dg[j] = r.dpre[0], dg[H + j] = r.dpre[1], dg[2 * H + j] = r.dpre[2], dg[3 * H + j] = r.dpre[3];
+        dc[j] = r.dc_prev;
     }
 }
 
