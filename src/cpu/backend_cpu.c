@@ -132,24 +132,39 @@ static sk_status cpu_get_state(sk_backend *b, float *h, float *c_) {
 
 // Dropout at `site` over (len*B, H) time-major rows: out = h * mask. Masks are keyed by
 // the stream-major index (b*len + t)*H + j, b the global stream, so every backend and
-// every split of the batch over ranks draws the same ones (rng.h).
-static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int site, int len, const float *h,
-                          float *mask, float *out) {
-    const uint64_t key = sk_dropout_key(seed, step, site);
-    const float keep_scale = 1.0f / (1.0f - c->p);
+// every split of the batch over ranks draws the same ones (rng.h). Each element is its own
+// hash, so the rows are split over the threads with the same result for any thread count
+// (two hashes an element: a few percent of a default training step's time).
+typedef struct {
+    const cpu_impl *c;
+    uint64_t key;
+    int len;
+    const float *h;
+    float *mask, *out;
+} dropout_job;
+
+static void dropout_span(void *ctx, int i, int n) {
+    const dropout_job *d = ctx;
+    const cpu_impl *c = d->c;
     const int B = c->B, H = c->H;
-    for (int t = 0; t < len; t++) {
-        for (int b = 0; b < B; b++) {
-            size_t r = (size_t)t * B + b;
-            uint64_t stream = (uint64_t)c->stream_offset + (uint64_t)b; // global stream index
-            uint64_t base = (stream * (uint64_t)len + (uint64_t)t) * (uint64_t)H;
-            for (int j = 0; j < H; j++) {
-                float mk = sk_hash_uniform(key, base + (uint64_t)j) >= c->p ? keep_scale : 0.0f;
-                mask[r * H + j] = mk;
-                out[r * H + j] = h[r * H + j] * mk;
-            }
+    const float keep_scale = 1.0f / (1.0f - c->p);
+    const size_t rows = (size_t)d->len * B;
+    for (size_t r = rows * i / n; r < rows * (i + 1) / n; r++) {
+        const size_t t = r / B, b = r % B;
+        const uint64_t stream = (uint64_t)c->stream_offset + (uint64_t)b; // global stream index
+        const uint64_t base = (stream * (uint64_t)d->len + (uint64_t)t) * (uint64_t)H;
+        for (int j = 0; j < H; j++) {
+            float mk = sk_hash_uniform(d->key, base + (uint64_t)j) >= c->p ? keep_scale : 0.0f;
+            d->mask[r * H + j] = mk;
+            d->out[r * H + j] = d->h[r * H + j] * mk;
         }
     }
+}
+
+static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int site, int len, const float *h,
+                          float *mask, float *out) {
+    dropout_job d = {c, sk_dropout_key(seed, step, site), len, h, mask, out};
+    sk_parallel_for(c->threads, dropout_span, &d);
 }
 
 // Weight drop (hash.h): out = layer k's W_hh (or its gradient) times the mask of a training
