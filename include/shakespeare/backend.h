@@ -2,7 +2,7 @@
 // trainer, the sampler and the tests drive a backend only through these calls and never know
 // which one it is; a backend implements them by filling the table of src/backend/backend_impl.h.
 // defines: sk_backend_config, sk_backend, sk_backend_create, sk_backend_free,
-//          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda,
+//          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda, sk_backend_cuda_memory,
 //          sk_backend_name, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
 //          sk_backend_get_state, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
@@ -263,9 +263,13 @@ typedef struct {
                         // window keeps for backprop through time, its logits and their gradients
     size_t available;   // bytes the device has for it now; 0: not known
 } sk_backend_memory;
-// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available; a CUDA device
-// gets none (need 0).
+// The CPU's estimate is sk_backend_cpu_bytes against sk_host_memory_available; a GPU's is
+// sk_backend_cuda_memory's.
 void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_backend_memory *m);
+// The CUDA backend's estimate for cfg on GPU cfg->device_index (its buffers, the cuBLAS
+// workspace and the LSTM implementation's weights and window, from the shapes alone) against
+// the GPU's free memory (cudaMemGetInfo). need stays 0 where CUDA support is not built in.
+void sk_backend_cuda_memory(const sk_backend_config *cfg, sk_backend_memory *m);
 // The bytes sk_backend_create_cpu allocates for cfg (its parameters, gradients and Adam's moments
 // when training, the activations and scratch of a window of seq_len steps for batch_size streams);
 // *activations (may be NULL) as in sk_backend_memory. 0 for a configuration it refuses.

@@ -241,18 +241,24 @@ sk_status create_handles(cuda_impl *ci, sk_precision precision, sk_error *err) {
     return SK_OK;
 }
 
-// Every device buffer, in one table: where it goes, its bytes, whether this backend needs it
+// One device buffer of the backend: where it goes, its bytes, whether this backend needs it
 // (the gradient side only when training) and whether it starts zeroed.
-sk_status alloc_device_buffers(cuda_impl *ci, sk_error *err) {
+typedef struct {
+    void **p;
+    size_t bytes;
+    int needed, zeroed;
+    const char *what;
+} device_buffer;
+
+constexpr size_t kDeviceBuffers = 23;
+
+// Every device buffer of ci's shape (set_shape), in one table: the allocation below and the
+// memory estimate (sk_cuda_memory) read the same rows.
+void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
     const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H, total = ci->total;
     const size_t f = sizeof(float);
     const int train = ci->training;
-    const struct {
-        void **p;
-        size_t bytes;
-        int needed, zeroed;
-        const char *what;
-    } bufs[] = {
+    const device_buffer table[kDeviceBuffers] = {
         {(void **)&ci->params, f * total, 1, 1, "the parameters"},
         {(void **)&ci->xy, sizeof(int32_t) * 2 * rows, 1, 0, "input and target ids"},
         {(void **)&ci->args, sizeof *ci->args, 1, 1, "the step's scalars"},
@@ -277,13 +283,34 @@ sk_status alloc_device_buffers(cuda_impl *ci, sk_error *err) {
         {(void **)&ci->hd, f * rows * ci->H, train && ci->p > 0.0f, 0, "dropped LSTM outputs"},
         {(void **)&ci->dropped_params, f * total, train && ci->wdrop > 0.0f, 1, "the weight-dropped parameters"},
     };
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+    for (size_t i = 0; i < kDeviceBuffers; i++) bufs[i] = table[i];
+}
+
+sk_status alloc_device_buffers(cuda_impl *ci, sk_error *err) {
+    device_buffer bufs[kDeviceBuffers];
+    device_buffers(ci, bufs);
+    for (size_t i = 0; i < kDeviceBuffers; i++) {
         if (!bufs[i].needed) continue;
         SK_TRY(dev_alloc(bufs[i].p, bufs[i].bytes, bufs[i].what, err));
         if (bufs[i].zeroed) CUDA_CHECK(cudaMemsetAsync(*bufs[i].p, 0, bufs[i].bytes, ci->stream));
     }
-    ci->x = ci->xy, ci->y = ci->xy + rows;
+    ci->x = ci->xy, ci->y = ci->xy + (size_t)ci->B * ci->T;
     return SK_OK;
+}
+
+// The bytes of the backend's own buffers for ci's shape, the cuBLAS workspace and an estimate
+// of the LSTM implementation's: its copy of the weights (and their gradient when training),
+// and per window row and layer what backprop through time keeps (the four gates, c, tanh(c),
+// h and a step's gradients: 8 H floats; 2 H when inferring). cuDNN's and our kernels' exact
+// sizes are known only once their plans exist; this is the same order, from the shapes alone.
+size_t device_bytes(cuda_impl *ci) {
+    device_buffer bufs[kDeviceBuffers];
+    device_buffers(ci, bufs);
+    size_t bytes = kBlasWorkspaceBytes;
+    for (size_t i = 0; i < kDeviceBuffers; i++)
+        if (bufs[i].needed) bytes += bufs[i].bytes;
+    const size_t rows = (size_t)ci->B * ci->T, per_row = (size_t)(ci->training ? 8 : 2) * ci->L * ci->H;
+    return bytes + sizeof(float) * (ci->total * (ci->training ? 2 : 1) + rows * per_row);
 }
 
 // The pinned host memory: the statistics read back, and the staging slots.
@@ -896,6 +923,23 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
     }
     *out = b;
     return SK_OK;
+}
+
+void sk_cuda_memory(const sk_backend_config *cfg, sk_backend_memory *m) {
+    memset(m, 0, sizeof *m);
+    m->on_cuda = 1;
+    sk_param_layout layout;
+    if (cfg->batch_size < 1 || cfg->seq_len < 1 || sk_param_layout_init(&layout, &cfg->model, NULL) != SK_OK) return;
+    cuda_impl shape = {}, empty = {};
+    set_shape(&shape, cfg, &layout);
+    sk_param_layout_free(&layout);
+    empty = shape, empty.T = 0; // what a window of no steps would take: the rest grows with B x T
+    m->need = device_bytes(&shape);
+    m->activations = m->need - device_bytes(&empty);
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaSetDevice(cfg->device_index) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+        m->available = free_bytes;
+    (void)cudaGetLastError(); // an unusable device is sk_cuda_backend_create's to report
 }
 
 } // extern "C"

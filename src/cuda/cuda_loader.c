@@ -8,7 +8,7 @@
 // load too) whether there is any device, so that a machine without a GPU falls back to the
 // CPU without loading the module; the module's own probe decides about a device it finds.
 // Not thread-safe: programs create backends from one thread.
-// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe,
+// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_backend_cuda_memory, sk_cuda_describe,
 //          sk_cuda_module_loaded
 #include <dlfcn.h>
 #include <stdio.h>
@@ -146,6 +146,13 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
     const sk_cuda_module *m = cuda_module();
     if (!m) return sk_fail(err, SK_ERR_DEVICE, "device cuda: CUDA support not found: %s", load_error);
     return m->backend_create(cfg, out, err);
+}
+
+void sk_backend_cuda_memory(const sk_backend_config *cfg, sk_backend_memory *m) {
+    const sk_cuda_module *mod = cuda_module();
+    memset(m, 0, sizeof *m);
+    m->on_cuda = 1;
+    if (mod) mod->memory(cfg, m);
 }
 
 void sk_cuda_describe(char *buf, size_t n) {

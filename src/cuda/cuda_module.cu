@@ -13,6 +13,6 @@
 
 extern "C" const sk_cuda_module sk_cuda_module_table = {
     SK_CUDA_MODULE_ABI,      sizeof(sk_backend_config), sizeof(sk_backend), sk_cuda_device_usable,
-    sk_cuda_visible_devices, sk_cuda_backend_create,    sk_cuda_versions,   SK_NCCL_ALLREDUCE,
-    SK_NCCL_FREE,
+    sk_cuda_visible_devices, sk_cuda_backend_create,    sk_cuda_versions,   sk_cuda_memory,
+    SK_NCCL_ALLREDUCE,       SK_NCCL_FREE,
 };

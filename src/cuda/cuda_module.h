@@ -5,6 +5,7 @@
 // symbol, SK_CUDA_MODULE_SYMBOL: a table of the functions below.
 // defines: sk_cuda_module, SK_CUDA_MODULE_FILE, SK_CUDA_MODULE_SYMBOL, SK_CUDA_MODULE_ABI,
 //          sk_cuda_device_usable, sk_cuda_visible_devices, sk_cuda_backend_create, sk_cuda_versions,
+//          sk_cuda_memory,
 //          sk_cuda_nccl_allreduce_sum_f32, sk_cuda_nccl_free, sk_cuda_module_loaded
 #ifndef SHAKESPEARE_CUDA_MODULE_H
 #define SHAKESPEARE_CUDA_MODULE_H
@@ -22,7 +23,7 @@ struct sk_comm; // src/distributed/comm_internal.h: the same struct on both side
 #define SK_CUDA_MODULE_FILE "libshakespeare_cuda.so"
 #define SK_CUDA_MODULE_SYMBOL "sk_cuda_module_table"
 // Raised whenever the table, or a struct passed through it, changes its meaning.
-#define SK_CUDA_MODULE_ABI 10
+#define SK_CUDA_MODULE_ABI 11
 
 typedef struct sk_cuda_module {
     int abi;                 // SK_CUDA_MODULE_ABI of the module's build
@@ -32,6 +33,7 @@ typedef struct sk_cuda_module {
     int (*device_count)(void);
     sk_status (*backend_create)(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
     void (*versions)(char *buf, size_t n);
+    void (*memory)(const sk_backend_config *cfg, sk_backend_memory *m);
     // NCCL (src/distributed/comm_nccl.cu) for the core's device all-reduce; NULL in a module built
     // without NCCL.
     sk_status (*nccl_allreduce_sum_f32)(struct sk_comm *c, float *dev_buf, size_t n, sk_error *err);
@@ -44,6 +46,7 @@ int sk_cuda_device_usable(int index, char *reason, size_t reason_size);
 int sk_cuda_visible_devices(void); // behind sk_cuda_device_count
 sk_status sk_cuda_backend_create(const sk_backend_config *cfg, sk_backend **out, sk_error *err);
 void sk_cuda_versions(char *buf, size_t n);
+void sk_cuda_memory(const sk_backend_config *cfg, sk_backend_memory *m); // behind sk_cuda_memory_of
 // The core's side (cuda_loader.c): the module's table, loaded on first use; NULL with *why
 // (may be NULL) saying why it could not be loaded.
 const sk_cuda_module *sk_cuda_module_loaded(const char **why);

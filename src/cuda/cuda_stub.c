@@ -1,7 +1,9 @@
 // cuda_stub.c: the CUDA entry points of a build without CUDA support (compiled instead
 // of src/cuda/ when CMake finds no nvcc or no cuDNN).
-// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_cuda_describe
+// defines: sk_cuda_available, sk_cuda_device_count, sk_backend_create_cuda, sk_backend_cuda_memory,
+//          sk_cuda_describe
 #include <stdio.h>
+#include <string.h>
 
 #include "shakespeare/backend.h"
 
@@ -17,6 +19,12 @@ sk_status sk_backend_create_cuda(const sk_backend_config *cfg, sk_backend **out,
     (void)cfg;
     *out = NULL;
     return sk_fail(err, SK_ERR_DEVICE, "device cuda: this build has no CUDA support (built without nvcc or cuDNN)");
+}
+
+void sk_backend_cuda_memory(const sk_backend_config *cfg, sk_backend_memory *m) {
+    (void)cfg;
+    memset(m, 0, sizeof *m);
+    m->on_cuda = 1;
 }
 
 void sk_cuda_describe(char *buf, size_t n) {

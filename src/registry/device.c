@@ -77,7 +77,12 @@ void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_b
     char reason[256];
     if (sk_device_parse(device, &is_auto, &is_cuda, &index, NULL) != SK_OK) return;
     m->on_cuda = is_cuda || (is_auto && sk_cuda_available(0, reason, sizeof reason));
-    if (m->on_cuda) return; // no estimate for a GPU: need stays 0
+    if (m->on_cuda) {
+        sk_backend_config c = *cfg;
+        c.device_index = is_cuda ? index : 0;
+        sk_backend_cuda_memory(&c, m);
+        return;
+    }
     m->need = sk_backend_cpu_bytes(cfg, &m->activations);
     m->available = sk_host_memory_available();
 }

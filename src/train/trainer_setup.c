@@ -399,40 +399,50 @@ static const char *bytes_text(size_t n, char *buf, size_t size) {
     return buf;
 }
 
+// The refusal of a run that needs `need` bytes (`acts` of them activations) where `available`
+// are free in `where`, naming the flags to lower: the window's when activations dominate.
+static sk_status refuse_memory(const sk_train_options *o, size_t need, size_t acts, size_t available,
+                               const char *where, sk_error *err) {
+    char want[32], have[32], act[32];
+    bytes_text(need, want, sizeof want), bytes_text(available, have, sizeof have), bytes_text(acts, act, sizeof act);
+    if (2 * acts >= need)
+        return sk_fail(err, SK_ERR_ARG, "seq-length %d with --batch-size %d needs about %s of %s (%s of it the "
+                       "activations kept for backprop through time), more than 90%% of the %s available: lower "
+                       "--seq-length or --batch-size", o->seq_len, o->batch_size, want, where, act, have);
+    return sk_fail(err, SK_ERR_ARG, "hidden-size %d with --num-layers %d needs about %s of %s (the weights, their "
+                   "gradients, Adam's moments and %s of activations), more than 90%% of the %s available: lower "
+                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, where, act, have);
+}
+
 // Refuses, before anything is allocated, a run that cannot fit in memory with a tenth of it left
-// to the rest of the system: on the CPU the backend's buffers, the trainer's host copies
-// (parameters and Adam's moments, held twice while a resume's checkpoint is read; the carried
-// state and a window's ids) and the batch-1 backend of printed samples, against the memory
-// available. Each data-parallel rank counts its own share only, as ranks usually sit on nodes
-// of their own. A GPU's memory is its backend's to check (sk_backend_memory_of).
+// to the rest of the system. Host memory holds the trainer's copies (parameters and Adam's
+// moments, held twice while a resume's checkpoint is read; the carried state and a window's
+// ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
+// GPU holds its backend's buffers (sk_backend_memory_of), checked against its free memory.
+// Each data-parallel rank counts its own share only, as ranks usually sit on nodes of their own.
 static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, const char *device, sk_error *err) {
+    const sk_train_options *o = &t->o;
     sk_backend_memory m;
     sk_backend_memory_of(bc, device, &m);
-    if (m.need == 0 || m.available == 0) return SK_OK;
-    const sk_train_options *o = &t->o;
+    if (m.on_cuda && m.need > 0 && m.available > 0 && m.need > m.available / 10 * 9)
+        return refuse_memory(o, m.need, m.activations, m.available, "GPU memory", err);
     const size_t L = (size_t)o->model.num_layers, H = (size_t)o->model.hidden_size, B = (size_t)o->batch_size;
     sk_param_layout layout;
     if (sk_param_layout_init(&layout, &o->model, err) != SK_OK) return SK_ERR_ARG;
     const size_t params = layout.total;
     sk_param_layout_free(&layout);
-    size_t need = m.need + sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
-    if (o->sample_every > 0 && t->rank == 0) {
-        sk_backend_config sampler = *bc;
-        sampler.batch_size = 1, sampler.training = 0, sampler.stream_offset = 0, sampler.global_batch = 0;
-        need += sk_backend_cpu_bytes(&sampler, NULL);
+    size_t need = sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
+    size_t acts = 0, available = sk_host_memory_available();
+    if (!m.on_cuda) {
+        need += m.need, acts = m.activations;
+        if (o->sample_every > 0 && t->rank == 0) {
+            sk_backend_config sampler = *bc;
+            sampler.batch_size = 1, sampler.training = 0, sampler.stream_offset = 0, sampler.global_batch = 0;
+            need += sk_backend_cpu_bytes(&sampler, NULL);
+        }
     }
-    if (need <= m.available / 10 * 9) return SK_OK; // a tenth for the rest of the system
-
-    char want[32], have[32], acts[32];
-    bytes_text(need, want, sizeof want), bytes_text(m.available, have, sizeof have);
-    bytes_text(m.activations, acts, sizeof acts);
-    if (2 * m.activations >= need)
-        return sk_fail(err, SK_ERR_ARG, "seq-length %d with --batch-size %d needs about %s of memory (%s of it the "
-                       "activations kept for backprop through time), more than 90%% of the %s available: lower "
-                       "--seq-length or --batch-size", o->seq_len, o->batch_size, want, acts, have);
-    return sk_fail(err, SK_ERR_ARG, "hidden-size %d with --num-layers %d needs about %s of memory (the weights, their "
-                   "gradients, Adam's moments and %s of activations), more than 90%% of the %s available: lower "
-                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, acts, have);
+    if (available == 0 || need <= available / 10 * 9) return SK_OK; // a tenth for the rest of the system
+    return refuse_memory(o, need, acts, available, "memory", err);
 }
 
 // This rank's backend for its share of the batch; the options then record what it resolved.

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <deque>
@@ -435,6 +436,15 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device) {
 }
 
 cudaError_t cudaDeviceSynchronize(void) { return synchronize(UINT64_MAX); }
+
+// Device memory is the host's: its free and total pages.
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes) {
+    if (g_sticky) return g_sticky;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
+    *total_bytes = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+    return cudaSuccess;
+}
 
 cudaError_t cudaMalloc(void **p, size_t bytes) {
     *p = nullptr;
