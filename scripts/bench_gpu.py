@@ -319,7 +319,8 @@ class Bench:
         E, H, L, B, T, P = CONFIGS[c].split()
         out_dir = os.path.join(self.tmp, f"run-{c}-{v.replace('/', '-')}")
         cmd = [self.train, "--data", a.data, "--embed-size", E, "--hidden-size", H, "--num-layers", L,
-               "--batch-size", B, "--seq-length", T, "--dropout", P, "--max-iters", str(a.warmup + a.steps),
+               "--batch-size", B, "--seq-length", T, "--dropout", P, "--lr-schedule", "constant",
+               "--max-iters", str(a.warmup + a.steps),
                "--eval-every", "0", "--checkpoint-every", "0", "--log-every", "1", "--out-dir", out_dir,
                "--device", "cuda"] + variant_args(v)
         self.say(f"== config {c}, {v}: shakespeare-train, {a.warmup + a.steps} steps")
@@ -391,8 +392,8 @@ class Bench:
         E, H, L, B, T, P = a.ttq_config.split()
         out_dir = os.path.join(self.tmp, "run-ttq")
         cmd = [self.train, "--data", a.data, "--embed-size", E, "--hidden-size", H, "--num-layers", L,
-               "--batch-size", B, "--seq-length", T, "--dropout", P, "--max-epochs", "0",
-               "--max-iters", str(a.ttq_max_steps), "--eval-every", str(a.ttq_every), "--checkpoint-every", "0",
+               "--batch-size", B, "--seq-length", T, "--dropout", P, "--lr-schedule", "constant",
+               "--max-epochs", "0", "--max-iters", str(a.ttq_max_steps), "--eval-every", str(a.ttq_every), "--checkpoint-every", "0",
                "--log-every", str(a.ttq_every), "--out-dir", out_dir, "--device", "cuda", "--seed", str(seed)]
         cmd += variant_args(a.ttq_variant)
         tcmd = [self.python, os.path.join(ROOT, "scripts", "bench_gpu_torch.py"), "--data", a.data, "--seed",
