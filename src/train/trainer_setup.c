@@ -401,6 +401,10 @@ static const char *bytes_text(size_t n, char *buf, size_t size) {
     return buf;
 }
 
+// Whether `need` bytes fit in `available` with a tenth left to the rest of the system; an
+// unknown need or availability (0) passes.
+static int fits(size_t need, size_t available) { return need == 0 || available == 0 || need <= available / 10 * 9; }
+
 // The refusal of a run that needs `need` bytes (`acts` of them activations) where `available`
 // are free in `where`, naming the flags to lower: the window's when activations dominate.
 static sk_status refuse_memory(const sk_train_options *o, size_t need, size_t acts, size_t available,
@@ -426,7 +430,7 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
     const sk_train_options *o = &t->o;
     sk_backend_memory m;
     sk_backend_memory_of(bc, device, &m);
-    if (m.on_cuda && m.need > 0 && m.available > 0 && m.need > m.available / 10 * 9)
+    if (m.on_cuda && !fits(m.need, m.available))
         return refuse_memory(o, m.need, m.activations, m.available, "GPU memory", err);
     const size_t L = (size_t)o->model.num_layers, H = (size_t)o->model.hidden_size, B = (size_t)o->batch_size;
     sk_param_layout layout;
@@ -434,7 +438,7 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
     const size_t params = layout.total;
     sk_param_layout_free(&layout);
     size_t need = sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
-    size_t acts = 0, available = sk_host_memory_available();
+    size_t acts = 0, available = m.on_cuda ? sk_host_memory_available() : m.available;
     if (!m.on_cuda) {
         need += m.need, acts = m.activations;
         if (o->sample_every > 0 && t->rank == 0) {
@@ -443,7 +447,7 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
             need += sk_backend_cpu_bytes(&sampler, NULL);
         }
     }
-    if (available == 0 || need <= available / 10 * 9) return SK_OK; // a tenth for the rest of the system
+    if (fits(need, available)) return SK_OK;
     return refuse_memory(o, need, acts, available, "memory", err);
 }
 
