@@ -107,7 +107,7 @@ typedef struct {
 
 static void model_init(model *m, const uint32_t *chars, int V, int E, int H, int L, float dropout, uint64_t seed) {
     sk_error err;
-    m->cfg = (sk_model_config){V, E, H, L, dropout, 0.0f};
+    m->cfg = (sk_model_config){.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = dropout};
     CHECK_OK(sk_vocab_from_codepoints(&m->vocab, chars, V, &err));
     CHECK_OK(sk_param_layout_init(&m->lay, &m->cfg, &err));
     m->params = malloc(m->lay.total * sizeof(float));
@@ -811,7 +811,7 @@ static void test_kill_during_save(const char *dir) {
 // buffer it was pointed at, for any buffer of the layout.
 static void test_param_views(void) {
     sk_error err;
-    const sk_model_config cfg = {5, 3, 2, 3, 0.0f, 0.0f};
+    const sk_model_config cfg = {.vocab_size = 5, .embed_size = 3, .hidden_size = 2, .num_layers = 3};
     sk_param_layout l;
     CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
     float *bufs[2] = {calloc(l.total, sizeof(float)), calloc(l.total, sizeof(float))};

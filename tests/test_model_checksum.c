@@ -109,7 +109,7 @@ typedef struct {
 
 static void model_init(model *m, int L) {
     sk_error err;
-    m->cfg = (sk_model_config){3, 2, 2, L, 0.0f, 0.0f};
+    m->cfg = (sk_model_config){.vocab_size = 3, .embed_size = 2, .hidden_size = 2, .num_layers = L};
     CHECK_OK(sk_vocab_from_codepoints(&m->vocab, VOCAB, 3, &err));
     CHECK_OK(sk_param_layout_init(&m->lay, &m->cfg, &err));
     m->params = malloc(m->lay.total * sizeof(float));

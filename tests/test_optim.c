@@ -15,7 +15,7 @@
 static void test_adam(void) {
     sk_error err;
     // A tiny layout: the first element of embedding.weight (a matrix) and of fc.bias (a vector).
-    sk_model_config cfg = {3, 2, 1, 1, 0.0f, 0.0f};
+    sk_model_config cfg = {.vocab_size = 3, .embed_size = 2, .hidden_size = 1, .num_layers = 1};
     sk_param_layout l;
     CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
     const size_t n = l.total, ie = l.tensors[0].offset, ib = l.tensors[l.n_tensors - 1].offset;

@@ -19,7 +19,7 @@ static void options(sk_train_options *o, const char *out_dir, int64_t iters, flo
     sk_train_options_default(o);
     o->data_path = g_data;
     o->out_dir = out_dir;
-    o->model = (sk_model_config){0, 16, 32, 2, dropout, 0.0f};
+    o->model = (sk_model_config){.embed_size = 16, .hidden_size = 32, .num_layers = 2, .dropout = dropout};
     o->batch_size = 4, o->seq_len = 16;
     o->lr.lr = 1e-2f;
     o->max_iters = iters, o->max_epochs = 0;

@@ -145,7 +145,8 @@ int main(int argc, char **argv) {
 
     sk_error err = {{0}};
     sk_param_layout lay;
-    sk_model_config mc = {2, E, H, L, 0.0f, 0.0f};
+    sk_model_config mc = {.vocab_size = 2, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f,
+                          .weight_drop = 0.0f};
     DIE_IF(sk_param_layout_init(&lay, &mc, &err) != SK_OK, "%s", err.msg);
     const size_t n = lay.total, xs = (size_t)B * T * E, ys = (size_t)B * T * H, ss = (size_t)L * B * H;
     float *p = host_f(n), *x = host_f(xs), *dy = host_f(ys), *h0 = host_f(ss), *c0 = host_f(ss);

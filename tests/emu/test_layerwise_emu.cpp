@@ -168,7 +168,8 @@ enum Variant { GRID, CLUSTERS, GRID_CHUNKS };
 // what checks 5 and 6 compare against.
 Buffers check(int mma, int s, Variant variant, const Buffers *grid) {
     const int cluster = variant == CLUSTERS;
-    sk_model_config m = {V, E, H, L, P, 0.0f};
+    sk_model_config m = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = P,
+                         .weight_drop = 0.0f}; // C++: every field named (-Wextra)
     sk_param_layout layout;
     sk_error err = {{0}};
     CHECK_OK(sk_param_layout_init(&layout, &m, &err));

@@ -71,7 +71,8 @@ Result launch(const Case &c, const sk_sample_args &base, bool reverse, const sk_
 }
 
 void run(const Case &c) {
-    sk_model_config m = {c.V, c.E, c.H, c.L, 0.0f, 0.0f};
+    sk_model_config m = {.vocab_size = c.V, .embed_size = c.E, .hidden_size = c.H, .num_layers = c.L,
+                         .dropout = 0.0f, .weight_drop = 0.0f}; // C++: every field named (-Wextra)
     sk_param_layout layout;
     sk_error err = {{0}};
     CHECK_OK(sk_param_layout_init(&layout, &m, &err));

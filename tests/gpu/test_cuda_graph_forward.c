@@ -50,7 +50,8 @@ static void run_case(const forward_case *fc) {
     printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f %s, --rnn-impl %s\n", fc->name, fc->V, fc->E, fc->H, fc->L,
            fc->B, fc->T, (double)fc->dropout, fc->training ? "training backend" : "inference-only",
            sk_rnn_impl_name(fc->impl));
-    sk_model_config m = {fc->V, fc->E, fc->H, fc->L, fc->dropout, 0.0f};
+    sk_model_config m = {.vocab_size = fc->V, .embed_size = fc->E, .hidden_size = fc->H, .num_layers = fc->L,
+                         .dropout = fc->dropout};
     sk_param_layout layout;
     sk_error err = {{0}};
     CHECK_OK(sk_param_layout_init(&layout, &m, &err));

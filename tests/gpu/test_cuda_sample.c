@@ -157,7 +157,7 @@ int main(void) {
         printf("SKIP: %s\n", reason);
         return 77;
     }
-    sk_model_config m = {V, E, H, L, 0.0f, 0.0f};
+    sk_model_config m = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L};
     sk_param_layout layout;
     sk_error err = {{0}};
     CHECK_OK(sk_param_layout_init(&layout, &m, &err));
