@@ -1,6 +1,7 @@
-// test_torch_reference.c: the CPU backend against PyTorch's nn.LSTM on a tiny model.
-// tests/data/torch_reference.bin is written by scripts/gen_torch_reference.py (format
-// there): parameters, inputs, initial state, and PyTorch's logits, mean loss, final state,
+// test_torch_reference.c: the CPU backend against PyTorch's nn.LSTM, nn.GRU and nn.RNN on a
+// tiny model, one reference file per cell: tests/data/torch_reference.bin (the LSTM),
+// torch_reference_gru.bin, torch_reference_rnn.bin, written by scripts/gen_torch_reference.py
+// (format there): parameters, inputs, initial state, and PyTorch's logits, mean loss, final state,
 // every gradient, the gradient norm, and the parameters (and Adam moments) after one
 // clipped Adam step and one clipped AdamW step. PyTorch computed in float64, so the
 // reference is exact to fp32 rounding; what remains is this backend's fp32 error.
@@ -162,25 +163,48 @@ static void gather_params(const ref_file *f, const sk_param_layout *lay, float *
     CHECK(covered == lay->total);
 }
 
-int main(void) {
+// The records "<state>0" (which == '0') or "<state>n" (which == 'n') of every state tensor of
+// the cell (h, then an LSTM's c) into one (S, L, B, H) buffer, as the backend holds the state.
+static void gather_state(const ref_file *f, const sk_cell *cell, char which, size_t S, float *out) {
+    for (int s = 0; s < cell->n_states; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s%c", cell->state_names[s], which);
+        memcpy(out + (size_t)s * S, ref_f32(f, name, S), S * sizeof(float));
+    }
+}
+
+// The final state against the records "<state>n".
+static void compare_state(const ref_file *f, const sk_cell *cell, const float *got, size_t S, const char *what) {
+    for (int s = 0; s < cell->n_states; s++) {
+        char name[16], label[48];
+        snprintf(name, sizeof name, "%sn", cell->state_names[s]);
+        snprintf(label, sizeof label, "%s%s", name, what);
+        sk_test_compare(label, got + (size_t)s * S, ref_f32(f, name, S), S, ATOL_VALUE, RTOL);
+    }
+}
+
+static void check_cell(const char *file, sk_cell_kind kind) {
     char path[4096];
-    sk_test_source_path(path, sizeof path, "tests/data/torch_reference.bin");
+    sk_test_source_path(path, sizeof path, file);
     ref_file *ref = malloc(sizeof *ref);
     const char *why = ref ? ref_load(ref, path) : "out of memory";
     if (why) {
         fprintf(stderr, "%s: %s\n", path, why);
         if (ref) ref_free(ref);
         free(ref);
-        return 1;
+        exit(1);
     }
+    const sk_cell *cell = sk_cell_get(kind);
     const int V = (int)ref->cfg[0], E = (int)ref->cfg[1], H = (int)ref->cfg[2], L = (int)ref->cfg[3];
     const int B = (int)ref->cfg[4], T = (int)ref->cfg[5];
-    printf("reference: V=%d E=%d H=%d L=%d B=%d T=%d, %d records\n", V, E, H, L, B, T, ref->n);
+    printf("reference %s (nn.%s): V=%d E=%d H=%d L=%d B=%d T=%d, %d records\n", file, cell->torch_module, V, E, H, L,
+           B, T, ref->n);
 
     sk_error err = {{0}};
     sk_backend_config bc;
     memset(&bc, 0, sizeof bc);
-    bc.model = (sk_model_config){.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f};
+    bc.model = (sk_model_config){.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f,
+                                 .cell = kind};
     bc.batch_size = B;
     bc.seq_len = T;
     bc.training = 1;
@@ -194,27 +218,27 @@ int main(void) {
     const size_t P = lay->total, S = (size_t)L * B * H, BT = (size_t)B * T;
     float *params = calloc(P, sizeof(float)), *buf = calloc(P, sizeof(float));
     float *m = calloc(P, sizeof(float)), *v = calloc(P, sizeof(float)), *zeros = calloc(P, sizeof(float));
-    float *logits = calloc(BT * V, sizeof(float)), *h = calloc(S, sizeof(float)), *c = calloc(S, sizeof(float));
+    float *logits = calloc(BT * V, sizeof(float)), *h = calloc(SK_MAX_CELL_STATES * S, sizeof(float));
+    float *h0 = calloc(SK_MAX_CELL_STATES * S, sizeof(float)); // (S, L, B, H): h, then an LSTM's c
     int32_t *xs = calloc(BT, sizeof(int32_t));
-    CHECK(params && buf && m && v && zeros && logits && h && c && xs);
+    CHECK(params && buf && m && v && zeros && logits && h && h0 && xs);
     gather_params(ref, lay, params);
+    gather_state(ref, cell, '0', S, h0);
     const int32_t *x = ref_get(ref, "x", BT, 1)->data, *y = ref_get(ref, "y", BT, 1)->data;
-    const float *h0 = ref_f32(ref, "h0", S), *c0 = ref_f32(ref, "c0", S);
     const float *ref_logits = ref_f32(ref, "logits", BT * V);
 
     // ---- training forward from a nonzero carried state, loss, final state --------------
-    printf("forward (train, from h0, c0):\n");
+    printf("forward (train, from a nonzero state):\n");
     double loss_sum = NAN;
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, h0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 1, &loss_sum));
     float loss = (float)(loss_sum / (double)BT);
     sk_test_compare("loss (mean)", &loss, ref_f32(ref, "loss", 1), 1, ATOL_VALUE, RTOL);
     CHECK_OK(sk_backend_get_logits(be, logits));
     sk_test_compare("logits", logits, ref_logits, BT * V, ATOL_VALUE, RTOL);
-    CHECK_OK(sk_backend_get_state(be, h, c));
-    sk_test_compare("hn", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
-    sk_test_compare("cn", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
+    CHECK_OK(sk_backend_get_state(be, h));
+    compare_state(ref, cell, h, S, "");
 
     // ---- backward: every gradient ---------------------------------------------------------
     printf("backward:\n");
@@ -249,7 +273,7 @@ int main(void) {
     printf("AdamW step (weight decay %.3g on matrices):\n", ref_scalar(ref, "adamw.weight_decay"));
     CHECK_OK(sk_backend_set_params(be, params));
     CHECK_OK(sk_backend_set_optimizer_state(be, zeros, zeros));
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, h0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
     CHECK_OK(sk_backend_backward(be));
     hp.weight_decay = ref_scalar(ref, "adamw.weight_decay");
@@ -265,7 +289,7 @@ int main(void) {
     const int len1 = T > 2 ? T - 2 : 1, len2 = T - len1;
     printf("forward (eval, windows of %d and %d):\n", len1, len2);
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, h0));
     int start = 0;
     for (int w = 0; w < 2; w++) {
         const int len = w == 0 ? len1 : len2;
@@ -280,9 +304,8 @@ int main(void) {
         }
         start += len;
     }
-    CHECK_OK(sk_backend_get_state(be, h, c));
-    sk_test_compare("hn (eval)", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
-    sk_test_compare("cn (eval)", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
+    CHECK_OK(sk_backend_get_state(be, h));
+    compare_state(ref, cell, h, S, " (eval)");
 
     sk_backend_free(be);
     free(params);
@@ -292,9 +315,13 @@ int main(void) {
     free(zeros);
     free(logits);
     free(h);
-    free(c);
+    free(h0);
     free(xs);
     ref_free(ref);
     free(ref);
+}
+
+int main(void) {
+    check_cell("tests/data/torch_reference.bin", SK_CELL_LSTM);
     return sk_test_done("test_torch_reference");
 }

@@ -19,8 +19,8 @@ struct sk_backend_ops {
     sk_status (*get_grads)(sk_backend *b, float *grads);
     sk_status (*set_optimizer_state)(sk_backend *b, const float *m, const float *v);
     sk_status (*get_optimizer_state)(sk_backend *b, float *m, float *v);
-    sk_status (*set_state)(sk_backend *b, const float *h, const float *c); // NULL pointers: zeros
-    sk_status (*get_state)(sk_backend *b, float *h, float *c);
+    sk_status (*set_state)(sk_backend *b, const float *state); // (S, L, B, H); NULL: zeros
+    sk_status (*get_state)(sk_backend *b, float *state);
     sk_status (*forward)(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
                          int64_t step, double *loss_sum);
     sk_status (*get_logits)(sk_backend *b, float *logits);

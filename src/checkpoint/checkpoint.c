@@ -21,8 +21,9 @@
 //   88      32    u64 rng.s[0..3]
 //   120     4*n_params     f32 m
 //           4*n_params     f32 v
-//           4*L*B*H        f32 h
-//           4*L*B*H        f32 c
+//           4*S*L*B*H      f32 the carried state: the cell's S state tensors (cell.h) of (L, B, H),
+//                          h first (an LSTM's h then c, as version 1 files have always held them;
+//                          a GRU's or RNN's h alone): S is what the file's size leaves for them
 //   end-4   4     u32 CRC-32 (sk_crc32) of every byte before it
 //
 // Checkpoint protocol (sk_checkpoint_save): the state is written first under a new name,
@@ -57,22 +58,22 @@ static size_t lbh(int64_t L, int64_t B, int64_t H) {
     return (size_t)(lb * (uint64_t)H);
 }
 
-sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int L, int B, int H, sk_error *err) {
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int S, int L, int B, int H, sk_error *err) {
     memset(s, 0, sizeof *s);
     size_t nh = lbh(L, B, H);
-    if (nh == SIZE_MAX || n_params > SIZE_MAX / 8)
-        return sk_fail(err, SK_ERR_ARG, "training state: bad sizes (n_params %zu, L %d, B %d, H %d)", n_params, L, B, H);
-    s->L = L, s->B = B, s->H = H;
+    if (nh == SIZE_MAX || n_params > SIZE_MAX / 8 || S < 1 || S > SK_MAX_CELL_STATES)
+        return sk_fail(err, SK_ERR_ARG, "training state: bad sizes (n_params %zu, S %d, L %d, B %d, H %d)", n_params, S,
+                       L, B, H);
+    nh *= (size_t)S;
+    s->S = S, s->L = L, s->B = B, s->H = H;
     s->n_params = n_params;
     s->best_val_loss = INFINITY;
     s->m = calloc(n_params ? n_params : 1, sizeof(float));
     s->v = calloc(n_params ? n_params : 1, sizeof(float));
-    s->h = calloc(nh ? nh : 1, sizeof(float));
-    s->c = calloc(nh ? nh : 1, sizeof(float));
-    if (!s->m || !s->v || !s->h || !s->c) {
+    s->state = calloc(nh ? nh : 1, sizeof(float));
+    if (!s->m || !s->v || !s->state) {
         sk_train_state_free(s);
-        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", 2 * n_params,
-                       2 * nh);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", 2 * n_params, nh);
     }
     return SK_OK;
 }
@@ -80,14 +81,13 @@ sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int L, int B,
 void sk_train_state_free(sk_train_state *s) {
     free(s->m);
     free(s->v);
-    free(s->h);
-    free(s->c);
+    free(s->state);
     memset(s, 0, sizeof *s);
 }
 
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err) {
     size_t nh = lbh(s->L, s->B, s->H);
-    if (nh == SIZE_MAX || !s->m || !s->v || !s->h || !s->c)
+    if (nh == SIZE_MAX || s->S < 1 || s->S > SK_MAX_CELL_STATES || !s->m || !s->v || !s->state)
         return sk_fail(err, SK_ERR_ARG, "%s: training state with bad sizes or missing buffers", path);
     unsigned char hd[STATE_HEADER];
     uint64_t bits;
@@ -113,8 +113,7 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     if (st == SK_OK) st = sk_atomic_write(&af, hd, sizeof hd, err);
     if (st == SK_OK) st = sk_write_f32_le(&af, s->m, s->n_params, &crc, err);
     if (st == SK_OK) st = sk_write_f32_le(&af, s->v, s->n_params, &crc, err);
-    if (st == SK_OK) st = sk_write_f32_le(&af, s->h, nh, &crc, err);
-    if (st == SK_OK) st = sk_write_f32_le(&af, s->c, nh, &crc, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->state, (size_t)s->S * nh, &crc, err);
     unsigned char tail[4];
     sk_put_le32(tail, crc);
     if (st == SK_OK) st = sk_atomic_write(&af, tail, 4, err);
@@ -145,22 +144,26 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (nh == SIZE_MAX || sk_get_le32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
-    uint64_t need = STATE_HEADER + 8 * (n + (uint64_t)nh) + 4;
+    // S, the state tensors, from the size: as many as the bytes after the moments begin (at least
+    // 1, at most SK_MAX_CELL_STATES); the file must then hold them exactly.
+    const uint64_t fixed = STATE_HEADER + 8 * n + 4, per = 4 * (uint64_t)nh;
+    uint64_t S = r->size > fixed && per ? (r->size - fixed + per - 1) / per : 1;
+    S = S < 1 ? 1 : S > SK_MAX_CELL_STATES ? SK_MAX_CELL_STATES : S;
+    const uint64_t need = fixed + S * per;
     if (r->size < need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (header says %llu bytes, file has %llu)", path,
                        (unsigned long long)need, (unsigned long long)r->size);
     if (r->size > need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: %llu unexpected bytes after the training state", path,
                        (unsigned long long)(r->size - need));
-    if ((st = sk_train_state_alloc(out, (size_t)n, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked above
+    if ((st = sk_train_state_alloc(out, (size_t)n, (int)S, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked above
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a training state of %llu bytes", path,
                        (unsigned long long)need);
     out->T = (int)sk_get_le32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, sizeof hd);
     if (st == SK_OK) st = sk_read_f32_le(r, out->m, out->n_params, &crc, path, err);
     if (st == SK_OK) st = sk_read_f32_le(r, out->v, out->n_params, &crc, path, err);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->h, nh, &crc, path, err);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->c, nh, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->state, (size_t)S * nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
     if (sk_get_le32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);

@@ -161,7 +161,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     sb_str(&vs, "[");
     for (int i = 0; i < vocab->size; i++) sb_printf(&vs, i ? ",%u" : "%u", (unsigned)vocab->chars[i]);
     sb_str(&vs, "]");
-    sk_meta_entry e[11];
+    sk_meta_entry e[12];
     size_t n = 0;
 #define META(k, v) (e[n].key = (char *)(k), e[n].klen = strlen(k), e[n].val = (char *)(v), e[n].vlen = strlen(v), n++)
     META("format", SK_MODEL_FORMAT);
@@ -171,6 +171,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     META("num_layers", num[3]);
     META("dropout", drop);
     if (cfg->weight_drop > 0.0f) META("weight_drop", wdrop); // absent: 0 (and files before it)
+    if (cfg->cell != SK_CELL_LSTM) META("cell", sk_model_cell(cfg)->name); // absent: lstm (and files before it)
     META("vocab", vs.oom ? "" : vs.s);
     if (train_config) META("train_config", train_config);
     if (state_file) META("state_file", state_file);
@@ -334,7 +335,7 @@ static sk_status read_meta(const char *path, const sk_json *doc, size_t meta, me
     return SK_OK;
 }
 
-// The hyperparameters into out->cfg: the sizes, the optional dropout and weight_drop.
+// The hyperparameters into out->cfg: the sizes, the optional dropout, weight_drop and cell.
 static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
     char q[64];
     static const char *ints[] = {"vocab_size", "embed_size", "hidden_size", "num_layers"};
@@ -352,6 +353,15 @@ static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model
     if ((e = meta_find(m, "weight_drop")) && !parse_dropout(e->val, e->vlen, &out->cfg.weight_drop))
         return bad(err, path, "bad metadata weight_drop = %s (expected a number in [0, 1))",
                    quoted(q, sizeof q, e->val, e->vlen));
+    if ((e = meta_find(m, "cell"))) { // absent: an LSTM, as every file before cells were named
+        char name[16] = "";
+        if (e->vlen < sizeof name) memcpy(name, e->val, e->vlen);
+        const sk_cell *cell = sk_cell_by_name(name); // a longer value names no cell
+        if (!cell)
+            return bad(err, path, "bad metadata cell = %s (expected one of %s)", quoted(q, sizeof q, e->val, e->vlen),
+                       sk_cell_names());
+        out->cfg.cell = cell->kind;
+    }
     sk_status st = sk_model_config_check(&out->cfg, err);
     if (st != SK_OK) {
         char tmp[SK_ERROR_MSG_MAX];

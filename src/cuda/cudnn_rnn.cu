@@ -71,7 +71,7 @@ sk_status ws_offset(const sk_cudnn_lstm *r, const void *addr, sk_wseg *seg, sk_e
 
 // cuDNN layer k's (the model's layer k0 + k, at offsets o) eight matrices and biases: shapes
 // and bounds checked, appended to segs as (canonical, weight-space) pairs at *count.
-sk_status locate_layer(const sk_cudnn_lstm *r, int k, const sk_lstm_layer_offsets *o, cudnnTensorDescriptor_t mdesc,
+sk_status locate_layer(const sk_cudnn_lstm *r, int k, const sk_layer_offsets *o, cudnnTensorDescriptor_t mdesc,
                        cudnnTensorDescriptor_t bdesc, sk_wseg *segs, int *count, sk_error *err) {
     const int H = r->H, layer = r->first_layer + k;
     for (int lin = 0; lin < 8; lin++) {
@@ -159,7 +159,7 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
         st = sk_fail(err, SK_ERR_DEVICE, "cudnnCreateTensorDescriptor failed");
     for (int k = 0; k < L && st == SK_OK; k++) {
         // cuDNN's layer k of this network is the model's layer k0 + k.
-        const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k0 + k);
+        const sk_layer_offsets o = sk_layer_at(layout, k0 + k);
         if (k == 0) lstm_begin = o.w_ih;
         lstm_total += (size_t)4 * H * ((size_t)o.in + H + 2);
         st = locate_layer(r, k, &o, mdesc, bdesc, segs, &count, err);

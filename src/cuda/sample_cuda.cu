@@ -54,7 +54,7 @@ sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, floa
         s->off_emb = offset_of(w.embedding, params), s->off_fcw = offset_of(w.fc_w, params);
         s->off_fcb = offset_of(w.fc_b, params);
         for (int k = 0; k < L; k++) {
-            const sk_lstm_tensors *t = &w.lstm[k];
+            const sk_layer_tensors *t = &w.layer[k];
             host[k] = (sk_plstm_layer){offset_of(t->w_ih, params), offset_of(t->w_hh, params),
                                        offset_of(t->b_ih, params), offset_of(t->b_hh, params),
                                        k == 0 ? m->embed_size : H};

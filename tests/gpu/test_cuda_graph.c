@@ -58,13 +58,13 @@ typedef struct {
 static void snap_take(snapshot *s, sk_backend *be) {
     s->n = be->layout.total;
     s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
-    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(s->ns), s->c = alloc_f(s->ns);
+    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(2 * s->ns), s->c = s->h + s->ns; // the state: h, then c
     OP_OK(be, be->ops->get_params(be, s->p));
     OP_OK(be, be->ops->get_optimizer_state(be, s->m, s->v));
-    OP_OK(be, be->ops->get_state(be, s->h, s->c));
+    OP_OK(be, be->ops->get_state(be, s->h));
 }
 
-static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h), free(s->c); }
+static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h); }
 
 static size_t count_diff(const char *what, const float *got, const float *ref, size_t n) {
     size_t bad = 0, first = 0;
@@ -84,7 +84,7 @@ static size_t diff(const snapshot *a, const snapshot *b, int with_state) {
 
 static sk_backend *fresh(const graph_case *gc, sk_cuda_graph graph, const float *p0) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
+    sk_backend_config cfg = {.model = {.vocab_size = gc->V, .embed_size = gc->E, .hidden_size = gc->H, .num_layers = gc->L, .dropout = gc->dropout, .weight_drop = gc->weight_drop},
                              .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
                              .rnn_impl = gc->impl, .cuda_graph = graph,
                              // The cuDNN case with dropout runs its wavefront in 3 chunks of 3 steps
@@ -205,7 +205,7 @@ static void resume(const graph_case *gc, const float *p0) {
     sk_backend *b = fresh(gc, SK_GRAPH_TRY, NULL);
     OP_OK(b, b->ops->set_params(b, half.p));
     OP_OK(b, b->ops->set_optimizer_state(b, half.m, half.v));
-    OP_OK(b, b->ops->set_state(b, half.h, half.c));
+    OP_OK(b, b->ops->set_state(b, half.h));
     train(b, RUN_GRAPH, gc, &kHp, 3e-3f, N, 2 * N, &dummy);
     snap_take(&resumed, b);
     sk_backend_free(b);
@@ -254,7 +254,7 @@ static void run_case(const graph_case *gc) {
            gc->H, gc->L, gc->B, gc->T, (double)gc->dropout, (double)gc->weight_drop, sk_rnn_impl_name(gc->impl));
     if (gc->impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice: a refusal skips the case
         sk_error err = {{0}};
-        sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
+        sk_backend_config cfg = {.model = {.vocab_size = gc->V, .embed_size = gc->E, .hidden_size = gc->H, .num_layers = gc->L, .dropout = gc->dropout, .weight_drop = gc->weight_drop},
                                  .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
                                  .rnn_impl = gc->impl, .cudnn_chunk_steps = 3};
         sk_backend *be = NULL;

@@ -53,7 +53,7 @@ static int record(int stream, int32_t id, void *ctx) {
 
 static sk_backend *make(int cuda, int batch, const float *params) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {V, E, H, L, 0.0f, 0.0f}, .batch_size = batch, .seq_len = 8, .threads = 1};
+    sk_backend_config cfg = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f, .weight_drop = 0.0f}, .batch_size = batch, .seq_len = 8, .threads = 1};
     sk_backend *be;
     CHECK_OK(cuda ? sk_backend_create_cuda(&cfg, &be, &err) : sk_backend_create_cpu(&cfg, &be, &err));
     OP_OK(be, be->ops->set_params(be, params));
@@ -91,7 +91,7 @@ static int check_stream(sk_backend *cpu, const int32_t *got, int s, const sk_sam
     sk_candidate c[V];
     const uint64_t key = sk_sample_key(seed + (uint64_t)s);
     int bad = 0, amb = 0;
-    OP_OK(cpu, cpu->ops->set_state(cpu, NULL, NULL));
+    OP_OK(cpu, cpu->ops->set_state(cpu, NULL));
     for (int i = 0; i < LENGTH; i++) {
         const int32_t x = i == 0 ? prime[PRIME - 1] : got[i - 1];
         if (i == 0)

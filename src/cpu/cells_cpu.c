@@ -1,0 +1,42 @@
+// cells_cpu.c: cells_cpu.h: each cell's math header over a row of H units with the CPU's
+// branch-free activations; restrict lets GCC vectorize each loop.
+#include "cells_cpu.h"
+
+#include <stddef.h>
+
+#include "activations.h"
+#include "shakespeare/lstm_cell.h"
+
+// LSTM: g = (i, f, g, o); states h, c; aux tanh(c).
+static void lstm_forward(int H, float *g_, const float *hh, const float *const *prev, float *const *next,
+                         float *aux) {
+    (void)hh;
+    float *restrict gi = g_, *restrict gf = g_ + H, *restrict gg = g_ + 2 * H, *restrict go = g_ + 3 * H;
+    const float *restrict c_prev = prev[1];
+    float *restrict h = next[0], *restrict c = next[1], *restrict tanh_c = aux;
+    for (int j = 0; j < H; j++) {
+        const sk_lstm_cell_out s = sk_lstm_cell_forward(gi[j], gf[j], gg[j], go[j], c_prev[j], sk_sigmoidf, sk_tanhf);
+        gi[j] = s.i, gf[j] = s.f, gg[j] = s.g, go[j] = s.o;
+        c[j] = s.c, tanh_c[j] = s.tanh_c, h[j] = s.h;
+    }
+}
+
+static void lstm_backward(int H, const float *g_, const float *aux, const float *const *prev, const float *dh_out_,
+                          const float *dh_, float *const *dcarry, float *dg_, float *dgh) {
+    (void)dgh;
+    const float *restrict gi = g_, *restrict gf = g_ + H, *restrict gg = g_ + 2 * H, *restrict go = g_ + 3 * H;
+    const float *restrict c_prev = prev[1], *restrict tanh_c = aux, *restrict dh_out = dh_out_, *restrict dh = dh_;
+    float *restrict dc = dcarry[1], *restrict dg = dg_;
+    for (int j = 0; j < H; j++) {
+        const sk_lstm_cell_grads r =
+            sk_lstm_cell_backward(dh_out[j] + dh[j], dc[j], gi[j], gf[j], gg[j], go[j], tanh_c[j], c_prev[j]);
+        dg[j] = r.dpre[0], dg[H + j] = r.dpre[1], dg[2 * H + j] = r.dpre[2], dg[3 * H + j] = r.dpre[3];
+        dc[j] = r.dc_prev;
+    }
+}
+
+static const sk_cell_cpu rows[SK_CELL_COUNT] = {
+    [SK_CELL_LSTM] = {.aux = 1, .direct_h = 0, .forward = lstm_forward, .backward = lstm_backward},
+};
+
+const sk_cell_cpu *sk_cell_cpu_get(sk_cell_kind kind) { return &rows[kind]; }
