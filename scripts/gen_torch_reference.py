@@ -1,4 +1,4 @@
-"""gen_torch_reference.py: writes tests/data/torch_reference.bin, PyTorch's answer for a tiny model.
+"""gen_torch_reference.py: writes tests/data/torch_reference*.bin, PyTorch's answer for a tiny model of each cell.
 
 The C test tests/test_torch_reference.c feeds the same parameters, inputs and initial state
 to the CPU backend and compares every output with these tensors. PyTorch computes in
@@ -6,7 +6,8 @@ float64 (model.double()); tensors are stored as float32, so the reference is exa
 fp32 rounding and the test's tolerance measures only the backend's own fp32 error.
 
 Case: V=11, E=5, H=7, L=2, B=3, T=6, dropout 0, every parameter ~ U(-0.5, 0.5), nonzero
-initial state (h0, c0) ~ U(-0.5, 0.5). One forward (batch_first) and the mean
+initial state (h0, and the LSTM's c0) ~ U(-0.5, 0.5); the cell nn.LSTM (torch_reference.bin),
+nn.GRU (torch_reference_gru.bin) or nn.RNN with tanh (torch_reference_rnn.bin). One forward (batch_first) and the mean
 cross-entropy over B*T, backward, then from the same gradients two optimizer steps, each
 from the same starting parameters and zero moments, at step 1:
   adam.*   torch.optim.Adam  (lr, betas, eps, no weight decay)
@@ -21,13 +22,14 @@ File format (little-endian):
   count   u32: number of records
   record  u32 name length, name bytes (no NUL), u32 ndim, ndim x u32 dims,
           u32 dtype (0 = f32, 1 = i32), data (prod(dims) x 4 bytes)
-Records: every parameter by its PyTorch name (before any step); x, y (B, T) i32; h0, c0
-(L, B, H); logits (B, T, V); loss (1) mean; hn, cn (L, B, H); grad.<name>; grad_norm (1)
+Records: every parameter by its PyTorch name (before any step); x, y (B, T) i32; h0, and the
+LSTM's c0 (L, B, H); logits (B, T, V); loss (1) mean; hn, and the LSTM's cn (L, B, H); grad.<name>; grad_norm (1)
 before clipping; lr, beta1, beta2, eps, weight_decay (0), clip (1 each); adam.<name>,
 adam_m.<name>, adam_v.<name> (parameters and moments after the Adam step);
 adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step).
 
-Usage: /usr/bin/python3 scripts/gen_torch_reference.py [OUT]   (default tests/data/torch_reference.bin)
+Usage: /usr/bin/python3 scripts/gen_torch_reference.py [--cell lstm|gru|rnn] [OUT]
+       (default OUT: tests/data/torch_reference.bin for the LSTM, torch_reference_<cell>.bin else)
 """
 
 import copy
@@ -39,7 +41,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shakespeare_torch import CharLSTM  # noqa: E402
+from shakespeare_torch import CELLS, CharRNN  # noqa: E402
 
 V, E, H, L, B, T = 11, 5, 7, 2, 3, 6
 SEED = 20240601
@@ -92,9 +94,17 @@ def optimizer_step(model, grads, clip, decoupled_wd):
 
 def main(argv):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = argv[1] if len(argv) > 1 else os.path.join(root, "tests", "data", "torch_reference.bin")
+    args = argv[1:]
+    cell = "lstm"
+    if len(args) >= 2 and args[0] == "--cell":
+        cell, args = args[1], args[2:]
+    if cell not in CELLS:
+        print(f"--cell expects one of {', '.join(CELLS)}, got {cell!r}", file=sys.stderr)
+        return 2
+    name = "torch_reference.bin" if cell == "lstm" else f"torch_reference_{cell}.bin"
+    out = args[0] if args else os.path.join(root, "tests", "data", name)
     g = torch.Generator().manual_seed(SEED)
-    model = CharLSTM(V, E, H, L, dropout=0.0).double()
+    model = CharRNN(V, E, H, L, dropout=0.0, cell=cell).double()
     with torch.no_grad():
         for p in model.parameters():
             # Round to float32 first: the C side gets exactly these values.
@@ -102,10 +112,13 @@ def main(argv):
     x = torch.randint(0, V, (B, T), generator=g)
     y = torch.randint(0, V, (B, T), generator=g)
     h0 = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
-    c0 = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
+    states = {"h0": h0}
+    if cell == "lstm":
+        states["c0"] = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
 
     model.train()
-    logits, (hn, cn) = model(x, (h0, c0))
+    logits, final = model(x, (states["h0"], states["c0"]) if cell == "lstm" else h0)
+    finals = {"hn": final[0], "cn": final[1]} if cell == "lstm" else {"hn": final}
     loss = model.loss(logits, y)
     model.zero_grad()
     loss.backward()
@@ -121,12 +134,12 @@ def main(argv):
         w.add(name, p)
     w.add("x", x, 1)
     w.add("y", y, 1)
-    w.add("h0", h0)
-    w.add("c0", c0)
+    for name, t in states.items():
+        w.add(name, t)
     w.add("logits", logits)
     w.add("loss", loss)
-    w.add("hn", hn)
-    w.add("cn", cn)
+    for name, t in finals.items():
+        w.add(name, t)
     for name in grads:
         w.add("grad." + name, grads[name])
     w.add("grad_norm", torch.tensor(grad_norm))

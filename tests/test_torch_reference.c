@@ -11,8 +11,9 @@
 // a sum over B*T = 18 positions (and back through T steps of recurrence) of products of
 // size <= ~0.05; fp32 accumulation leaves an absolute error of about 18 * 0.05 * 6e-8
 // ~ 5e-8 whatever the sum's value, so atol = 2e-7 for gradients and Adam moments (the
-// largest gradient is 0.15), and 1e-6 for logits, state, loss and parameters (values of
-// order 1, each from sums of E or H <= 7 products per step, compounded over T = 6 steps).
+// largest gradient of every cell's case is 0.15), and 1e-6 for logits, state, loss and
+// parameters (values of order 1, each from sums of E or H <= 7 products per step,
+// compounded over T = 6 steps).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,5 +324,6 @@ static void check_cell(const char *file, sk_cell_kind kind) {
 
 int main(void) {
     check_cell("tests/data/torch_reference.bin", SK_CELL_LSTM);
+    check_cell("tests/data/torch_reference_gru.bin", SK_CELL_GRU);
     return sk_test_done("test_torch_reference");
 }

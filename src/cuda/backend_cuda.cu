@@ -886,6 +886,9 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
     if (cfg->model.num_layers > SK_CUDA_MAX_SITES)
         return sk_fail(err, SK_ERR_ARG, "the CUDA backend takes at most %d layers, got %d", SK_CUDA_MAX_SITES,
                        cfg->model.num_layers);
+    if (cfg->model.cell != SK_CELL_LSTM)
+        return sk_fail(err, SK_ERR_ARG, "cell %s runs on the CPU only so far: the CUDA backend runs the lstm cell "
+                       "(use --device cpu)", sk_model_cell(&cfg->model)->name);
     char reason[256];
     if (!sk_cuda_device_usable(cfg->device_index, reason, sizeof reason))
         return sk_fail(err, SK_ERR_DEVICE, "device cuda:%d: %s", cfg->device_index, reason);

@@ -9,6 +9,9 @@ static const sk_cell cells[SK_CELL_COUNT] = {
                       .equations = "c = f*c' + i*g, h = o*tanh(c) (nn.LSTM)", .gates = 4,
                       .gate_names = "i, f, g, o", .n_states = 2, .state_names = {"h", "c"}, .split_hh = 0,
                       .forget_gate = 1, .torch_module = "LSTM", .torch_prefix = "lstm", .cudnn_mode = 2},
+    [SK_CELL_GRU] = {.kind = SK_CELL_GRU, .name = "gru", .equations = "h = n + z*(h' - n), n = tanh(x_n + r*h_n) (nn.GRU)",
+                     .gates = 3, .gate_names = "r, z, n", .n_states = 1, .state_names = {"h"}, .split_hh = 1,
+                     .forget_gate = -1, .torch_module = "GRU", .torch_prefix = "gru", .cudnn_mode = 3},
 };
 
 const sk_cell *sk_cell_get(sk_cell_kind kind) {
