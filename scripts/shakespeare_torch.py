@@ -61,6 +61,7 @@ import torch.nn as nn
 CELLS = {
     "lstm": (nn.LSTM, "lstm", 4),
     "gru": (nn.GRU, "gru", 3),
+    "rnn": (nn.RNN, "rnn", 1),  # nonlinearity="tanh", nn.RNN's default
 }
 
 

@@ -80,5 +80,7 @@ int main(void) {
     check_model(SK_CELL_LSTM, 0.3f, 0.4f);
     check_model(SK_CELL_GRU, 0.0f, 0.0f);
     check_model(SK_CELL_GRU, 0.3f, 0.4f);
+    check_model(SK_CELL_RNN, 0.0f, 0.0f);
+    check_model(SK_CELL_RNN, 0.3f, 0.4f);
     return sk_test_done("test_gradcheck");
 }

@@ -72,8 +72,8 @@ static const cli_option train_opts[] = {
      .help = "leading fraction used for training", .json = "train_frac"},
     {.name = "val-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(val_frac), .hi = 1, .hi_open = 1,
      .help = "next fraction used for validation; the rest is test", .json = "val_frac"},
-    {.section = "Model:", .name = "cell", .arg = "lstm|gru", .type = CLI_KIND, .offset = AT(model.cell),
-     .kind = &kind_cell, .help = "the recurrent cell: lstm (nn.LSTM) or gru (nn.GRU);\n"
+    {.section = "Model:", .name = "cell", .arg = "lstm|gru|rnn", .type = CLI_KIND, .offset = AT(model.cell),
+     .kind = &kind_cell, .help = "the recurrent cell: lstm (nn.LSTM), gru (nn.GRU) or rnn (nn.RNN, tanh);\n"
      "a resumed or fine-tuned model keeps its own", .set_bit = SK_SET_CELL},
     {.name = "embed-size", .arg = "N", .type = CLI_INT, .offset = AT(model.embed_size), .lo = 1,
      .hi = 65536, .help = "embedding width E", .set_bit = SK_SET_EMBED},

@@ -7,6 +7,7 @@
 #include "activations.h"
 #include "shakespeare/gru_cell.h"
 #include "shakespeare/lstm_cell.h"
+#include "shakespeare/rnn_cell.h"
 
 // LSTM: g = (i, f, g, o); states h, c; aux tanh(c).
 static void lstm_forward(int H, float *g_, const float *hh, const float *const *prev, float *const *next,
@@ -63,9 +64,25 @@ static void gru_backward(int H, const float *g_, const float *aux, const float *
     }
 }
 
+// RNN: g = (h) after tanh; state h (the gate itself).
+static void rnn_forward(int H, float *g_, const float *hh, const float *const *prev, float *const *next, float *aux) {
+    (void)hh, (void)prev, (void)aux;
+    float *restrict g = g_, *restrict h = next[0];
+    for (int j = 0; j < H; j++) g[j] = sk_rnn_cell_forward(g[j], sk_tanhf), h[j] = g[j];
+}
+
+static void rnn_backward(int H, const float *g_, const float *aux, const float *const *prev, const float *dh_out_,
+                         const float *dh_, float *const *dcarry, float *dg_, float *dgh) {
+    (void)aux, (void)prev, (void)dcarry, (void)dgh;
+    const float *restrict g = g_, *restrict dh_out = dh_out_, *restrict dh = dh_;
+    float *restrict dg = dg_;
+    for (int j = 0; j < H; j++) dg[j] = sk_rnn_cell_backward(dh_out[j] + dh[j], g[j]);
+}
+
 static const sk_cell_cpu rows[SK_CELL_COUNT] = {
     [SK_CELL_LSTM] = {.aux = 1, .direct_h = 0, .forward = lstm_forward, .backward = lstm_backward},
     [SK_CELL_GRU] = {.aux = 1, .direct_h = 1, .forward = gru_forward, .backward = gru_backward},
+    [SK_CELL_RNN] = {.aux = 0, .direct_h = 0, .forward = rnn_forward, .backward = rnn_backward},
 };
 
 const sk_cell_cpu *sk_cell_cpu_get(sk_cell_kind kind) { return &rows[kind]; }

@@ -12,6 +12,9 @@ static const sk_cell cells[SK_CELL_COUNT] = {
     [SK_CELL_GRU] = {.kind = SK_CELL_GRU, .name = "gru", .equations = "h = n + z*(h' - n), n = tanh(x_n + r*h_n) (nn.GRU)",
                      .gates = 3, .gate_names = "r, z, n", .n_states = 1, .state_names = {"h"}, .split_hh = 1,
                      .forget_gate = -1, .torch_module = "GRU", .torch_prefix = "gru", .cudnn_mode = 3},
+    [SK_CELL_RNN] = {.kind = SK_CELL_RNN, .name = "rnn", .equations = "h = tanh(x_h + h_h) (nn.RNN, tanh)",
+                     .gates = 1, .gate_names = "h", .n_states = 1, .state_names = {"h"}, .split_hh = 0,
+                     .forget_gate = -1, .torch_module = "RNN", .torch_prefix = "rnn", .cudnn_mode = 1},
 };
 
 const sk_cell *sk_cell_get(sk_cell_kind kind) {
