@@ -71,6 +71,7 @@ typedef struct {
 typedef struct {
     int device;
     int V, E, H, L, B, T;
+    int G;            // the cell's gates (cell.h): W_hh is (G*H, H)
     float p;          // dropout probability
     float wdrop;      // weight drop probability (model.h)
     int training;     // gradient and optimizer buffers allocated
@@ -222,6 +223,7 @@ void set_shape(cuda_impl *ci, const sk_backend_config *cfg, const sk_param_layou
     ci->V = cfg->model.vocab_size, ci->E = cfg->model.embed_size, ci->H = cfg->model.hidden_size;
     ci->L = cfg->model.num_layers, ci->B = cfg->batch_size, ci->T = cfg->seq_len, ci->p = cfg->model.dropout;
     ci->wdrop = cfg->model.weight_drop;
+    ci->G = sk_model_cell(&cfg->model)->gates;
     ci->training = cfg->training != 0;
     ci->total = layout->total;
 }
@@ -506,7 +508,7 @@ static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int le
 static sk_status enqueue_w_hh_masks(cuda_impl *ci, const sk_param_tensors *dst, const sk_param_tensors *src,
                                     sk_error *err) {
     for (int k = 0; k < ci->L; k++)
-        CUDA_CHECK(sk_cuda_dropout(dst->layer[k].w_hh, src->layer[k].w_hh, (size_t)4 * ci->H * ci->H, 0,
+        CUDA_CHECK(sk_cuda_dropout(dst->layer[k].w_hh, src->layer[k].w_hh, (size_t)ci->G * ci->H * ci->H, 0,
                                    &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
     return SK_OK;
 }
@@ -886,9 +888,6 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
     if (cfg->model.num_layers > SK_CUDA_MAX_SITES)
         return sk_fail(err, SK_ERR_ARG, "the CUDA backend takes at most %d layers, got %d", SK_CUDA_MAX_SITES,
                        cfg->model.num_layers);
-    if (cfg->model.cell != SK_CELL_LSTM)
-        return sk_fail(err, SK_ERR_ARG, "cell %s runs on the CPU only so far: the CUDA backend runs the lstm cell "
-                       "(use --device cpu)", sk_model_cell(&cfg->model)->name);
     char reason[256];
     if (!sk_cuda_device_usable(cfg->device_index, reason, sizeof reason))
         return sk_fail(err, SK_ERR_DEVICE, "device cuda:%d: %s", cfg->device_index, reason);
@@ -909,7 +908,8 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
         const sk_model_config *m = &cfg->model;
         size_t rows = (size_t)cfg->batch_size * (size_t)cfg->seq_len, wide = (size_t)m->vocab_size;
         if ((size_t)m->embed_size > wide) wide = (size_t)m->embed_size;
-        if ((size_t)4 * m->hidden_size > wide) wide = (size_t)4 * m->hidden_size;
+        const size_t gh = (size_t)sk_model_cell(m)->gates * m->hidden_size;
+        if (gh > wide) wide = gh;
         if (rows > (size_t)INT32_MAX / wide ||
             (size_t)m->num_layers * cfg->batch_size > (size_t)INT32_MAX / (size_t)m->hidden_size)
             st = sk_fail(err, SK_ERR_ARG,

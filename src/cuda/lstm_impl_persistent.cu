@@ -367,7 +367,19 @@ static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_pl
     return SK_OK;
 }
 
+// The persistent kernels are the LSTM's (kernels/lstm_persistent_kernels.cuh): another cell's
+// refusal, or NULL.
+static const char *cell_refusal(const sk_lstm_config *cfg) {
+    static const char *why = "the persistent kernels run the lstm cell only (use --rnn-impl cudnn or auto)";
+    return cfg->layout->cfg.cell == SK_CELL_LSTM ? NULL : why;
+}
+
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    if (cell_refusal(cfg)) {
+        *fits = 0;
+        if (why && why_size) snprintf(why, why_size, "%s", cell_refusal(cfg));
+        return SK_OK;
+    }
     const int tc = tensor_cores_for(cfg);
     if (cfg->family != SK_LSTM_WAVEFRONT) {
         sk_plstm_lw_plan lw;
@@ -390,6 +402,8 @@ sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err) {
     *out = NULL;
+    if (cell_refusal(cfg))
+        return sk_fail(err, SK_ERR_ARG, "cell %s: %s", sk_model_cell(&cfg->layout->cfg)->name, cell_refusal(cfg));
     if (tensor_cores && cfg->precision == SK_PRECISION_FP32)
         return sk_fail(err, SK_ERR_ARG, "precision fp32 is strict fp32: the persistent LSTM kernel uses no tensor "
                                         "cores in it (tf32 and bf16 do)");

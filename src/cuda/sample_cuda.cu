@@ -39,6 +39,10 @@ sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, floa
     *out = NULL;
     const sk_model_config *m = &layout->cfg;
     const int L = m->num_layers, H = m->hidden_size;
+    if (m->cell != SK_CELL_LSTM) { // its kernel is the LSTM's (kernels/sample_persistent.h)
+        snprintf(why, why_size, "the fused sampler runs the lstm cell, not %s", sk_model_cell(m)->name);
+        return SK_OK;
+    }
     const sk_param_tensors w = sk_point_params(layout, params);
     sk_sample_plan plan;
     CUDA_CHECK(sk_sample_plan_make(&plan, device, B, m->vocab_size, m->embed_size, H, L));

@@ -19,6 +19,10 @@
 // Data-parallel: both backends as one rank's share of a larger global batch (stream_offset
 // > 0), with dropout between layers and before fc, so the GPU's masks are indexed by the
 // global stream exactly as the CPU's (whose sharding the MPI tests hold to one process).
+// Cells (with SK_CELLS_ONLY=1, test_cuda_cells.sh, instead of the rest): the GRU and the RNN
+// (cell.h) through cuDNN (CUDNN_GRU, CUDNN_RNN_TANH) over the same fixed cases and a rank's
+// share, in fp32 and tf32, with the same tolerances (the same arithmetic in other gates);
+// --rnn-impl persistent with either is refused, saying why.
 // Also: error paths (bad ids, backward without a training forward, non-finite gradients),
 // and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
 // checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
@@ -67,6 +71,7 @@
 #include "test_util.h"
 
 static precision_tol tol; // of the case being run
+static sk_cell_kind g_cell; // the cell of the cases being run (cell.h): the LSTM but where main says
 
 typedef struct {
     const char *name;
@@ -194,13 +199,13 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
 static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc,
                      int stream_offset, int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, "
+    printf("%s%s%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, "
            "--rnn-impl %s --precision %s%s\n",
-           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop,
+           g_cell ? sk_cell_get(g_cell)->name : "", g_cell ? " " : "", pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop,
            stream_offset, stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl),
            sk_precision_name(prec), tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     tol = precision_tol_of(prec);
-    sk_backend_config cfg = {.model = {.vocab_size = pc->V, .embed_size = pc->E, .hidden_size = pc->H, .num_layers = pc->L, .dropout = pc->dropout, .weight_drop = pc->weight_drop},
+    sk_backend_config cfg = {.model = {.vocab_size = pc->V, .embed_size = pc->E, .hidden_size = pc->H, .num_layers = pc->L, .dropout = pc->dropout, .weight_drop = pc->weight_drop, .cell = g_cell},
                              .batch_size = pc->B, .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0,
                              .seed = 1234,
                              .stream_offset = stream_offset, .global_batch = global_batch, .cudnn_chunk_steps = 2};
@@ -363,7 +368,9 @@ int main(void) {
     // again; bf16 on CUDA cores is emu_test_layerwise_emu's).
     const int family = layerwise_hook("SK_PARITY_ONLY");
     if (family < 0) return 2;
-    for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
+    // Test hook SK_CELLS_ONLY=1: the other cells' runs alone (test_cuda_cells.sh).
+    const int cells_only = getenv("SK_CELLS_ONLY") != NULL;
+    for (size_t m = 0; m < sizeof runs / sizeof runs[0] && !cells_only; m++) {
         sk_rnn_impl impl = runs[m].impl;
         const sk_precision prec = runs[m].prec;
         const sk_tensor_cores tc = runs[m].tc;
@@ -393,6 +400,27 @@ int main(void) {
             run_case(&pc, impl, prec, tc, 0, 0);
         }
     }
+    // The GRU and the RNN through cuDNN (CUDNN_GRU, CUDNN_RNN_TANH), in fp32 and tf32: the fixed
+    // cases (with and without dropout, the wavefront of chunks, weight drop, B = 1, T = 1,
+    // E > H) and one rank's share; the persistent kernels and the cuDNN persist algorithms'
+    // refusals are the LSTM's (the persistent kernels refuse another cell, with why).
+    for (g_cell = SK_CELL_GRU; g_cell <= SK_CELL_RNN && cells_only; g_cell = (sk_cell_kind)(g_cell + 1)) {
+        for (int p = 0; p < 2; p++) {
+            const sk_precision prec = p ? SK_PRECISION_TF32 : SK_PRECISION_FP32;
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                if (i != 10) run_case(&cases[i], SK_RNN_CUDNN, prec, SK_TENSOR_CORES_DEFAULT, 0, 0);
+            if (!p) run_case(&cases[8], SK_RNN_CUDNN, prec, SK_TENSOR_CORES_DEFAULT, 3, 9);
+        }
+        sk_backend_config cfg = {.model = {.vocab_size = 13, .embed_size = 8, .hidden_size = 16, .num_layers = 2,
+                                           .cell = g_cell},
+                                 .batch_size = 4, .seq_len = 9, .training = 1, .rnn_impl = SK_RNN_PERSISTENT};
+        sk_backend *be = NULL;
+        sk_error err = {{0}};
+        CHECK(sk_backend_create_cuda(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+        printf("--cell %s --rnn-impl persistent: %s\n", sk_cell_get(g_cell)->name, err.msg);
+        CHECK(strstr(err.msg, "lstm cell only") != NULL);
+    }
+    g_cell = SK_CELL_LSTM;
     // cuDNN's RNN cannot give bf16 operands with an fp32 cell state: refused, with why.
     static const sk_rnn_impl no_bf16[] = {SK_RNN_CUDNN, SK_RNN_CUDNN_PERSIST};
     for (size_t m = 0; m < 2; m++) {
