@@ -98,7 +98,7 @@ static const cli_option train_opts[] = {
      .lo_open = 1, .help = "learning rate", .json = "lr"},
     {.name = "lr-schedule", .arg = "S", .type = CLI_KIND, .offset = AT(lr.kind), .kind = &kind_lr_schedule,
      .help = "constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
-             "| cosine (to min-lr at the run's end: max-iters or max-epochs)", .json = "lr_schedule"},
+             "| cosine (to min-lr at cosine-iters, by default the run's end)", .json = "lr_schedule"},
     {.name = "warmup-iters", .arg = "N", .type = CLI_I64, .offset = AT(lr.warmup_iters), .hi = BIG,
      .help = "linear warm-up steps, any schedule", .json = "warmup_iters"},
     {.name = "min-lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.min_lr), .hi = 10, .help = "cosine floor",
@@ -131,8 +131,8 @@ static const cli_option train_opts[] = {
              "limit; a resume keeps its run's limits unless one is named", .json = "max_epochs",
      .set_bit = SK_SET_MAX_EPOCHS},
     {.name = "max-iters", .arg = "N", .type = CLI_I64, .offset = AT(max_iters), .hi = BIG,
-     .help = "stop after N optimizer steps in total; 0 = no limit; named without\n"
-             "--max-epochs, the only limit (the default --max-epochs does not cap it)", .json = "max_iters",
+     .help = "stop after N optimizer steps in total; 0 = no limit; named alone,\n"
+             "the only limit (the default --max-epochs does not cap it)", .json = "max_iters",
      .set_bit = SK_SET_MAX_ITERS},
     {.section = "Evaluation, checkpoints, logs:", .name = "out-dir", .arg = "DIR", .type = CLI_STR,
      .offset = AT(out_dir), .help = "checkpoints (last.*, best.*) and metrics.jsonl (default: out);\n"
