@@ -163,7 +163,7 @@ static sk_status keep_old_best(const sk_trainer *t, const char *keep, int *moved
 // the out-dir's best.*: into another out-dir, or on another validation set, the best starts over,
 // with one line that says where the previous best stays. Collective: rank 0 looks at the out-dir.
 static sk_status plan_best(sk_trainer *t, const char *recorded, const char *from, sk_error *err) {
-    if (!from || t->st.best_step < 0) return SK_OK;
+    if (!from || t->st.best_step < 0 || t->end_step <= t->st.step) return SK_OK; // at its end: nothing changes
     double here = t->rank == 0 && sk_outdir_contains(t->o.out_dir, from);
     sk_status st = sk_shard_reduce(t->comm, SK_OK, &here, 1, err);
     if (st != SK_OK) return st;
