@@ -31,7 +31,7 @@ typedef struct sk_train_options_s {
     int model_set;           // SK_SET_* bits: options the user gave that a model file also holds (its shape
                              // and vocabulary, checked against it; dropout, weight drop and the seed,
                              // which replace its own), and the limits named (SK_SET_MAX_*: one named
-                             // alone is the run's only limit, the other becomes 0)
+                             // alone, above 0, is the run's only limit, the other becomes 0)
     sk_init_scheme init;
     float init_scale;        // SK_INIT_UNIFORM's a
     float forget_bias;

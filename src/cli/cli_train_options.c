@@ -124,15 +124,15 @@ static const cli_option train_opts[] = {
      .help = "decoupled weight decay on weight matrices", .json = "weight_decay"},
     {.name = "grad-clip", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.grad_clip), .hi = 1e30,
      .help = "clip the global gradient norm to F; 0 disables", .json = "grad_clip"},
-    // The run's end: a limit named alone is the only one (the other's default does not cap it);
-    // both are recorded, and a resume keeps them unless one is named.
+    // The run's end: a limit named alone (above 0) is the only one (the other's default does not
+    // cap it); both are recorded, and a resume keeps them unless one is named.
     {.section = "Length:", .name = "max-epochs", .arg = "N", .type = CLI_INT, .offset = AT(max_epochs), .hi = 1 << 30,
-     .help = "stop after N epochs; 0 = no limit; named without --max-iters, the only\n"
+     .help = "stop after N epochs; 0 = no limit; above 0 and named alone, the only\n"
              "limit; a resume keeps its run's limits unless one is named", .json = "max_epochs",
      .set_bit = SK_SET_MAX_EPOCHS},
     {.name = "max-iters", .arg = "N", .type = CLI_I64, .offset = AT(max_iters), .hi = BIG,
-     .help = "stop after N optimizer steps in total; 0 = no limit; named alone,\n"
-             "the only limit (the default --max-epochs does not cap it)", .json = "max_iters",
+     .help = "stop after N optimizer steps in total; 0 = no limit; above 0 and\n"
+             "named alone, the only limit (the default --max-epochs does not cap it)", .json = "max_iters",
      .set_bit = SK_SET_MAX_ITERS},
     {.section = "Evaluation, checkpoints, logs:", .name = "out-dir", .arg = "DIR", .type = CLI_STR,
      .offset = AT(out_dir), .help = "checkpoints (last.*, best.*) and metrics.jsonl (default: out);\n"
@@ -159,7 +159,8 @@ static const cli_option train_opts[] = {
     {.name = "init-from", .arg = "CKPT|DIR", .type = CLI_STR, .offset = AT(init_from),
      .help = "resume from a checkpoint (model, optimizer, data position, RNG), with the\n"
              "options it records (--data, --lr, --max-iters, ...) unless named here; a\n"
-             "run's directory DIR means DIR/last.safetensors and --out-dir DIR\n", .default_text = "none, a fresh start"},
+             "run's directory DIR means DIR/last.safetensors and --out-dir DIR\n",
+     .default_text = "none, a fresh start"},
     {.name = "init-weights", .arg = "FILE", .type = CLI_STR, .offset = AT(init_weights),
      .help = "start a new run from a model file's weights (fine-tuning; a file from\n"
              "PyTorch's save_checkpoint), with a fresh optimizer"},

@@ -26,8 +26,8 @@ static void plan_note(sk_trainer *t, const char *line) {
 void sk_plan_limits(sk_trainer *t) {
     sk_train_options *o = &t->o;
     const int iters = o->model_set & SK_SET_MAX_ITERS, epochs = o->model_set & SK_SET_MAX_EPOCHS;
-    if (iters && !epochs) o->max_epochs = 0;
-    if (epochs && !iters) o->max_iters = 0;
+    if (iters && !epochs && o->max_iters > 0) o->max_epochs = 0; // a named 0 is no limit: the other stays
+    if (epochs && !iters && o->max_epochs > 0) o->max_iters = 0;
     // A named limit that differs from the record is told by the resume line (sk_plan_run), with
     // where the run was to end: not as an option note too.
     char *notes = t->option_notes, *line = notes;
@@ -186,8 +186,9 @@ static sk_status plan_best(sk_trainer *t, const char *recorded, const char *from
     st = t->rank == 0 ? keep_old_best(t, keep, &moved, err) : SK_OK;
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     snprintf(line, sizeof line, "the validation set differs from the checkpoint's (its data, split, --batch-size or "
-             "--eval-tokens): the best validation loss starts over; the previous best (%.4f at step %" PRId64 ") %s%s%s",
-             loss, step, moved ? "is kept as " : "was not in ", moved ? keep : t->o.out_dir, moved ? ".safetensors" : "");
+             "--eval-tokens): the best validation loss starts over; the previous best (%.4f at step %" PRId64
+             ") %s%s%s", loss, step, moved ? "is kept as " : "was not in ", moved ? keep : t->o.out_dir,
+             moved ? ".safetensors" : "");
     plan_note(t, line);
     return SK_OK;
 }

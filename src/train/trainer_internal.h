@@ -53,7 +53,7 @@ struct sk_trainer {
     int diverged;        // the last training loss read, after warm-up, was far above ln(V) (trainer.c)
 };
 
-// A limit named alone (model_set's SK_SET_MAX_*) is the run's only one: the other becomes 0.
+// A limit named alone (model_set's SK_SET_MAX_*), above 0, is the run's only one: the other becomes 0.
 // After the recorded options are taken (their notes then hold no line on the limits).
 void sk_plan_limits(sk_trainer *t);
 

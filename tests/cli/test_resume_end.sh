@@ -44,6 +44,10 @@ expect_ok "${R[@]}" --out-dir both --max-iters $((10 * W)) --max-epochs 2 &&
     grep -qx "note: the run ends at step $((2 * W)): --max-epochs 2 ($W steps an epoch), before --max-iters $((10 * W))" .ok.err &&
     note "both named: $(grep '^note: the run ends' .ok.err)" || fail "both limits named: $(cat .ok.err; grep '^done' .ok.out)"
 
+expect_ok "${R[@]}" --out-dir zero --max-iters 0 && grep -q "^done: steps=$((9 * W)) ended_by=--max-epochs " .ok.out &&
+    note "--max-iters 0 named alone is no limit: the default --max-epochs 9 ends the run at step $((9 * W))" ||
+    fail "--max-iters 0 named alone: $(cat .ok.err; grep '^done' .ok.out)"
+
 echo "== a cosine schedule resumed past its end keeps it, or stretches it when told"
 C=("${R[@]}" --lr-schedule cosine --lr 0.01 --min-lr 0.0001 --log-every 1)
 expect_ok "${C[@]}" --out-dir c --max-iters 40 || finish
