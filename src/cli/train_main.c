@@ -2,7 +2,8 @@
 // Parses options strictly (cli_args.h), runs the trainer (trainer.h) and prints progress:
 // one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input (and an
 // out-dir in use or holding a run), 1 other failure (a non-finite loss, device, a failed checkpoint
-// or log write), 3 the run finished diverging (last.* written, best.* kept), 128 + the signal after SIGHUP, SIGINT or SIGTERM (129, 130, 143: checkpoint saved).
+// or log write), 3 the run finished diverging (last.* written, best.* kept), 128 + the signal
+// after SIGHUP, SIGINT or SIGTERM (129, 130, 143: checkpoint saved).
 // Under mpirun (comm.h) every rank runs this program and only rank 0 prints.
 #include <math.h>
 #include <pthread.h>
