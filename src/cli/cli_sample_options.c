@@ -60,7 +60,7 @@ static const cli_option sample_opts[] = {
      .default_text = "off, sample instead"},
     {.name = "cache-dir", .arg = "DIR", .type = CLI_STR, .offset = AT(cache_dir),
      .help = "where the token cache of the --score file lives\n",
-     .default_text = "shakespeare-cache beside the checkpoint's directory"},
+     .default_text = "$XDG_CACHE_HOME/shakespeare or ~/.cache/shakespeare, else in the checkpoint's directory"},
     {.name = "help", .type = CLI_ACTION, .help = ""},
     {.name = "version", .type = CLI_ACTION, .help = ""},
 };
