@@ -378,7 +378,7 @@ static void score_text(sk_backend *be, const sample_input *in, const sk_vocab *v
     sk_tokens text = in->cache.ids;
     text.map = in->remap;
     score_progress progress = {now_s(), 0.0, 0};
-    const int tty = isatty(STDERR_FILENO);
+    const int tty = cli_live_terminal(STDERR_FILENO);
     const int32_t start = v->start_newline ? sk_vocab_index(v, '\n') : -1;
     if (sk_score_tokens(be, &text, start, tty ? show_score_progress : NULL, &progress, &nll, &count, &err) != SK_OK)
         cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
@@ -428,6 +428,7 @@ int main(int argc, char **argv) {
     cli_sample_options o = cli_sample_defaults();
     if (print_info(cli_parse_options(&cli_sample_program, argc, argv, &o, NULL))) return 0;
     char *ckpt = check_flags(&o);
+    cli_warn_threads(o.threads);
     sk_model_file model = {0};
     load_model(ckpt, &o.sample, &model);
     // Inputs are validated before any backend starts.

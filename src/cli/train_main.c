@@ -311,10 +311,14 @@ int main(int argc, char **argv) {
     if (!(g_named = calloc(cli_train_program.n_opts, 1))) cli_die(CLI_EXIT_FAILURE, "out of memory");
     if (print_info(cli_parse_options(&cli_train_program, argc, argv, &o, g_named), rank)) return 0;
     connect_options(&o);
+    if (rank == 0) cli_warn_threads(o.threads);
     char cache_dir[4096];
     if (!o.cache_dir) o.cache_dir = cli_default_cache_dir(cache_dir, sizeof cache_dir);
     handle_signals();
-    printer pr = {isatty(STDOUT_FILENO), 0};
+    // Line by line into a file or a pipe too, so that stdout's lines (steps, checkpoints) keep
+    // their order with stderr's (notes, the stop) where both go to one file.
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printer pr = {cli_live_terminal(STDOUT_FILENO), 0};
     sk_trainer *t = start_trainer(&o, &pr);
     if (o.eval_only) return evaluate_only(t, rank);
     sk_train_summary sum;
