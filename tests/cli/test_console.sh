@@ -4,7 +4,9 @@
 # step 12: stdout goes line by line, not in 4 KB blocks that a crash or a stop flushes last);
 # the live line ('\r', ESC[K) only on an interactive terminal (a pty from script(1)), not for
 # TERM=dumb nor under an MPI launcher (OMPI_COMM_WORLD_SIZE set), which gives every rank a pty
-# whose output ends in a log file; --threads above the cores the process may use warns.
+# whose output ends in a log file; --threads above the cores the process may use warns; a run
+# starts with one line that says what it is: parameters, vocabulary, corpus, splits, steps per
+# epoch and where it ends.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 80 4
@@ -31,6 +33,14 @@ if command -v script > /dev/null; then
 else
     note "script(1) not found: the terminal checks are left out"
 fi
+
+n=$(LC_ALL=C.UTF-8 wc -m < text.txt)
+expect_ok "${RUN[@]}" --out-dir s --max-iters 3 --train-frac 0.8 --val-frac 0.1 &&
+    # E=8, H=16, L=1, V symbols: V*E + 4H*(E+H) + 8H + H*V + V
+    V=$(head -c 2000 s/last.safetensors | grep -ao '"vocab_size":"[0-9]*"' | tr -cd 0-9) &&
+    P=$((V * 8 + 64 * 24 + 128 + 16 * V + V)) && tr=$((n * 8 / 10)) && va=$((n / 10)) &&
+    grep -qx "run: $P parameters, vocabulary $V, corpus $n characters (train $tr, val $va, test $((n - tr - va))), $(((tr - 1) / 2 / 8)) steps per epoch; ends at step 3 (--max-iters)" .ok.out &&
+    note "$(head -n 1 .ok.out)" || fail "the run's first line: $(head -n 1 .ok.out); V=$V P=$P n=$n"
 
 cores=$(nproc)
 expect_ok "${RUN[@]}" --out-dir w --max-iters 2 --threads $((cores + 1)) &&
