@@ -107,7 +107,7 @@ expect_ok "$SK_TRAIN" --data long.txt --embed-size 64 --hidden-size 256 --num-la
 head -n 800 long.txt > score.txt
 SB=("$SK_SAMPLE" --checkpoint big/last.safetensors --device cpu --threads 1 --score score.txt)
 if command -v script > /dev/null; then
-    script -qfec "$(printf '%q ' "${SB[@]}")" /dev/null > tty.txt 2>&1
+    TERM=xterm script -qfec "$(printf '%q ' "${SB[@]}")" /dev/null > tty.txt 2>&1
     tr '\r' '\n' < tty.txt | grep -Eq '^.\[Kscoring: [0-9]+ of [0-9]+ characters \([0-9]+%\), eta [0-9]+m[0-9]{2}s$' &&
         tr '\r' '\n' < tty.txt | grep -q 'score.txt: [0-9.]* nats/char' &&
         note "a terminal sees: $(tr '\r' '\n' < tty.txt | grep -m 1 -o 'scoring: .*')" ||
