@@ -108,8 +108,10 @@ static void test_from_codepoints(void) {
     sk_error err = {{0}};
     const uint32_t chars[] = {'\n', ' ', 'A', 'a', 0xE9, 0x10FFFF};
     sk_vocab a, b;
+    memset(&a, 0xFF, sizeof a); // whatever the struct held before: no flag survives
     CHECK_OK(sk_vocab_from_codepoints(&a, chars, 6, &err));
     CHECK(a.size == 6 && a.chars != chars && memcmp(a.chars, chars, sizeof chars) == 0);
+    CHECK(a.bytes == 0 && a.start_newline == 0);
 
     // The same set built from text is equal.
     const uint32_t text[] = {0x10FFFF, 'a', 'A', ' ', 0xE9, '\n', 'a'};

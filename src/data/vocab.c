@@ -13,9 +13,7 @@ static bool is_scalar_value(uint32_t cp) { return cp <= SK_MAX_CODEPOINT && (cp 
 
 sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *err) {
     if (!v) return sk_fail(err, SK_ERR_ARG, "sk_vocab_build: NULL vocabulary");
-    v->chars = NULL;
-    v->size = 0;
-    v->bytes = 0;
+    *v = (sk_vocab){0};
     if (n == 0) return sk_fail(err, SK_ERR_ARG, "cannot build a vocabulary from an empty text");
     if (!cps) return sk_fail(err, SK_ERR_ARG, "sk_vocab_build: NULL code points");
 
@@ -56,9 +54,7 @@ sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *e
 
 sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size, sk_error *err) {
     if (!v) return sk_fail(err, SK_ERR_ARG, "sk_vocab_from_codepoints: NULL vocabulary");
-    v->chars = NULL;
-    v->size = 0;
-    v->bytes = 0;
+    *v = (sk_vocab){0};
     if (size <= 0 || !chars) return sk_fail(err, SK_ERR_FORMAT, "vocabulary size must be positive, got %d", size);
     for (int i = 0; i < size; i++) {
         if (!is_scalar_value(chars[i]))
