@@ -314,6 +314,7 @@ static void print_already_done(const sk_train_summary *sum) {
 static void print_start(const sk_trainer *t) {
     sk_train_info in;
     sk_trainer_info(t, &in);
+    if (in.start_step >= in.end_step) return; // a resume already at its end: its own line says so
     char from[48] = "";
     if (in.start_step > 0) snprintf(from, sizeof from, "from step %lld, ", (long long)in.start_step);
     printf("run: %zu parameters, vocabulary %d, corpus %zu characters (train %zu, val %zu, test %zu), %lld steps "
@@ -352,7 +353,7 @@ int main(int argc, char **argv) {
     printer pr = {cli_live_terminal(STDOUT_FILENO), 0};
     sk_trainer *t = start_trainer(&o, &pr);
     if (o.eval_only) return evaluate_only(t, rank);
-    if (rank == 0) print_start(t);
+    if (rank == 0) print_start(t); // nothing for a resume already at its end
     sk_train_summary sum;
     sk_error err = {{0}};
     const sk_status st = run_training(t, &pr, rank, &sum, &err);
