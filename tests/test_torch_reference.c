@@ -224,7 +224,7 @@ int main(void) {
 
     // ---- clipped Adam step 1: norm, parameters, moments ------------------------------------
     printf("Adam step (clip %.6g < norm %.6g):\n", ref_scalar(ref, "clip"), ref_scalar(ref, "grad_norm"));
-    sk_adam_hparams hp = {.beta1 = ref_scalar(ref, "beta1"),
+    sk_optim_hparams hp = {.beta1 = ref_scalar(ref, "beta1"),
                           .beta2 = ref_scalar(ref, "beta2"),
                           .eps = ref_scalar(ref, "eps"),
                           .weight_decay = ref_scalar(ref, "weight_decay"),
@@ -237,7 +237,8 @@ int main(void) {
     sk_test_compare("grad_norm", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
     CHECK_OK(sk_backend_get_params(be, buf));
     compare_tensors(ref, lay, buf, "adam.", ATOL_VALUE);
-    CHECK_OK(sk_backend_get_optimizer_state(be, m, v));
+    CHECK_OK(sk_backend_get_optimizer_state(be, 0, m));
+    CHECK_OK(sk_backend_get_optimizer_state(be, 1, v));
     compare_tensors(ref, lay, m, "adam_m.", ATOL_GRAD);
     // v = (1 - beta2) (s g)^2 with clip scale s = 0.5, so an error dg in g moves v by
     // 2 (1 - beta2) s^2 |g| dg <= 2e-3 * 0.25 * 0.15 * 2e-7 = 1.5e-11: atol 3e-11.
@@ -248,7 +249,8 @@ int main(void) {
     // not depend on whether sk_backend_step leaves the gradient buffer clipped.
     printf("AdamW step (weight decay %.3g on matrices):\n", ref_scalar(ref, "adamw.weight_decay"));
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_optimizer_state(be, zeros, zeros));
+    CHECK_OK(sk_backend_set_optimizer_state(be, 0, zeros));
+    CHECK_OK(sk_backend_set_optimizer_state(be, 1, zeros));
     CHECK_OK(sk_backend_set_state(be, h0, c0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
     CHECK_OK(sk_backend_backward(be));
