@@ -88,9 +88,9 @@ static const cli_option train_opts[] = {
      .help = "window length T for truncated back-propagation", .json = "seq_length"},
     // The record holds the optimizer, which a resume keeps (its state file's slots are that one's).
     {.section = "Optimization:", .name = "optimizer", .arg = "O", .type = CLI_KIND, .offset = AT(optim.kind),
-     .kind = &kind_optimizer, .help = "adam (AdamW: --beta1, --beta2, --eps, --weight-decay) | rmsprop\n"
-             "(torch.optim.RMSprop, char-rnn's: --alpha, --momentum, --eps, --weight-decay);\n"
-             "a resume keeps the checkpoint's; --init-weights may take either", .json = "optimizer"},
+     .kind = &kind_optimizer, .help = "adam (AdamW: --beta1, --beta2, --eps, --weight-decay) |\n"
+             "rmsprop (torch.optim.RMSprop, char-rnn's: --alpha, --momentum, --eps,\n"
+             "--weight-decay); a resume keeps the checkpoint's", .json = "optimizer"},
     {.name = "lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.lr), .hi = 10,
      .lo_open = 1, .help = "learning rate", .json = "lr"},
     {.name = "lr-schedule", .arg = "S", .type = CLI_KIND, .offset = AT(lr.kind), .kind = &kind_lr_schedule,
