@@ -203,7 +203,8 @@ static sk_status create(const sk_backend_config *bc, int cuda, sk_backend **out,
 }
 
 // Two clipped RMSprop steps from the starting parameters and zero slots, each from its own
-// training forward from (h0, c0) and backward, against torch.optim.RMSprop's.
+// training forward from (h0, c0) and backward, against torch.optim.RMSprop's: the first by
+// the eager ops, the second by sk_backend_train_step.
 static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, const float *params) {
     sk_error err = {{0}};
     bc.optimizer = SK_OPTIM_RMSPROP;
@@ -223,15 +224,23 @@ static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, c
     float *buf = calloc(P, sizeof(float));
     CHECK(buf != NULL);
     CHECK_OK(sk_backend_set_params(be, params));
-    for (int step = 1; step <= 2; step++) {
-        double loss_sum = NAN;
-        CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
-        CHECK_OK(sk_backend_forward(be, x, y, bc.seq_len, SK_MODE_TRAIN, step, &loss_sum));
-        CHECK_OK(sk_backend_backward(be));
-        step_checked(be, &hp, lr, step);
-        CHECK_OK(sk_backend_get_params(be, buf));
-        compare_tensors(ref, lay, buf, step == 1 ? "rmsprop1." : "rmsprop.", ATOL_VALUE);
-    }
+    // Step 1 by the eager ops, held bitwise to the host's update; step 2 as the trainer takes it
+    // (sk_backend_train_step: on CUDA the deferred step, its clip scale formed on the device).
+    double loss_sum = NAN;
+    CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
+    CHECK_OK(sk_backend_forward(be, x, y, bc.seq_len, SK_MODE_TRAIN, 1, &loss_sum));
+    CHECK_OK(sk_backend_backward(be));
+    step_checked(be, &hp, lr, 1);
+    CHECK_OK(sk_backend_get_params(be, buf));
+    compare_tensors(ref, lay, buf, "rmsprop1.", ATOL_VALUE);
+    CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
+    const sk_train_step_args a = {.x = x, .y = y, .len = bc.seq_len, .step = 2, .opt_step = 2, .optim = &hp, .lr = lr};
+    sk_step_stats stats;
+    CHECK_OK(sk_backend_train_step(be, &a, &err));
+    CHECK_OK(sk_backend_read_stats(be, &stats, &err));
+    CHECK(stats.bad_step == 0);
+    CHECK_OK(sk_backend_get_params(be, buf));
+    compare_tensors(ref, lay, buf, "rmsprop.", ATOL_VALUE);
     CHECK_OK(sk_backend_get_optimizer_state(be, 0, buf));
     compare_tensors(ref, lay, buf, "rmsprop_sq.", 3e-10);
     CHECK_OK(sk_backend_get_optimizer_state(be, 1, buf));
