@@ -28,8 +28,10 @@ typedef struct {
     int len;        // steps of the last forward
     int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
     int64_t step;   // the last forward's step (keys the weight-drop masks again in backward)
-    float *params, *grads; // (total,) canonical layout
-    float *opt_state;      // (n_slots, total): cfg.optimizer's slots, one allocation (optim.h)
+    // One allocation, llm.c's layout: params, then (training) grads and cfg.optimizer's slots
+    // (optim.h), each (total,) in the canonical layout; params owns it.
+    float *params, *grads; // (total,)
+    float *opt_state;      // (n_slots, total), slot k at opt_state + k * total
     int n_slots;           // sk_optim_of(cfg.optimizer)->n_slots when training, else 0
     sk_param_tensors w, dw;         // named views of params and (training) grads
     int32_t *x, *y;  // (T*B) time-major copies of the window
@@ -75,8 +77,8 @@ static void cpu_destroy(sk_backend *b) {
             for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
             free(per_layer[i]);
         }
-        float *flat[] = {c->params, c->grads, c->opt_state, c->emb, c->logits,  c->row_loss, c->dlogits,
-                         c->dtop,   c->dx,    c->dgates,    c->dh,  c->dc,      c->h_state,  c->c_state, c->in_proj};
+        float *flat[] = {c->params, c->emb,     c->logits,  c->row_loss, c->dlogits, c->dtop,   c->dx,
+                         c->dgates, c->dh,      c->dc,      c->h_state,  c->c_state, c->in_proj}; // params: grads, slots too
         for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
         free(c->x);
         free(c->y);
@@ -544,7 +546,7 @@ static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
 static int alloc_buffers(cpu_impl *c, size_t total) {
     const size_t rows = (size_t)c->T * c->B, H = (size_t)c->H, wide = H > (size_t)c->E ? H : (size_t)c->E;
     int ok = 1;
-    c->params = alloc_floats(total, &ok);
+    c->params = alloc_floats(total * (c->training ? 2 + (size_t)c->n_slots : 1), &ok);
     c->x = calloc(rows, sizeof(int32_t));
     c->y = calloc(rows, sizeof(int32_t));
     if (!c->x || !c->y) ok = 0;
@@ -560,8 +562,7 @@ static int alloc_buffers(cpu_impl *c, size_t total) {
     c->c_state = alloc_floats((size_t)c->L * c->B * H, &ok);
     c->in_proj = alloc_floats((size_t)c->V * 4 * H, &ok);
     if (!c->training) return ok;
-    c->grads = alloc_floats(total, &ok);
-    c->opt_state = alloc_floats((size_t)c->n_slots * total, &ok);
+    if (c->params) c->grads = c->params + total, c->opt_state = c->params + 2 * total;
     if (c->p > 0.0f) {
         c->mask = alloc_per_layer(c->L, rows * H, &ok);
         c->dropped = alloc_per_layer(c->L, rows * H, &ok);

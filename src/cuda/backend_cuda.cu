@@ -84,8 +84,10 @@ typedef struct {
     cudnnHandle_t dnn;
     sk_lstm *lstm; // the LSTM stack behind its seam
     size_t total;                              // floats
-    float *params, *grads;                     // (total,) canonical layout
-    float *opt_state;                          // (n_slots, total): cfg.optimizer's slots, one allocation
+    // One allocation, llm.c's layout (param_block_floats): params, then (training) grads and
+    // cfg.optimizer's slots, in the canonical layout; params owns it.
+    float *params, *grads;                     // (total,) each
+    float *opt_state;                          // (n_slots, total), slot k at opt_state + k * total
     int n_slots;                               // sk_optim_of(cfg.optimizer)->n_slots when training, else 0
     float *dropped_params;                     // (total,) training with wdrop: the LSTM tensors, W_hh masked
     sk_param_tensors w, dw, dropped_w;         // named views of params, grads, dropped_params (where allocated)
@@ -255,7 +257,15 @@ typedef struct {
     const char *what;
 } device_buffer;
 
-constexpr size_t kDeviceBuffers = 22;
+constexpr size_t kDeviceBuffers = 20;
+
+// The floats of the parameters' allocation and where grads and the slots start in it: params,
+// grads and the slots, the first two each rounded up to 64 floats (256 bytes, cudaMalloc's own
+// alignment), so that every part starts aligned as a buffer of its own would.
+size_t param_stride(const cuda_impl *ci) { return (ci->total + 63) / 64 * 64; }
+size_t param_block_floats(const cuda_impl *ci) {
+    return ci->training ? 2 * param_stride(ci) + (size_t)ci->n_slots * ci->total : ci->total;
+}
 
 // Every device buffer of ci's shape (set_shape), in one table: the allocation below and the
 // memory estimate (sk_cuda_memory) read the same rows.
@@ -264,7 +274,7 @@ void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
     const size_t f = sizeof(float);
     const int train = ci->training;
     const device_buffer table[kDeviceBuffers] = {
-        {(void **)&ci->params, f * total, 1, 1, "the parameters"},
+        {(void **)&ci->params, f * param_block_floats(ci), 1, 1, "parameters, gradients, optimizer slots"},
         {(void **)&ci->xy, sizeof(int32_t) * 2 * rows, 1, 0, "input and target ids"},
         {(void **)&ci->args, sizeof *ci->args, 1, 1, "the step's scalars"},
         {(void **)&ci->stats, sizeof *ci->stats, 1, 1, "the step's statistics"},
@@ -277,8 +287,6 @@ void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
         {(void **)&ci->h[1], f * state, 1, 1, "the LSTM state"},
         {(void **)&ci->c[1], f * state, 1, 1, "the LSTM state"},
         {(void **)&ci->partials, sizeof(double) * SK_CUDA_SUMSQ_PARTIALS, 1, 0, "norm partial sums"},
-        {(void **)&ci->grads, f * total, train, 1, "the gradients"},
-        {(void **)&ci->opt_state, f * total * (size_t)ci->n_slots, train, 1, "the optimizer's state"},
         {(void **)&ci->decay_mask, total, train, 0, "the weight-decay mask"},
         {(void **)&ci->demb, f * rows * ci->E, train, 0, "embedding gradients"},
         {(void **)&ci->dh, f * rows * ci->H, train, 0, "LSTM output gradients"},
@@ -299,6 +307,7 @@ sk_status alloc_device_buffers(cuda_impl *ci, sk_error *err) {
         if (bufs[i].zeroed) CUDA_CHECK(cudaMemsetAsync(*bufs[i].p, 0, bufs[i].bytes, ci->stream));
     }
     ci->x = ci->xy, ci->y = ci->xy + (size_t)ci->B * ci->T;
+    if (ci->training) ci->grads = ci->params + param_stride(ci), ci->opt_state = ci->params + 2 * param_stride(ci);
     return SK_OK;
 }
 
@@ -402,7 +411,7 @@ static void cuda_destroy(sk_backend *b) {
         sk_cuda_sampler_free(ci->sampler);
         for (int i = 0; i < 2; i++) sk_step_graphs_free(ci->forward_graphs[i]);
         sk_lstm_destroy(ci->lstm);
-        void *bufs[] = {ci->params, ci->grads,  ci->opt_state,            ci->decay_mask, ci->xy,      ci->args,
+        void *bufs[] = {ci->params, /* grads, opt_state: in params */  ci->decay_mask, ci->xy,      ci->args,
                         ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
                         ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->stats,
                         ci->partials, ci->blas_ws, ci->dropped_params};
