@@ -359,8 +359,9 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
     const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
     const sk_grad_reduce reduce = {reduce_over_ranks, t};
-    const sk_train_step_args a = {t->x + first, t->y + first, o->seq_len, t->st.step, t->st.step + 1, &o->optim,
-                                  r->lr, t->data_parallel ? &reduce : NULL};
+    const sk_train_step_args a = {.x = t->x + first, .y = t->y + first, .len = o->seq_len, .step = t->st.step,
+                                  .opt_step = t->st.step + 1, .optim = &o->optim, .lr = r->lr,
+                                  .reduce = t->data_parallel ? &reduce : NULL};
     const double ts = now_s();
     st = sk_backend_train_step(be, &a, err);
     // Data-parallel: a rank that failed alone (its device) or differs stops every rank here,

@@ -426,8 +426,8 @@ static sk_status refuse_memory(const sk_train_options *o, size_t need, size_t ac
 
 // Refuses, before anything is allocated, a run that cannot fit in memory with a tenth of it left
 // to the rest of the system. Host memory holds the trainer's copies (parameters and the
-// optimizer's slots, held twice while a resume's checkpoint is read; the carried state and a window's
-// ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
+// optimizer's slots, held twice while a resume's checkpoint is read; the carried state and a
+// window's ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
 // GPU holds its backend's buffers (sk_backend_memory_of), checked against its free memory.
 // Each data-parallel rank counts its own share only, as ranks usually sit on nodes of their own.
 static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, const char *device, sk_error *err) {
