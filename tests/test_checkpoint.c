@@ -561,7 +561,7 @@ static void test_corruption(const char *dir) {
 static void fill_state(sk_train_state *s, uint64_t seed) {
     sk_rng r;
     sk_rng_seed(&r, seed);
-    for (size_t i = 0; i < s->n_params; i++) s->slots[i] = sk_rng_normal(&r), s->slots[s->n_params + i] = sk_rng_uniform(&r);
+    for (size_t i = 0; i < (size_t)s->n_slots * s->n_params; i++) s->slots[i] = sk_rng_normal(&r);
     size_t nh = (size_t)s->L * (size_t)s->B * (size_t)s->H;
     for (size_t i = 0; i < nh; i++) s->h[i] = sk_rng_normal(&r), s->c[i] = sk_rng_normal(&r);
     s->step = 1234567890123ll;
@@ -583,6 +583,35 @@ static int state_equal(const sk_train_state *a, const sk_train_state *b) {
            a->optimizer == b->optimizer && a->n_slots == b->n_slots &&
            memcmp(a->slots, b->slots, 4 * a->n_params * (size_t)a->n_slots) == 0 &&
            memcmp(a->h, b->h, 4 * nh) == 0 && memcmp(a->c, b->c, 4 * nh) == 0;
+}
+
+// Version 2 names the optimizer and its slots: an RMSprop state comes back as RMSprop's, and a
+// file whose slot name or optimizer name is not the table's is refused naming it.
+static void test_state_optimizer(const char *dir) {
+    sk_error err;
+    sk_train_state s, t;
+    CHECK_OK(sk_train_state_alloc(&s, 13, SK_OPTIM_RMSPROP, 1, 2, 3, &err));
+    CHECK(s.n_slots == 2 && s.optimizer == SK_OPTIM_RMSPROP);
+    fill_state(&s, 5);
+    char path[512];
+    join(path, sizeof path, dir, "r.000000001.state");
+    CHECK_OK(sk_state_save(path, &s, 7, &err));
+    CHECK_OK(sk_state_load(path, &t, 7, &err));
+    CHECK(state_equal(&s, &t) && t.optimizer == SK_OPTIM_RMSPROP);
+    sk_train_state_free(&t);
+    size_t n;
+    unsigned char *good = read_all(path, &n);
+    CHECK(n > 172 && memcmp(good + 120, "rmsprop", 8) == 0 && memcmp(good + 140, "square_avg", 11) == 0 &&
+          memcmp(good + 156, "momentum_buffer", 16) == 0);
+    good[140] = 'S'; // "Square_avg" (the CRC is checked last: the name is refused first)
+    CHECK(sk_state_load_mem(path, good, n, &t, 7, &err) == SK_ERR_FORMAT &&
+          strstr(err.msg, "slot 0 of rmsprop is \"Square_avg\", not \"square_avg\"") != NULL);
+    good[140] = 's', good[120] = 'R';
+    CHECK(sk_state_load_mem(path, good, n, &t, 7, &err) == SK_ERR_FORMAT &&
+          strstr(err.msg, "optimizer \"Rmsprop\" is not one this build knows") != NULL);
+    CHECK(t.slots == NULL);
+    free(good);
+    sk_train_state_free(&s);
 }
 
 static void test_state(const char *dir) {
@@ -850,6 +879,7 @@ int main(void) {
     test_corruption(dir);
     test_corruption_format_1();
     test_state(dir);
+    test_state_optimizer(dir);
     char sub[600];
     join(sub, sizeof sub, dir, "protocol"); // directories of their own: these count files
     mkdir(sub, 0777);
