@@ -39,7 +39,7 @@ typedef struct sk_train_options_s {
     sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to the run's end (below);
                              // decay_after -1 (step schedule): derived from the run's length, a fifth of
                              // its epochs as char-rnn's 10 of 50 (resolved before it is recorded)
-    sk_adam_hparams adam;
+    sk_optim_hparams optim;  // the optimizer (its kind, recorded and kept on resume) and its hyperparameters
     int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
     int max_epochs;          // 0 = no limit. Both are recorded; a resume keeps them unless named (model_set)
     int64_t eval_every;      // steps between evaluations (0: only at the end)
@@ -97,7 +97,7 @@ typedef struct sk_train_options_s {
 
 // Data-parallel training (o->comm of N > 1 ranks): batch_size B stays the global batch and
 // rank r owns streams [r*B/N, (r+1)*B/N) of the layout one process uses (B % N != 0 is
-// an error). Gradients are summed over ranks before the norm, clipping and Adam, so every
+// an error). Gradients are summed over ranks before the norm, clipping and the optimizer, so every
 // rank holds the same parameters; loss, tokens/s and validation are reduced over ranks;
 // only rank 0 calls the callbacks, holds the out-dir and log locks and writes logs and
 // checkpoints (holding every stream's state, gathered), so a checkpoint resumes under any N

@@ -51,7 +51,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     return SK_OK;
 }
 
-// Collective, data-parallel only: every rank's parameters and Adam moments (just read back)
+// Collective, data-parallel only: every rank's parameters and optimizer slots (just read back)
 // have rank 0's bits. They must (the same summed gradients and the same update everywhere);
 // a difference means the ranks compute differently (other GPU models or library versions),
 // and a checkpoint of rank 0's alone would hide it.
@@ -59,8 +59,7 @@ static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
     const size_t bytes = sizeof(float) * t->be->layout.total;
     uint32_t crc = sk_crc32(0, t->params, bytes);
-    crc = sk_crc32(crc, t->st.m, bytes);
-    crc = sk_crc32(crc, t->st.v, bytes);
+    crc = sk_crc32(crc, t->st.slots, bytes * (size_t)t->st.n_slots);
     return sk_shard_check_same(t->comm, crc, t->st.step, err);
 }
 
@@ -68,7 +67,8 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     sk_backend *be = t->be;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = t->o.batch_size;
     sk_status st = sk_backend_get_params(be, t->params);
-    if (st == SK_OK) st = sk_backend_get_optimizer_state(be, t->st.m, t->st.v);
+    for (int k = 0; k < t->st.n_slots && st == SK_OK; k++)
+        st = sk_backend_get_optimizer_state(be, k, t->st.slots + (size_t)k * t->st.n_params);
     if (st == SK_OK) st = sk_backend_get_state(be, t->h_local, t->c_local);
     if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
     // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes what it holds,
@@ -359,8 +359,9 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
     const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
     const sk_grad_reduce reduce = {reduce_over_ranks, t};
-    const sk_train_step_args a = {t->x + first, t->y + first, o->seq_len, t->st.step, t->st.step + 1, &o->adam,
-                                  r->lr, t->data_parallel ? &reduce : NULL};
+    const sk_train_step_args a = {.x = t->x + first, .y = t->y + first, .len = o->seq_len, .step = t->st.step,
+                                  .opt_step = t->st.step + 1, .optim = &o->optim, .lr = r->lr,
+                                  .reduce = t->data_parallel ? &reduce : NULL};
     const double ts = now_s();
     st = sk_backend_train_step(be, &a, err);
     // Data-parallel: a rank that failed alone (its device) or differs stops every rank here,
