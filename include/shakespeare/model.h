@@ -5,8 +5,8 @@
 //
 // embedding (V, E) -> L recurrent layers of width H (the cell: cell.h) -> dropout -> linear
 // (H -> V) -> softmax CE. All parameters live in ONE float buffer of layout->total floats;
-// gradients and Adam's moments use the same layout. Tensors, in PyTorch's state_dict order, with
-// <p> the cell's torch_prefix and G its gates (cell.h):
+// gradients and the optimizer's state slots use the same layout. Tensors, in PyTorch's
+// state_dict order, with <p> the cell's torch_prefix and G its gates (cell.h):
 //   embedding.weight            (V, E)
 //   <p>.weight_ih_l{k}          (G*H, in_k)   in_0 = E, in_k = H for k > 0
 //   <p>.weight_hh_l{k}          (G*H, H)
@@ -73,7 +73,7 @@ typedef struct {
 sk_layer_offsets sk_layer_at(const sk_param_layout *layout, int k);
 
 // Named views of a buffer in the layout (llm.c's ParameterTensors): every tensor by its name,
-// pointing into one buffer of layout->total floats. Parameters, gradients and Adam's moments
+// pointing into one buffer of layout->total floats. Parameters, gradients and optimizer slots
 // share the layout, so one function points a view into any of them; the buffer may be device
 // memory (nothing is read or written through the pointers here). Borrowed: the buffer owns.
 typedef struct {

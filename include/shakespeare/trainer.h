@@ -1,7 +1,7 @@
 // trainer.h: the training loop: data, backend, optimizer, evaluation, checkpoints, logs.
 // defines: sk_train_options, sk_train_options_default, sk_trainer_init, sk_trainer_run,
-//          sk_trainer_evaluate, sk_trainer_failed_alone, sk_trainer_free, sk_train_callbacks, sk_progress,
-//          sk_train_summary
+//          sk_trainer_evaluate, sk_trainer_info, sk_train_info, sk_trainer_failed_alone, sk_trainer_free,
+//          sk_train_callbacks, sk_progress, sk_train_summary
 // The trainer never prints: it reports progress through callbacks, and the CLI prints.
 #ifndef SHAKESPEARE_TRAINER_H
 #define SHAKESPEARE_TRAINER_H
@@ -40,7 +40,7 @@ typedef struct sk_train_options_s {
     sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to the run's end (below);
                              // decay_after -1 (step schedule): derived from the run's length, a fifth of
                              // its epochs as char-rnn's 10 of 50 (resolved before it is recorded)
-    sk_adam_hparams adam;
+    sk_optim_hparams optim;  // the optimizer (its kind, recorded and kept on resume) and its hyperparameters
     int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
     int max_epochs;          // 0 = no limit. Both are recorded; a resume keeps them unless named (model_set)
     int64_t eval_every;      // steps between evaluations (0: only at the end)
@@ -98,7 +98,7 @@ typedef struct sk_train_options_s {
 
 // Data-parallel training (o->comm of N > 1 ranks): batch_size B stays the global batch and
 // rank r owns streams [r*B/N, (r+1)*B/N) of the layout one process uses (B % N != 0 is
-// an error). Gradients are summed over ranks before the norm, clipping and Adam, so every
+// an error). Gradients are summed over ranks before the norm, clipping and the optimizer, so every
 // rank holds the same parameters; loss, tokens/s and validation are reduced over ranks;
 // only rank 0 calls the callbacks, holds the out-dir and log locks and writes logs and
 // checkpoints (holding every stream's state, gathered), so a checkpoint resumes under any N
@@ -180,6 +180,19 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *summary, sk_error *err
 // zero state, without touching the training state: the whole split, or with eval_tokens the
 // first ceil(eval_tokens / B) positions of each of its B streams.
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err);
+
+// What a run is about to do, for a summary at its start (after sk_trainer_init).
+typedef struct {
+    size_t n_params;         // floats in the model
+    int vocab_size;          // V, the model's
+    size_t corpus_chars;     // symbols of the data file
+    size_t n_train, n_val, n_test; // its splits, in symbols
+    int64_t steps_per_epoch; // training windows per epoch (0 for --eval-only)
+    int64_t start_step;      // the step the run starts from (a resumed checkpoint's)
+    int64_t end_step;        // the step it ends at: the nearer of --max-iters and --max-epochs
+    const char *ended_by;    // which of them: "max-iters" or "max-epochs" (the setting's name)
+} sk_train_info;
+void sk_trainer_info(const sk_trainer *t, sk_train_info *info);
 
 // 1 when the last error was this rank's alone (see data-parallel training above).
 int sk_trainer_failed_alone(const sk_trainer *t);

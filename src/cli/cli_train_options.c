@@ -31,6 +31,7 @@ ENUM_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_parse, sk_vocab_mode_name)
 ENUM_KIND(kind_init, sk_init_scheme, init_scheme_parse, init_scheme_name)
 ENUM_KIND(kind_cell, sk_cell_kind, cell_parse, cell_name)
 ENUM_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_parse, sk_lr_kind_name)
+ENUM_KIND(kind_optimizer, sk_optim_kind, sk_optim_kind_parse, sk_optim_kind_name)
 ENUM_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name)
 ENUM_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_parse, sk_tensor_cores_name)
 
@@ -76,7 +77,8 @@ static const cli_option train_opts[] = {
              "a resumed run keeps the checkpoint's", .set_bit = SK_SET_VOCAB},
     {.name = "cache-dir", .arg = "DIR", .type = CLI_STR, .offset = AT(cache_dir),
      .help = "where the data's token cache lives, tokenized once and\n"
-             "memory-mapped by later runs", .default_text = "shakespeare-cache beside --out-dir", .per_rank = 1},
+             "memory-mapped by later runs\n", .per_rank = 1,
+     .default_text = "$XDG_CACHE_HOME/shakespeare or ~/.cache/shakespeare, else in --out-dir"},
     {.name = "train-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(train_frac), .hi = 1, .lo_open = 1,
      .help = "leading fraction used for training", .json = "train_frac"},
     {.name = "val-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(val_frac), .hi = 1, .hi_open = 1,
@@ -108,7 +110,12 @@ static const cli_option train_opts[] = {
      .hi = 1 << 20, .help = "parallel streams B", .json = "batch_size"},
     {.name = "seq-length", .arg = "N", .type = CLI_INT, .offset = AT(seq_len), .lo = 1, .hi = 1 << 20,
      .help = "window length T for truncated back-propagation", .json = "seq_length"},
-    {.section = "Optimization (Adam):", .name = "lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.lr), .hi = 10,
+    // The record holds the optimizer, which a resume keeps (its state file's slots are that one's).
+    {.section = "Optimization:", .name = "optimizer", .arg = "O", .type = CLI_KIND, .offset = AT(optim.kind),
+     .kind = &kind_optimizer, .help = "adam (AdamW: --beta1, --beta2, --eps, --weight-decay) |\n"
+             "rmsprop (torch.optim.RMSprop, char-rnn's: --alpha, --momentum, --eps,\n"
+             "--weight-decay); a resume keeps the checkpoint's", .json = "optimizer"},
+    {.name = "lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.lr), .hi = 10,
      .lo_open = 1, .help = "learning rate", .json = "lr"},
     {.name = "lr-schedule", .arg = "S", .type = CLI_KIND, .offset = AT(lr.kind), .kind = &kind_lr_schedule,
      .help = "constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
@@ -127,16 +134,22 @@ static const cli_option train_opts[] = {
      .kind = &kind_decay_after, .help = "epochs before step decay starts; auto = a fifth of the run's epochs\n"
              "(char-rnn's 10 of 50), so that a step schedule decays in any run of 2\n"
              "epochs or more", .json = "lr_decay_after"},
-    {.name = "beta1", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.beta1), .hi = 1, .hi_open = 1, .help = "",
-     .json = "beta1"},
-    {.name = "beta2", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.beta2), .hi = 1, .hi_open = 1, .help = "",
-     .json = "beta2"},
+    {.name = "beta1", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.beta1), .hi = 1, .hi_open = 1,
+     .help = "adam: the first moment's decay rate", .json = "beta1"},
+    {.name = "beta2", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.beta2), .hi = 1, .hi_open = 1,
+     .help = "adam: the second moment's decay rate", .json = "beta2"},
+    {.name = "alpha", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.alpha), .hi = 1, .hi_open = 1,
+     .help = "rmsprop: the squared gradients' average's decay rate (char-rnn's\n"
+             "decay_rate 0.95)", .json = "alpha"},
+    {.name = "momentum", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.momentum), .hi = 1, .hi_open = 1,
+     .help = "rmsprop: momentum; 0 = none", .json = "momentum"},
     // eps: FLT_MIN, as a smaller one is 0 in single precision
-    {.name = "eps", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.eps), .lo = FLT_MIN, .hi = 1, .help = "",
-     .json = "eps"},
-    {.name = "weight-decay", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.weight_decay), .hi = 1,
-     .help = "decoupled weight decay on weight matrices", .json = "weight_decay"},
-    {.name = "grad-clip", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.grad_clip), .hi = 1e30,
+    {.name = "eps", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.eps), .lo = FLT_MIN, .hi = 1,
+     .help = "added to the denominator's square root", .json = "eps"},
+    {.name = "weight-decay", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.weight_decay), .hi = 1,
+     .help = "weight decay on weight matrices: decoupled for adam (AdamW), an L2\n"
+             "term in the gradient for rmsprop (as torch.optim.RMSprop)", .json = "weight_decay"},
+    {.name = "grad-clip", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.grad_clip), .hi = 1e30,
      .help = "clip the global gradient norm to F; 0 disables", .json = "grad_clip"},
     // The run's end: a limit named alone (above 0) is the only one (the other's default does not
     // cap it); both are recorded, and a resume keeps them unless one is named.

@@ -51,7 +51,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     return SK_OK;
 }
 
-// Collective, data-parallel only: every rank's parameters and Adam moments (just read back)
+// Collective, data-parallel only: every rank's parameters and optimizer slots (just read back)
 // have rank 0's bits. They must (the same summed gradients and the same update everywhere);
 // a difference means the ranks compute differently (other GPU models or library versions),
 // and a checkpoint of rank 0's alone would hide it.
@@ -59,8 +59,7 @@ static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
     const size_t bytes = sizeof(float) * t->be->layout.total;
     uint32_t crc = sk_crc32(0, t->params, bytes);
-    crc = sk_crc32(crc, t->st.m, bytes);
-    crc = sk_crc32(crc, t->st.v, bytes);
+    crc = sk_crc32(crc, t->st.slots, bytes * (size_t)t->st.n_slots);
     return sk_shard_check_same(t->comm, crc, t->st.step, err);
 }
 
@@ -68,7 +67,8 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     sk_backend *be = t->be;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = t->o.batch_size;
     sk_status st = sk_backend_get_params(be, t->params);
-    if (st == SK_OK) st = sk_backend_get_optimizer_state(be, t->st.m, t->st.v);
+    for (int k = 0; k < t->st.n_slots && st == SK_OK; k++)
+        st = sk_backend_get_optimizer_state(be, k, t->st.slots + (size_t)k * t->st.n_params);
     if (st == SK_OK) st = sk_backend_get_state(be, t->state_local);
     if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
     // Every rank's streams into rank 0's (S, L, B, H) state, one state tensor at a time; rank 0
@@ -197,7 +197,8 @@ static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
     // Rank 0 writes the log; a failed write stops every rank.
-    st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)
+    st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f,\"elapsed_s\":%.3f}\n",
+                                      (long long)t->st.step, val, now_s() - t->t0)
                       : SK_OK;
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
@@ -359,8 +360,9 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
     const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
     const sk_grad_reduce reduce = {reduce_over_ranks, t};
-    const sk_train_step_args a = {t->x + first, t->y + first, o->seq_len, t->st.step, t->st.step + 1, &o->adam,
-                                  r->lr, t->data_parallel ? &reduce : NULL};
+    const sk_train_step_args a = {.x = t->x + first, .y = t->y + first, .len = o->seq_len, .step = t->st.step,
+                                  .opt_step = t->st.step + 1, .optim = &o->optim, .lr = r->lr,
+                                  .reduce = t->data_parallel ? &reduce : NULL};
     const double ts = now_s();
     st = sk_backend_train_step(be, &a, err);
     // Data-parallel: a rank that failed alone (its device) or differs stops every rank here,
@@ -391,9 +393,9 @@ static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
     sk_status st = t->rank != 0 ? SK_OK
                                 : sk_outdir_log(&t->od, err,
                                                 "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
-                                                "\"tokens_per_s\":%.1f}\n",
+                                                "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f}\n",
                                                 (long long)s, (double)p.epoch + (double)p.window / (double)r->windows,
-                                                (double)r->loss, (double)r->lr, p.tokens_per_s);
+                                                (double)r->loss, (double)r->lr, p.tokens_per_s, now_s() - t->t0);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
     return SK_OK;
@@ -463,6 +465,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         t->cb.on_notice(t->cb.ctx, line);
     }
     run_state r = start_run(t);
+    t->t0 = r.t0;
     sk_status st;
     while (!limit_reached(t) && !t->stop) {
         if ((st = take_step(t, &r, err)) != SK_OK || (st = run_schedule(t, &r, err)) != SK_OK) return st;

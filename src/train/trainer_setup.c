@@ -34,7 +34,8 @@ void sk_train_options_default(sk_train_options *o) {
     o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
     o->batch_size = 32, o->seq_len = 100;
     o->lr = (sk_lr_schedule){.kind = SK_LR_CONSTANT, .lr = 2e-3f, .min_lr = 1e-4f, .decay = 0.97f, .decay_after = -1};
-    o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};
+    o->optim = (sk_optim_hparams){.kind = SK_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .alpha = 0.99, .momentum = 0.0,
+                                  .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 5.0}; // torch.optim's defaults
     o->max_iters = 0, o->max_epochs = 9;
     o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
     o->log_every = 10;
@@ -143,31 +144,32 @@ static sk_status check_ranks_options(const sk_trainer *t, sk_error *err) {
     return SK_OK;
 }
 
-// The model's vocabulary for the run: a model file's (a resume, fine-tuning) holds every symbol
-// of the data, which may use fewer of them; the data's ids then become the model's through
-// t->id_map when read. A symbol the model lacks is refused, naming the first MAX_NAMED of them.
+// The model's vocabulary for the run: a model file's (a resume, fine-tuning), else the data's,
+// else (a new --vocab bytes model) all 256 byte values. It holds every symbol of the data, which
+// may use fewer of them; the data's ids then become the model's through t->id_map when read. A
+// symbol the model lacks is refused, naming the first MAX_NAMED of them.
 #define MAX_NAMED 10
 static sk_status map_vocab(sk_trainer *t, const sk_vocab *model, const char *model_path, sk_error *err) {
     const sk_vocab *data = &t->cache.vocab;
-    sk_status st = sk_vocab_copy(&t->vocab, model ? model : data, err);
-    if (st != SK_OK || !model || sk_vocab_equal(data, model)) return st;
+    sk_status st = model || !data->bytes ? sk_vocab_copy(&t->vocab, model ? model : data, err)
+                                         : sk_vocab_all_bytes(&t->vocab, err);
+    if (st != SK_OK) return st;
+    // A new model (fresh, or --init-weights) begins its texts after a newline; a resumed one keeps
+    // its file's start (none for files written before it), so that it samples as it did.
+    if (!t->o.init_from) t->vocab.start_newline = sk_vocab_index(&t->vocab, '\n') >= 0;
+    if (sk_vocab_equal(data, &t->vocab)) return SK_OK;
+    model = &t->vocab;
     uint32_t missing[MAX_NAMED];
     if (!(t->id_map = malloc(sizeof(int32_t) * (size_t)data->size))) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     const int n = sk_vocab_map(data, model, t->id_map, missing, MAX_NAMED);
     if (n == 0) return SK_OK;
-    char list[MAX_NAMED * 24] = "";
-    size_t k = 0;
-    for (int i = 0; i < n && i < MAX_NAMED && k < sizeof list; i++) {
-        char one[32];
-        if (model->bytes) snprintf(one, sizeof one, "0x%02X", (unsigned)missing[i]);
-        else sk_vocab_describe_char(missing[i], one, sizeof one);
-        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", one);
-    }
-    if (n > MAX_NAMED && k < sizeof list) snprintf(list + k, sizeof list - k, " and %d more", n - MAX_NAMED);
+    char list[MAX_NAMED * 32];
+    sk_vocab_describe_list(missing, MAX_NAMED, n, model->bytes, list, sizeof list);
     if (model->bytes)
-        return sk_fail(err, SK_ERR_MISMATCH, "%s has %d byte value%s that the model %s lacks: %s; a --vocab bytes "
-                       "model knows the byte values of the text it was trained on", t->o.data_path, n, n == 1 ? "" : "s",
-                       model_path, list);
+        return sk_fail(err, SK_ERR_MISMATCH, "%s has %d byte value%s that the model %s lacks: %s; this --vocab "
+                       "bytes model, written before byte models took all 256 values, knows only the bytes of the "
+                       "text it was trained on (a model trained now knows them all)", t->o.data_path, n,
+                       n == 1 ? "" : "s", model_path, list);
     return sk_fail(err, SK_ERR_MISMATCH, "%s has %d symbol%s that the model %s lacks: %s; a model knows the symbols "
                    "it was trained on (train the next one with --vocab bytes to take any text)", t->o.data_path, n,
                    n == 1 ? "" : "s", model_path, list);
@@ -371,7 +373,8 @@ static sk_backend_config backend_config(const sk_trainer *t, const char *tune_di
                                .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
                                .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
                                .plstm_tensor_cores = o->tensor_cores, .rnn_autotune = t->nranks == 1,
-                               .rnn_tune_dir = tune_dir, .cudnn_chunk_steps = o->cudnn_chunk_steps};
+                               .rnn_tune_dir = tune_dir, .cudnn_chunk_steps = o->cudnn_chunk_steps,
+                               .optimizer = o->optim.kind};
 }
 
 // The device choices a resume took from its checkpoint (not named, so differing from given's),
@@ -414,15 +417,17 @@ static sk_status refuse_memory(const sk_train_options *o, size_t need, size_t ac
         return sk_fail(err, SK_ERR_ARG, "seq-length %d with --batch-size %d needs about %s of %s (%s of it the "
                        "activations kept for backprop through time), more than 90%% of the %s available: lower "
                        "--seq-length or --batch-size", o->seq_len, o->batch_size, want, where, act, have);
+    const sk_optim_info *opt = sk_optim_of(o->optim.kind);
     return sk_fail(err, SK_ERR_ARG, "hidden-size %d with --num-layers %d needs about %s of %s (the weights, their "
-                   "gradients, Adam's moments and %s of activations), more than 90%% of the %s available: lower "
-                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, where, act, have);
+                   "gradients, %s's %d state slots and %s of activations), more than 90%% of the %s available: lower "
+                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, where,
+                   opt ? opt->name : "?", opt ? opt->n_slots : 0, act, have);
 }
 
 // Refuses, before anything is allocated, a run that cannot fit in memory with a tenth of it left
-// to the rest of the system. Host memory holds the trainer's copies (parameters and Adam's
-// moments, held twice while a resume's checkpoint is read; the carried state and a window's
-// ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
+// to the rest of the system. Host memory holds the trainer's copies (parameters and the
+// optimizer's slots, held twice while a resume's checkpoint is read; the carried state and a
+// window's ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
 // GPU holds its backend's buffers (sk_backend_memory_of), checked against its free memory.
 // Each data-parallel rank counts its own share only, as ranks usually sit on nodes of their own.
 static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, const char *device, sk_error *err) {
@@ -436,7 +441,9 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
     if (sk_param_layout_init(&layout, &o->model, err) != SK_OK) return SK_ERR_ARG;
     const size_t params = layout.total;
     sk_param_layout_free(&layout);
-    size_t need = sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
+    const sk_optim_info *opt = sk_optim_of(o->optim.kind);
+    const size_t copies = 2 * (1 + (size_t)(opt ? opt->n_slots : SK_OPTIM_MAX_SLOTS)); // parameters and slots, twice
+    size_t need = sizeof(float) * (copies * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
     size_t acts = 0, available = m.on_cuda ? sk_host_memory_available() : m.available;
     if (!m.on_cuda) {
         need += m.need, acts = m.activations;
@@ -485,7 +492,7 @@ static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *er
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     t->n_states = sk_model_cell(&t->o.model)->n_states;
-    sk_status st = sk_train_state_alloc(&t->st, lay->total, t->n_states, L, B, H, err);
+    sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, t->n_states, L, B, H, err);
     if (st != SK_OK) return st;
     t->st.best_step = -1;
     t->st.seed = o->seed;
@@ -538,7 +545,16 @@ static void continue_epoch(sk_trainer *t, const sk_train_state *saved) {
     snprintf(t->option_notes + used, sizeof t->option_notes - used, "%s\n", line);
 }
 
-// Resume: optimizer moments, counters, generator, the position in the epoch; the carried
+// A resume goes on with the optimizer whose state it saved; another one (--optimizer) is refused.
+static sk_status check_resume_optimizer(const sk_train_options *o, const sk_train_state *saved, sk_error *err) {
+    if (saved->optimizer == o->optim.kind) return SK_OK;
+    const char *mine = sk_optim_kind_name(o->optim.kind), *theirs = sk_optim_kind_name(saved->optimizer);
+    return sk_fail(err, SK_ERR_ARG, "optimizer %s differs from the checkpoint's %s, whose state it cannot take: resume "
+                   "with --optimizer %s, or start a new run from its weights with --init-weights", mine, theirs,
+                   theirs);
+}
+
+// Resume: optimizer slots, counters, generator, the position in the epoch; the carried
 // state when the batching (B and T) is unchanged.
 static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
     const sk_train_state *saved = &sp->saved;
@@ -546,7 +562,9 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     t->st.step = saved->step, t->st.epoch = saved->epoch;
     t->st.best_val_loss = saved->best_val_loss, t->st.best_step = saved->best_step;
     t->st.rng = saved->rng;
-    sk_status st = sk_backend_set_optimizer_state(t->be, saved->m, saved->v);
+    sk_status st = SK_OK;
+    for (int k = 0; k < saved->n_slots && st == SK_OK; k++)
+        st = sk_backend_set_optimizer_state(t->be, k, saved->slots + (size_t)k * saved->n_params);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
     if (saved->S != t->n_states)
         return sk_fail(err, SK_ERR_FORMAT, "%s: its training state holds %d state tensor%s a layer; the model's %s cell "
@@ -618,6 +636,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *given, sk_err
     const int resuming = sp.has_state && !o->eval_only;
     // Dropout masks are keyed by (seed, step): a resume keeps the run's seed unless told otherwise.
     if (resuming && !(o->model_set & SK_SET_SEED)) t->o.seed = sp.saved.seed;
+    if (resuming && (st = check_resume_optimizer(o, &sp.saved, err)) != SK_OK) goto done;
     if ((st = create_backend(t, given, err)) != SK_OK || (st = allocate(t, o, err)) != SK_OK ||
         (st = set_weights(t, o, &sp, err)) != SK_OK)
         goto done;

@@ -57,18 +57,22 @@ want = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU, "rnn": torch.nn.RNN}[cell]
 assert meta["cell"] == cell and type(module) is want, (meta["cell"], type(module))
 assert cell != "rnn" or module.nonlinearity == "tanh"
 index = {cp: i for i, cp in enumerate(meta["vocab"])}
-ids = torch.tensor([[index[ord(ch)] for ch in open(text_path, encoding="utf-8").read()]])
+text = open(text_path, encoding="utf-8").read()
+start = [index[ord(ch)] for ch in meta["start_context"]]  # "\n" for a model trained now: fed first, unscored
+ids = torch.tensor([start + [index[ord(ch)] for ch in text]])
 with torch.no_grad():
     logits, _ = model(ids[:, :-1])
     nll = torch.nn.functional.cross_entropy(logits[0].double(), ids[0, 1:], reduction="sum").item()
-t_nats = nll / (ids.shape[1] - 1)
+t_nats = nll / len(text)
+assert ids.shape[1] - 1 == len(text), "one start context character"
 print(f"torch {t_nats:.6f} nats/char, shakespeare-sample {c_nats:.6f}; |diff| {abs(t_nats - c_nats):.2e}")
 # The other way: the same weights moved by PyTorch, saved from the torch.nn module.
 with torch.no_grad():
     for p in model.parameters():
         p.mul_(0.9)
 os.makedirs(out, exist_ok=True)
-save_checkpoint(model, meta["vocab"], os.path.join(out, "torch.safetensors"))
+save_checkpoint(model, meta["vocab"], os.path.join(out, "torch.safetensors"), vocab_mode=meta.get("vocab_mode"),
+                start_context=meta["start_context"] or None)
 sys.exit(0 if abs(t_nats - c_nats) <= 1e-4 else 1)
 PYEOF
     rc=$?
