@@ -1,6 +1,6 @@
 // optim.h: Adam with decoupled weight decay, global-norm clipping, learning-rate schedules.
 // defines: sk_adam_update, sk_adam_update_range, sk_grad_norm, sk_clip_scale,
-//          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_name, sk_lr_kind_parse
+//          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_words, sk_lr_kind_name, sk_lr_kind_parse
 #ifndef SHAKESPEARE_OPTIM_H
 #define SHAKESPEARE_OPTIM_H
 
@@ -10,6 +10,7 @@
 #include "shakespeare/model.h"
 #include "shakespeare/status.h"
 #include "shakespeare/step_math.h" // sk_adam_hparams
+#include "shakespeare/words.h"
 
 // L2 norm of g[0..n), accumulated in double in index order (deterministic).
 double sk_grad_norm(const float *g, size_t n);
@@ -52,6 +53,8 @@ typedef struct {
 // Warm-up (any kind, when warmup_iters > 0): lr * (iter + 1) / warmup_iters.
 float sk_lr_at(const sk_lr_schedule *s, int64_t iter, int64_t epoch);
 
+// The schedules' words (words.h): constant, step, cosine.
+extern const sk_words sk_lr_kind_words;
 const char *sk_lr_kind_name(sk_lr_kind k);
 // Parses "constant", "step", "cosine"; SK_ERR_ARG otherwise.
 sk_status sk_lr_kind_parse(const char *s, sk_lr_kind *out, sk_error *err);

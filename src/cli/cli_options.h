@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "shakespeare/status.h"
+#include "shakespeare/words.h"
 
 typedef enum {
     CLI_ACTION, // no value, no field: handled by the caller (--help, --version)
@@ -31,6 +32,9 @@ typedef struct {
     sk_status (*parse)(const char *flag, const char *s, void *field, sk_error *err);
     const char *(*name)(const void *field, char *buf, size_t n);
     int quoted; // 1: a JSON string in the options record; 0: a bare number
+    // An enumeration's words (words.h), or NULL: --help lists, under the option, each word that
+    // has help with its phrase, so that a new word is one row of the library's table.
+    const sk_words *words;
 } cli_kind;
 
 typedef struct {

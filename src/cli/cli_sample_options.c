@@ -43,9 +43,7 @@ static const cli_option sample_opts[] = {
     {.name = "device", .arg = "D", .type = CLI_KIND, .offset = AT(device), .kind = &cli_kind_device,
      .help = "auto | cpu | cuda | cuda:N"},
     {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation: auto (cudnn; in bf16 the persistent kernels) |\n"
-             "cudnn | cudnn-persist | persistent | persistent-layerwise |\n"
-             "persistent-cluster (see shakespeare-train --help); the CPU takes only auto"},
+     .help = "the CUDA LSTM implementation (the CPU takes only auto)"},
     {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(threads), .hi = 1024,
      .help = "CPU threads; 0 = all cores"},
     // Hidden, for benchmarks (scripts/bench_sample.sh): the loop the fused sampler replaced.

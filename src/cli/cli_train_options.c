@@ -10,19 +10,11 @@
 #include "cli_args.h"
 #include "cli_kinds.h"
 
-static sk_status init_scheme_parse(const char *s, sk_init_scheme *out, sk_error *err) {
-    if (strcmp(s, "uniform") == 0) *out = SK_INIT_UNIFORM;
-    else if (strcmp(s, "pytorch") == 0) *out = SK_INIT_PYTORCH;
-    else return sk_fail(err, SK_ERR_ARG, "--init expects uniform or pytorch, got \"%s\"", s);
-    return SK_OK;
-}
-static const char *init_scheme_name(sk_init_scheme s) { return s == SK_INIT_UNIFORM ? "uniform" : "pytorch"; }
-
-ENUM_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_parse, sk_vocab_mode_name)
-ENUM_KIND(kind_init, sk_init_scheme, init_scheme_parse, init_scheme_name)
-ENUM_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_parse, sk_lr_kind_name)
-ENUM_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name)
-ENUM_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_parse, sk_tensor_cores_name)
+WORDS_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_words)
+WORDS_KIND(kind_init, sk_init_scheme, sk_init_scheme_words)
+WORDS_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_words)
+WORDS_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_words)
+WORDS_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_words)
 
 // --keep-checkpoints N|all: all is -1.
 static sk_status keep_parse(const char *flag, const char *s, void *field, sk_error *err) {
@@ -35,7 +27,7 @@ static const char *keep_name(const void *field, char *buf, size_t n) {
     snprintf(buf, n, "%d", k);
     return buf;
 }
-static const cli_kind kind_keep = {keep_parse, keep_name, 1};
+static const cli_kind kind_keep = {.parse = keep_parse, .name = keep_name, .quoted = 1};
 
 // An entry with a JSON key is in the checkpoint's options record, and a resume (--init-from,
 // --eval-only) takes its recorded value unless the command line names it (cli_options_inherit).
@@ -155,11 +147,7 @@ static const cli_option train_opts[] = {
      .help = "auto | cpu | cuda | cuda:N"},
     // The record holds the implementation that ran (auto's choice), which a resume takes again.
     {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation: auto (the fastest that fits, measured at the\n"
-             "start of a run and cached; a resume keeps the checkpoint's) | cudnn |\n"
-             "cudnn-persist (cuDNN's persistent algorithms) | persistent (our kernels,\n"
-             "wavefront) | persistent-layerwise (layer after layer) | persistent-cluster\n"
-             "(layer after layer, thread-block clusters); the CPU takes only auto", .json = "rnn_impl"},
+     .help = "the CUDA LSTM implementation (the CPU takes only auto)", .json = "rnn_impl"},
     {.name = "cuda-graph", .arg = "G", .type = CLI_KIND, .offset = AT(cuda_graph), .kind = &kind_cuda_graph,
      .help = "replay each CUDA training step as one captured graph: on (a failed capture\n"
              "is an error) | try (a failed capture: eager from there, with a notice) |\n"

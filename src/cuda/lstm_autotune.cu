@@ -55,10 +55,6 @@ double now_s() {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-const char *tc_word(sk_tensor_cores t) {
-    return t == SK_TENSOR_CORES_ON ? "on" : t == SK_TENSOR_CORES_OFF ? "off" : "auto";
-}
-
 // "persistent-layerwise (tensor cores)", "cudnn".
 void choice_text(sk_rnn_choice c, char *buf, size_t n) {
     snprintf(buf, n, "%s%s", sk_rnn_impl_name(c.impl),
@@ -167,7 +163,7 @@ sk_status cache_key(const sk_lstm_config *cfg, sk_tensor_cores request, char *ke
              "B=%d T=%d E=%d H=%d L=%d dropout=%d precision=%s tensor-cores=%s",
              p.name, p.major, p.minor, p.multiProcessorCount, driver, runtime, cudnnGetVersion(), CUBLAS_VERSION,
              (long long)so.st_size, (long long)so.st_mtim.tv_sec, so.st_mtim.tv_nsec, cfg->B, cfg->T, cfg->E, cfg->H,
-             cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->precision), tc_word(request));
+             cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->precision), sk_tensor_cores_name(request));
     return SK_OK;
 }
 
@@ -191,15 +187,11 @@ int cache_read(const char *path, const char *key, sk_rnn_choice *c) {
              fgets(line, sizeof line, f) && sscanf(line, "choice: %63s tensor-cores=%15s", impl, tc) == 2;
     fclose(f);
     if (!ok) return 0;
-    // By name, as written (backend.c's parsers are the programs', not this module's).
-    c->impl = SK_RNN_AUTO;
-    for (int i = 1; i < SK_RNN_IMPL_COUNT; i++)
-        if (strcmp(impl, sk_rnn_impl_name((sk_rnn_impl)i)) == 0) c->impl = (sk_rnn_impl)i;
-    const sk_tensor_cores words[] = {SK_TENSOR_CORES_DEFAULT, SK_TENSOR_CORES_ON, SK_TENSOR_CORES_OFF};
-    int tc_ok = 0;
-    for (sk_tensor_cores w : words)
-        if (strcmp(tc, tc_word(w)) == 0) c->tensor_cores = w, tc_ok = 1;
-    return c->impl != SK_RNN_AUTO && tc_ok;
+    // By name, as written: the words of backend.h's tables.
+    sk_error unused;
+    *c = {SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
+    return sk_rnn_impl_parse(impl, &c->impl, &unused) == SK_OK && c->impl != SK_RNN_AUTO &&
+           sk_tensor_cores_parse(tc, &c->tensor_cores, &unused) == SK_OK;
 }
 
 sk_status cache_write(const char *dir, const char *path, const char *key, sk_rnn_choice c, const char *times,
@@ -207,7 +199,7 @@ sk_status cache_write(const char *dir, const char *path, const char *key, sk_rnn
     SK_TRY(sk_mkdir_p(dir, "the LSTM choice cache", err));
     char text[2048];
     const int n = snprintf(text, sizeof text, "%s\nkey: %s\nchoice: %s tensor-cores=%s\ntimes: %s\n", kCacheMagic,
-                           key, sk_rnn_impl_name(c.impl), tc_word(c.tensor_cores), times);
+                           key, sk_rnn_impl_name(c.impl), sk_tensor_cores_name(c.tensor_cores), times);
     sk_atomic_file af;
     SK_TRY(sk_atomic_open(&af, path, err));
     sk_status st = sk_atomic_write(&af, text, (size_t)n, err);

@@ -85,6 +85,8 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
         }
         return sk_lstm_create_cudnn(cfg, out, err);
     }
+    default:
+        break;
     }
     return sk_fail(err, SK_ERR_ARG, "unknown LSTM implementation %d", (int)which);
 }
