@@ -63,27 +63,38 @@ void choice_text(sk_rnn_choice c, char *buf, size_t n) {
                                                      : "");
 }
 
+// The registry's candidates in its order (cuDNN, the first, fits every shape it takes), each
+// with variants once per inner product: fp32 is strict fp32, CUDA cores only; otherwise both,
+// unless --tensor-cores names one. One that does not fit (its descriptor's fits, or its creation
+// refusing) shows in the report as such.
 int list_candidates(const sk_lstm_config *cfg, sk_tensor_cores request, candidate *out) {
-    int n = 0;
-    const char *unused;
-    if (sk_cudnn_rnn_precision_ok(cfg->precision, &unused)) {
-        out[n++] = {{SK_RNN_CUDNN, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
-        out[n++] = {{SK_RNN_CUDNN_PERSIST, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
-    }
-    // fp32 is strict fp32: CUDA cores only. Otherwise both, unless --tensor-cores names one.
     sk_tensor_cores tcs[2] = {SK_TENSOR_CORES_ON, SK_TENSOR_CORES_OFF};
     int ntc = 2;
     if (cfg->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
     else if (request != SK_TENSOR_CORES_DEFAULT) tcs[0] = request, ntc = 1;
-    const sk_rnn_impl persistent[] = {SK_RNN_PERSISTENT_LAYERWISE, SK_RNN_PERSISTENT_CLUSTER, SK_RNN_PERSISTENT};
-    for (sk_rnn_impl impl : persistent)
-        for (int i = 0; i < ntc; i++) out[n++] = {{impl, tcs[i]}, -1.0, ""};
+    int n = 0;
+    for (int id = 0; id < SK_RNN_IMPL_COUNT; id++) {
+        const sk_lstm_impl *d = sk_lstm_impl_of((sk_rnn_impl)id);
+        if (!d->candidate) continue;
+        if (!d->variants) {
+            out[n++] = {{d->id, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
+            continue;
+        }
+        for (int i = 0; i < ntc && n < kMaxCandidates; i++) out[n++] = {{d->id, tcs[i]}, -1.0, ""};
+    }
     return n;
 }
 
+// Creates choice c: SK_ERR_ARG, without creating anything, where its descriptor says it does not fit.
 sk_status create_choice(const sk_lstm_config *cfg, sk_rnn_choice c, sk_lstm **out, sk_error *err) {
+    *out = NULL;
     sk_lstm_config cc = *cfg;
     cc.tensor_cores = c.tensor_cores;
+    const sk_lstm_impl *d = sk_lstm_impl_of(c.impl);
+    int fits = 1;
+    char why[256] = "";
+    if (d && d->fits) SK_TRY(d->fits(&cc, &fits, why, sizeof why, err));
+    if (!fits) return sk_fail(err, SK_ERR_ARG, "rnn-impl %s does not fit: %s", sk_rnn_impl_name(c.impl), why);
     return sk_lstm_create(c.impl, &cc, out, NULL, 0, err);
 }
 

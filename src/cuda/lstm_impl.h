@@ -2,7 +2,8 @@
 // (cuDNN in lstm_impl_cudnn.cu, the persistent kernels in lstm_impl_persistent.cu) fills one
 // small table of operations; the backend drives the L-layer LSTM only through it (private
 // to src/cuda/).
-// defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
+// defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_impl, sk_lstm_impl_of, sk_lstm_impl_TAG (one
+//          per row of SK_RNN_IMPLS), sk_lstm_create, sk_lstm_destroy,
 //          sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name,
 //          sk_lstm_create_cudnn_wavefront,
 //          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits,
@@ -62,8 +63,31 @@ typedef enum {
 
 typedef struct sk_lstm sk_lstm;
 
+// An implementation as the registry holds it: one descriptor per row of backend.h's
+// SK_RNN_IMPLS (its word and help), defined as sk_lstm_impl_TAG in the implementation's own
+// file. sk_lstm_create and rnn_impl auto's candidates (lstm_autotune.cu) read only these.
+typedef struct sk_lstm_impl {
+    sk_rnn_impl id;  // its row of SK_RNN_IMPLS
+    int candidate;   // 1: rnn_impl auto's measurement times it
+    int variants;    // 1: its inner products are a choice (cfg->tensor_cores ON or OFF), each a candidate;
+                     // 0: it ignores cfg->tensor_cores and runs as SK_TENSOR_CORES_DEFAULT
+    // Whether it can run cfg (its shape, precision and inner products), asked without creating
+    // anything: *fits 1, or 0 and a reason in why. NULL: only creation can tell (refusing with
+    // SK_ERR_ARG and the reason).
+    sk_status (*fits)(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
+    // Creates it for cfg (the contract of sk_lstm_create); *notice (may be NULL) gets one line or "".
+    sk_status (*create)(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size, sk_error *err);
+} sk_lstm_impl;
+
+#define SK_LSTM_IMPL_DECLARE(id, tag, word, help) extern const sk_lstm_impl sk_lstm_impl_##tag;
+SK_RNN_IMPLS(SK_LSTM_IMPL_DECLARE)
+#undef SK_LSTM_IMPL_DECLARE
+
+// The descriptor of row `which` of SK_RNN_IMPLS; NULL outside it.
+const sk_lstm_impl *sk_lstm_impl_of(sk_rnn_impl which);
+
 typedef struct {
-    const char *name; // "cudnn", "cudnn-persist", "persistent"
+    const char *name; // "cudnn", "cudnn-persist", "persistent", for messages only (the choice is desc's)
     // Canonical parameters (the whole buffer; only the LSTM tensors are read) -> the
     // implementation's weights. Needed after every change of the parameters.
     sk_status (*import_weights)(sk_lstm *l, const float *params, sk_error *err);
@@ -89,15 +113,18 @@ struct sk_lstm {
     const sk_lstm_ops *ops;
     sk_lstm_config cfg;
     void *impl;
+    const sk_lstm_impl *desc; // the registry's row it was created from (set by sk_lstm_create)
 };
 
-// Creates the implementation `which` asks for (auto: cuDNN, or the persistent kernels in bf16,
-// which cuDNN lacks; lstm_autotune.cu measures instead). *notice (may be NULL) gets one line
-// when cudnn-persist names its algorithm, else "". SK_ERR_ARG when the named one does not
-// support the configuration or is not built. cfg->family is set from which.
+// Creates the implementation `which` asks for, through its descriptor (auto: cuDNN, or the
+// persistent kernels in bf16, which cuDNN lacks; lstm_autotune.cu measures instead), and sets
+// (*out)->desc to the descriptor of what was created. *notice (may be NULL) gets one line when
+// cudnn-persist names its algorithm, else "". SK_ERR_ARG when the named one does not support
+// the configuration or is not built.
 sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm **out, char *notice,
                          size_t notice_size, sk_error *err);
-// What l runs: its implementation and, for the persistent kernels, their inner products.
+// What l runs, read from its descriptor: its implementation and, where that has variants,
+// their inner products.
 sk_rnn_choice sk_lstm_choice(const sk_lstm *l);
 // Safe on NULL.
 void sk_lstm_destroy(sk_lstm *l);

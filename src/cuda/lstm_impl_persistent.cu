@@ -2,7 +2,8 @@
 // the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
 // and backward to the gate gradients of every layer), cuBLAS for what has no time
 // dependency (dx of layer 0 and every weight gradient: one GEMM each over the window).
-// defines: sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
+// defines: sk_lstm_impl_persistent, sk_lstm_impl_persistent_layerwise, sk_lstm_impl_persistent_cluster,
+//          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
 //
 // Precision (backend.h): fp32 runs the kernels with fp32 operands and cuBLAS without TF32;
 // tf32 the same kernels on CUDA cores (an fp32 recurrence, within TF32's tolerance) or, once
@@ -386,6 +387,31 @@ sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *wh
 sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk_error *err) {
     return sk_lstm_create_persistent_variant(cfg, tensor_cores_for(cfg), out, err);
 }
+
+// The registry's three rows: one family each, set on a copy of cfg.
+template <int family>
+static sk_status family_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    sk_lstm_config c = *cfg;
+    c.family = family;
+    return sk_lstm_persistent_fits(&c, fits, why, why_size, err);
+}
+template <int family>
+static sk_status family_create(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size,
+                               sk_error *err) {
+    (void)notice, (void)notice_size;
+    sk_lstm_config c = *cfg;
+    c.family = family;
+    return sk_lstm_create_persistent(&c, out, err);
+}
+const sk_lstm_impl sk_lstm_impl_persistent = {.id = SK_RNN_PERSISTENT, .candidate = 1, .variants = 1,
+                                              .fits = family_fits<SK_LSTM_WAVEFRONT>,
+                                              .create = family_create<SK_LSTM_WAVEFRONT>};
+const sk_lstm_impl sk_lstm_impl_persistent_layerwise = {.id = SK_RNN_PERSISTENT_LAYERWISE, .candidate = 1,
+                                                        .variants = 1, .fits = family_fits<SK_LSTM_LAYERWISE>,
+                                                        .create = family_create<SK_LSTM_LAYERWISE>};
+const sk_lstm_impl sk_lstm_impl_persistent_cluster = {.id = SK_RNN_PERSISTENT_CLUSTER, .candidate = 1,
+                                                      .variants = 1, .fits = family_fits<SK_LSTM_CLUSTER>,
+                                                      .create = family_create<SK_LSTM_CLUSTER>};
 
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err) {
