@@ -1,7 +1,7 @@
 // backend.h: one interface, two backends (CPU reference, CUDA), as their callers see it. The
 // trainer, the sampler and the tests drive a backend only through these calls and never know
 // which one it is; a backend implements them by filling the table of src/backend/backend_impl.h.
-// defines: sk_backend_config, sk_backend, sk_backend_create, sk_backend_free,
+// defines: sk_backend_config, sk_backend_shape, sk_backend_config_make, sk_backend, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda, sk_backend_cuda_memory,
 //          sk_backend_name, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
@@ -152,6 +152,21 @@ typedef struct {
     int no_fused_sampler;
 } sk_backend_config;
 
+// What a backend config takes from the run rather than from the options: the model, this rank's
+// share of the batch, the window, and whether it trains.
+typedef struct {
+    sk_model_config model;
+    int batch_size, seq_len, training;
+    uint64_t seed;
+    int stream_offset, global_batch; // 0, 0: one process
+} sk_backend_shape;
+
+// The one converter from a program's options to a backend's config: the settings as the options
+// hold them (an sk_backend_config embedded in the options struct, its table rows pointing into
+// it), with the run's shape for this rank. A new backend setting is then one option row plus the
+// backend code that reads it.
+sk_backend_config sk_backend_config_make(const sk_backend_config *settings, const sk_backend_shape *shape);
+
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;
 
 // What read_stats hands back about the deferred steps since the last read.
@@ -204,7 +219,8 @@ typedef struct sk_backend_ops sk_backend_ops;
 // device_uuid; ops, impl, err and stats belong to the implementation.
 struct sk_backend {
     const sk_backend_ops *ops;
-    sk_backend_config cfg;
+    sk_backend_config cfg;  // as asked, with what the backend resolved: precision, and (CUDA) rnn_impl and
+                            // plstm_tensor_cores as they run (rnn_choice's)
     sk_param_layout layout; // owned
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error

@@ -4,7 +4,7 @@
 // defines: sk_device_parse, sk_rnn_impl_words, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_words,
 //          sk_cuda_graph_parse, sk_cuda_graph_name, sk_tensor_cores_words, sk_tensor_cores_parse,
 //          sk_tensor_cores_name, sk_precision_words, sk_precision_parse, sk_precision_name,
-//          sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
+//          sk_backend_config_make, sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
 //          sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
 //          sk_backend_get_state, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
@@ -73,6 +73,15 @@ static const sk_word precision_rows[] = {
 };
 const sk_words sk_precision_words = SK_WORDS("precision", precision_rows);
 SK_WORDS_FNS(sk_precision_parse, sk_precision_name, sk_precision, sk_precision_words)
+
+sk_backend_config sk_backend_config_make(const sk_backend_config *settings, const sk_backend_shape *shape) {
+    sk_backend_config c = *settings;
+    c.model = shape->model;
+    c.batch_size = shape->batch_size, c.seq_len = shape->seq_len, c.training = shape->training;
+    c.seed = shape->seed;
+    c.stream_offset = shape->stream_offset, c.global_batch = shape->global_batch;
+    return c;
+}
 
 const char *sk_backend_error(const sk_backend *b) {
     return b && b->err.msg[0] ? b->err.msg : "no message";

@@ -315,3 +315,23 @@ sk_status cli_options_inherit(const cli_program *p, void *opts, const unsigned c
     }
     return SK_OK;
 }
+
+int cli_options_take_resolved(const cli_program *p, void *opts, size_t sub_offset, size_t sub_size, const void *from,
+                              char *took, size_t n) {
+    int differed = 0;
+    size_t at = 0;
+    if (took && n) took[0] = '\0';
+    for (size_t i = 0; i < p->n_opts; i++) {
+        const cli_option *o = &p->opts[i];
+        if (!o->resolved || o->offset < sub_offset || o->offset >= sub_offset + sub_size) continue;
+        char buf[256], mine[256], theirs[256];
+        snprintf(mine, sizeof mine, "%s", field_text(o, CFIELD(opts, o, void), buf, sizeof buf));
+        const char *w = field_text(o, (const char *)from + (o->offset - sub_offset), theirs, sizeof theirs);
+        if (strcmp(mine, w) == 0) continue;
+        sk_error err = {{0}};
+        if (parse_field(o, w, FIELD(opts, o, void), &err) != SK_OK) continue; // a value no word names: keep ours
+        if (took && at < n) at += (size_t)snprintf(took + at, n - at, "%s--%s %s", differed ? ", " : "", o->name, mine);
+        differed++;
+    }
+    return differed;
+}

@@ -141,30 +141,34 @@ static const cli_option train_opts[] = {
      .help = "with --init-from: print the validation loss and exit"},
     {.section = "Runtime:", .name = "seed", .arg = "N", .type = CLI_U64, .offset = AT(seed),
      .help = "seed for initialization, dropout and samples", .json = "seed", .set_bit = SK_SET_SEED},
-    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(threads), .hi = 1024,
+    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(backend.threads), .hi = 1024,
      .help = "CPU threads; 0 = all cores", .per_rank = 1},
     {.name = "device", .arg = "D", .type = CLI_KIND, .offset = AT(device), .kind = &cli_kind_device,
      .help = "auto | cpu | cuda | cuda:N"},
-    // The record holds the implementation that ran (auto's choice), which a resume takes again.
-    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation (the CPU takes only auto)", .json = "rnn_impl"},
-    {.name = "cuda-graph", .arg = "G", .type = CLI_KIND, .offset = AT(cuda_graph), .kind = &kind_cuda_graph,
+    // The record holds the implementation that ran (auto's choice, resolved), which a resume takes again.
+    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(backend.rnn_impl), .kind = &cli_kind_rnn_impl,
+     .help = "the CUDA LSTM implementation (the CPU takes only auto)", .json = "rnn_impl",
+     .resolved = 1},
+    {.name = "cuda-graph", .arg = "G", .type = CLI_KIND, .offset = AT(backend.cuda_graph), .kind = &kind_cuda_graph,
      .help = "replay each CUDA training step as one captured graph: on (a failed capture\n"
              "is an error) | try (a failed capture: eager from there, with a notice) |\n"
              "auto (= try) | off; graphs are for one process; the CPU runs eagerly and\n"
              "refuses on"},
-    // The record holds the precision computed in: the trainer records its options after the
-    // backend resolved auto (tf32 on CUDA, fp32 on the CPU).
-    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(precision), .kind = &cli_kind_precision,
+    // The record holds the precision computed in (resolved: the trainer records its options after
+    // the backend resolved auto, tf32 on CUDA, fp32 on the CPU).
+    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(backend.precision), .kind = &cli_kind_precision,
      .help = "the arithmetic: auto (tf32 on CUDA, as PyTorch's cuDNN RNNs; fp32 on the\n"
              "CPU) | fp32 (strict fp32) | tf32 (TF32 tensor cores: 10-bit mantissa\n"
              "operands, fp32 accumulation) | bf16 (bf16 LSTM operands, fp32\n"
-             "accumulation, cell state and master weights); the CPU takes only fp32\n", .json = "precision"},
-    {.name = "tensor-cores", .arg = "T", .type = CLI_KIND, .offset = AT(tensor_cores), .kind = &kind_tensor_cores,
+             "accumulation, cell state and master weights); the CPU takes only fp32\n", .json = "precision",
+     .resolved = 1},
+    {.name = "tensor-cores", .arg = "T", .type = CLI_KIND, .offset = AT(backend.plstm_tensor_cores),
+     .kind = &kind_tensor_cores,
      .help = "the persistent LSTM kernel's inner products: auto (tensor cores for tf32\n"
-             "and bf16) | on | off (CUDA cores); others ignore it", .json = "tensor_cores"},
+             "and bf16) | on | off (CUDA cores); others ignore it", .json = "tensor_cores",
+     .resolved = 1},
     // Hidden, for benchmarks (docs/gpu.md): the cuDNN wavefront's chunk length in steps.
-    {.name = "cudnn-chunk-steps", .arg = "N", .type = CLI_INT, .offset = AT(cudnn_chunk_steps), .lo = -1,
+    {.name = "cudnn-chunk-steps", .arg = "N", .type = CLI_INT, .offset = AT(backend.cudnn_chunk_steps), .lo = -1,
      .hi = 1 << 20},
     {.name = "help", .type = CLI_ACTION, .help = ""},
     {.name = "version", .type = CLI_ACTION, .help = ""},
@@ -179,3 +183,8 @@ const cli_program cli_train_program = {
 char *cli_train_options_json(const sk_train_options *o) { return cli_options_json(&cli_train_program, o); }
 
 char *cli_train_options_identity(const sk_train_options *o) { return cli_options_identity(&cli_train_program, o); }
+
+int cli_train_take_resolved(sk_train_options *o, const sk_backend_config *from, char *took, size_t n) {
+    return cli_options_take_resolved(&cli_train_program, o, offsetof(sk_train_options, backend), sizeof *from, from,
+                                     took, n);
+}

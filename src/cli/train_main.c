@@ -212,6 +212,7 @@ static void connect_options(sk_train_options *o) {
     o->options_json = cli_train_options_json;
     o->options_identity = cli_train_options_identity;
     o->inherit_options = inherit_options;
+    o->take_resolved = cli_train_take_resolved;
     o->stop_flag = &g_stop;
     o->comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not
