@@ -375,10 +375,10 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         if (ci->dropped_params) ci->dropped_w = sk_point_params(layout, ci->dropped_params);
         SK_TRY(upload_constants(ci, layout, err));
     }
-    const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
-                               ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
-                               ci->args->dropout_key, cfg->stream_offset, cfg->precision,
-                               cfg->plstm_tensor_cores, SK_LSTM_WAVEFRONT, cfg->cudnn_chunk_steps};
+    const sk_lstm_config lc = {.backend = cfg, .dnn = ci->dnn, .stream = ci->stream, .layout = layout, .B = ci->B,
+                               .T = ci->T, .E = ci->E, .H = ci->H, .L = ci->L, .training = ci->training,
+                               .dropout = ci->p, .dropout_keys = ci->args->dropout_key,
+                               .tensor_cores = cfg->plstm_tensor_cores, .family = SK_LSTM_WAVEFRONT};
     SK_TRY(create_lstm(b, &lc, err));
     SK_TRY(create_graphs(ci, cfg->cuda_graph, err));
     if (!ci->training && !cfg->no_fused_sampler) {

@@ -70,7 +70,7 @@ void choice_text(sk_rnn_choice c, char *buf, size_t n) {
 int list_candidates(const sk_lstm_config *cfg, sk_tensor_cores request, candidate *out) {
     sk_tensor_cores tcs[2] = {SK_TENSOR_CORES_ON, SK_TENSOR_CORES_OFF};
     int ntc = 2;
-    if (cfg->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
+    if (cfg->backend->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
     else if (request != SK_TENSOR_CORES_DEFAULT) tcs[0] = request, ntc = 1;
     int n = 0;
     for (int id = 0; id < SK_RNN_IMPL_COUNT; id++) {
@@ -174,7 +174,7 @@ sk_status cache_key(const sk_lstm_config *cfg, sk_tensor_cores request, char *ke
              "B=%d T=%d E=%d H=%d L=%d dropout=%d precision=%s tensor-cores=%s",
              p.name, p.major, p.minor, p.multiProcessorCount, driver, runtime, cudnnGetVersion(), CUBLAS_VERSION,
              (long long)so.st_size, (long long)so.st_mtim.tv_sec, so.st_mtim.tv_nsec, cfg->B, cfg->T, cfg->E, cfg->H,
-             cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->precision), sk_tensor_cores_name(request));
+             cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->backend->precision), sk_tensor_cores_name(request));
     return SK_OK;
 }
 

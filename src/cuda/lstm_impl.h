@@ -10,6 +10,7 @@
 //          sk_lstm_choice, sk_lstm_family, sk_lstm_io, sk_lstm_tune_opts, sk_lstm_autotune
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
+//   - weights enter and leave as fp32 in every precision (cfg.backend->precision);
 //   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
 //     y (B, len, H); states h, c are (L, B, H);
 //   - weights enter and leave in the canonical layout of model.h (the LSTM tensors of the
@@ -17,7 +18,7 @@
 //   - a training forward with dropout p > 0 multiplies the output of layer k < L-1 by the
 //     mask of site k, keyed by cfg.dropout_keys[k] as it stands on the device when the
 //     work runs (hash.h's sk_dropout_key(seed, step, k), written there by the backend; index (b*len + t)*H + j, b the global
-//     stream cfg.stream_offset + b, so that data-parallel ranks draw one process's masks), and the
+//     stream cfg.backend->stream_offset + b, so that data-parallel ranks draw one process's masks), and the
 //     backward applies the same mask to the gradient, so that the CPU and every GPU
 //     implementation drop the same elements and a resumed run is bit-identical;
 //   - backward is truncated BPTT: no gradient enters through hy, cy or leaves through hx, cx;
@@ -40,6 +41,10 @@ extern "C" {
 }
 
 typedef struct {
+    // borrowed, for the implementation's life: the backend's settings (precision, stream_offset:
+    // the global stream of b = 0 for data-parallel masks, cudnn_chunk_steps, ...), read where used,
+    // so that a new setting reaches an implementation without a field here
+    const sk_backend_config *backend;
     cudnnHandle_t dnn;             // borrowed (used by the cuDNN implementation)
     cudaStream_t stream;           // borrowed: every operation is enqueued here
     const sk_param_layout *layout; // borrowed, read at creation only
@@ -47,11 +52,10 @@ typedef struct {
     int training;                  // 0: inference only (no backward buffers)
     float dropout;                 // between layers, training forwards only
     const uint64_t *dropout_keys;  // borrowed, device (L,): site k's key, rewritten every step
-    int stream_offset;             // the global stream of b = 0 (data-parallel; 0: one process)
-    sk_precision precision;        // backend.h; weights enter and leave as fp32 in every precision
-    sk_tensor_cores tensor_cores;  // backend.h: the persistent kernel's inner products (others ignore it)
-    int family;                    // sk_lstm_family: which persistent kernels (others ignore it)
-    int chunk_steps;               // the cuDNN wavefront's (backend.h's cudnn_chunk_steps; others ignore it)
+    // the variant being created: the persistent kernels' inner products (others ignore it); starts
+    // as the backend's plstm_tensor_cores, auto's measurement sets each candidate's
+    sk_tensor_cores tensor_cores;
+    int family;                    // sk_lstm_family: which persistent kernels (set by their registry rows)
 } sk_lstm_config;
 
 // The persistent implementation's kernels (kernels/lstm_persistent.h, kernels/lstm_layerwise.h).

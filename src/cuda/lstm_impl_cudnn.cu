@@ -99,7 +99,7 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
     cudnn_stack *s = stack_of(l);
     const sk_lstm_config *c = &l->cfg;
     SK_TRY(sk_cudnn_lstm_init(&s->net, c->dnn, c->stream, c->layout, 0, c->L, c->B, c->T, c->training, s->algo,
-                              sk_cudnn_rnn_math(c->precision), 0, 0, err));
+                              sk_cudnn_rnn_math(c->backend->precision), 0, 0, err));
     CUDA_CHECK(cudaMalloc(&s->work, s->net.work_cap ? s->net.work_cap : 1));
     s->net.work = s->work;
     // A persistent algorithm is tried on every call before it is taken (cudnn_rnn.h).
@@ -135,7 +135,7 @@ sk_status create_stack(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm *
 sk_status cudnn_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
     (void)err;
     const char *reason = "";
-    *fits = sk_cudnn_rnn_precision_ok(cfg->precision, &reason);
+    *fits = sk_cudnn_rnn_precision_ok(cfg->backend->precision, &reason);
     if (why && why_size) snprintf(why, why_size, "%s", *fits ? "" : reason);
     return SK_OK;
 }
@@ -162,7 +162,7 @@ sk_status create_cudnn_persist(const sk_lstm_config *cfg, sk_lstm **out, char *n
             return SK_OK;
         }
         const char *unused;
-        if (st != SK_ERR_ARG || !sk_cudnn_rnn_precision_ok(cfg->precision, &unused))
+        if (st != SK_ERR_ARG || !sk_cudnn_rnn_precision_ok(cfg->backend->precision, &unused))
             return st; // not a refusal of the shape: the same for every algorithm
         if (at < sizeof why)
             at += (size_t)snprintf(why + at, sizeof why - at, "%s%.150s", i ? "; " : "", err->msg);
@@ -195,9 +195,9 @@ sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_erro
 sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out, sk_error *err) {
     *out = NULL;
     const char *why = "";
-    if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why))
+    if (!sk_cudnn_rnn_precision_ok(cfg->backend->precision, &why))
         return sk_fail(err, SK_ERR_ARG, "rnn-impl %s cannot compute in --precision %s: %s",
-                       algo == CUDNN_RNN_ALGO_STANDARD ? "cudnn" : "cudnn-persist", sk_precision_name(cfg->precision),
+                       algo == CUDNN_RNN_ALGO_STANDARD ? "cudnn" : "cudnn-persist", sk_precision_name(cfg->backend->precision),
                        why);
     sk_status st = create_stack(cfg, algo, out, err);
     if (st != SK_OK) {

@@ -28,7 +28,7 @@ constexpr int kImplCount = (int)(sizeof kImpls / sizeof kImpls[0]);
 // neither fits.
 sk_status create_auto(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size, sk_error *err) {
     const char *why_not_cudnn = "";
-    if (sk_cudnn_rnn_precision_ok(cfg->precision, &why_not_cudnn))
+    if (sk_cudnn_rnn_precision_ok(cfg->backend->precision, &why_not_cudnn))
         return sk_lstm_create(SK_RNN_CUDNN, cfg, out, notice, notice_size, err);
     int fits = 0;
     SK_TRY(sk_lstm_impl_persistent_layerwise.fits(cfg, &fits, NULL, 0, err));
@@ -38,7 +38,7 @@ sk_status create_auto(const sk_lstm_config *cfg, sk_lstm **out, char *notice, si
         char why[SK_ERROR_MSG_MAX];
         snprintf(why, sizeof why, "%s", err->msg);
         return sk_fail(err, SK_ERR_ARG, "precision %s runs only on the persistent LSTM kernel, and %.400s",
-                       sk_precision_name(cfg->precision), why);
+                       sk_precision_name(cfg->backend->precision), why);
     }
     return st;
 }
