@@ -1,7 +1,7 @@
 // adam.cu: global gradient norm (deterministic), the step's finish on the device (norm,
-// non-finite test, clip scale) and the fused clip + AdamW step; the kernels' bodies are in
+// non-finite test, clip scale) and the fused clip + optimizer step (every kind's); the kernels' bodies are in
 // adam_kernels.cuh.
-// defines: sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_adamw
+// defines: sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_optim_update
 #include "adam_kernels.cuh"
 #include "kernels.h"
 
@@ -19,10 +19,10 @@ extern "C" cudaError_t sk_cuda_step_finish(sk_cuda_step_stats *s, const sk_cuda_
     return sk_launch(step_finish_kernel, 1, 1, 0, stream, s, a);
 }
 
-extern "C" cudaError_t sk_cuda_adamw(float *params, const float *grads, float *m, float *v,
-                                     const uint8_t *decay_mask, size_t n, const sk_adamw_args *a,
-                                     const float *clip_scale, const int *skip, cudaStream_t stream) {
+extern "C" cudaError_t sk_cuda_optim_update(float *params, const float *grads, float *state,
+                                            const uint8_t *decay_mask, size_t n, const sk_optim_args *a,
+                                            const float *clip_scale, const int *skip, cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    return sk_launch(adamw_kernel, adamw_blocks(n), kThreads, 0, stream, params, grads, m, v, decay_mask, n, a,
+    return sk_launch(optim_kernel, optim_blocks(n), kThreads, 0, stream, params, grads, state, decay_mask, n, a,
                      clip_scale, skip);
 }

@@ -1,8 +1,8 @@
 // adam_kernels.cuh: the bodies of adam.cu's kernels (kernels.h describes what they compute,
 // adam.cu launches them), in a header so that tests/emu/test_kernels_emu.cpp runs the very
 // same code on the CPU; with the grid arithmetic of their launchers, which both use.
-// defines: sumsq_stage1, sumsq_stage2, step_finish_kernel, adamw_kernel, sumsq_blocks,
-//          adamw_blocks, kThreads (all in namespace sk_adam)
+// defines: sumsq_stage1, sumsq_stage2, step_finish_kernel, optim_kernel, sumsq_blocks,
+//          optim_blocks, kThreads (all in namespace sk_adam)
 #ifndef SK_ADAM_KERNELS_CUH
 #define SK_ADAM_KERNELS_CUH
 
@@ -25,8 +25,8 @@ inline int sumsq_blocks(size_t n) {
     return g < 1 ? 1 : (int)g;
 }
 
-// adamw_kernel's grid (blocks of kThreads, grid-stride past kMaxBlocks); n > 0.
-inline int adamw_blocks(size_t n) { return (int)sk_capped_blocks(n, kThreads, kMaxBlocks); }
+// optim_kernel's grid (blocks of kThreads, grid-stride past kMaxBlocks); n > 0.
+inline int optim_blocks(size_t n) { return (int)sk_capped_blocks(n, kThreads, kMaxBlocks); }
 
 // Stage 1: block b sums x[i]^2 (in double) over i = b*256 + tid + k*(G*256), then reduces
 // its 256 partial sums by a fixed tree. G depends on n only, so the whole reduction order
@@ -78,25 +78,17 @@ __global__ void step_finish_kernel(sk_cuda_step_stats *s, const sk_cuda_step_arg
     s->clip_scale = s->skip ? 0.0f : sk_clip_scale_of(norm, a->grad_clip);
 }
 
-// sk_adam_update's loop body with explicit round-to-nearest intrinsics: nvcc would
-// otherwise fuse the products and sums into FMAs, which the CPU build does not do.
-__global__ void adamw_kernel(float *params, const float *grads, float *m, float *v, const uint8_t *decay_mask,
-                             size_t n, const sk_adamw_args *args, const float *clip_scale, const int *skip) {
+// sk_optim_update's loop body (step_math.h's sk_optim_element, whose operations are explicit
+// round-to-nearest intrinsics on the device), for every kind: state holds the kind's slots,
+// (n_slots, n), and the clip scale is read from clip_scale (the host's, or the device's).
+__global__ void optim_kernel(float *params, const float *grads, float *state, const uint8_t *decay_mask, size_t n,
+                             const sk_optim_args *args, const float *clip_scale, const int *skip) {
     if (skip && *skip) return;
-    const sk_adamw_args a = *args;
-    const float clip = *clip_scale;
-    const float one_m_b1 = a.one_minus_beta1, one_m_b2 = a.one_minus_beta2; // rounded on the host
+    sk_optim_args a = *args;
+    a.clip_scale = *clip_scale;
     size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float gi = __fmul_rn(grads[i], clip);
-        float mi = __fadd_rn(__fmul_rn(a.beta1, m[i]), __fmul_rn(one_m_b1, gi));
-        float vi = __fadd_rn(__fmul_rn(a.beta2, v[i]), __fmul_rn(__fmul_rn(one_m_b2, gi), gi));
-        float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), a.bc2_sqrt), a.eps);
-        float decay = decay_mask[i] ? a.decay : 1.0f;
-        m[i] = mi;
-        v[i] = vi;
-        params[i] = __fsub_rn(__fmul_rn(params[i], decay), __fmul_rn(a.step_size, __fdiv_rn(mi, denom)));
-    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        sk_optim_element(&a, params, grads, state, n, i, decay_mask[i]);
 }
 
 } // namespace sk_adam

@@ -3,12 +3,12 @@
 //          sk_cuda_softmax_xent, sk_cuda_sum_double                     (softmax_xent.cu)
 //          sk_cuda_dropout, sk_cuda_dropout_seq_major                   (dropout.cu)
 //          sk_cuda_swap_major                                           (swap_major.cu)
-//          sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_adamw               (adam.cu)
+//          sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_optim_update        (adam.cu)
 //          (their argument structs: step_args.h)
 //
 // Every launcher enqueues its work on `stream` and returns cudaGetLastError() of the launch
 // (cudaSuccess when there was nothing to do). Device pointers only. Values that change from
-// step to step (dropout keys, Adam's scalars, the clip scale) are read from device memory
+// step to step (dropout keys, the optimizer's scalars, the clip scale) are read from device memory
 // (sk_cuda_step_args, sk_cuda_step_stats) when the kernel runs, never passed by value, so
 // that one captured CUDA graph replays every step. Rows of (B, len, .)
 // tensors are stream-major: row p = b*len + t, the layout of the backend interface.
@@ -67,7 +67,7 @@ cudaError_t sk_cuda_dropout_seq_major(float *out, const float *in, int t0, int t
 cudaError_t sk_cuda_swap_major(float *out, const float *in, int R, int S, int W, cudaStream_t stream);
 
 // ---- adam.cu ------------------------------------------------------------------------------
-// (SK_CUDA_SUMSQ_PARTIALS, sk_adamw_args, sk_cuda_step_args, sk_cuda_step_stats: step_args.h)
+// (SK_CUDA_SUMSQ_PARTIALS, sk_optim_args, sk_cuda_step_args, sk_cuda_step_stats: step_args.h)
 // *out = sum of x[i]^2 over i < n, in double, by a fixed two-stage reduction.
 cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n, cudaStream_t stream);
 
@@ -75,14 +75,15 @@ cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t 
 // until the host clears bad_step), skip, and the clip scale, all from s and a.
 cudaError_t sk_cuda_step_finish(sk_cuda_step_stats *s, const sk_cuda_step_args *a, cudaStream_t stream);
 
-// One AdamW step over n elements with optim.h's formula, in the same float operations
-// and order as sk_adam_update (no FMA contraction), so the result is bitwise the CPU's.
-// decay_mask (n): 1 for elements of 2-D tensors (weight decay applies), else 0. a, clip_scale
-// and skip are device pointers read when the kernel runs; skip may be NULL (never skip),
-// else *skip != 0 leaves params, m and v untouched.
-cudaError_t sk_cuda_adamw(float *params, const float *grads, float *m, float *v, const uint8_t *decay_mask,
-                          size_t n, const sk_adamw_args *a, const float *clip_scale, const int *skip,
-                          cudaStream_t stream);
+// One optimizer step of a->kind over n elements: step_math.h's sk_optim_element, in the same
+// float operations and order as sk_optim_update (no FMA contraction), so the result is bitwise
+// the CPU's. state: the kind's slots, (n_slots, n). decay_mask (n): 1 for elements of 2-D tensors
+// (weight decay applies), else 0. a, clip_scale and skip are device pointers read when the
+// kernel runs (clip_scale replaces a->clip_scale); skip may be NULL (never skip), else
+// *skip != 0 leaves params and state untouched.
+cudaError_t sk_cuda_optim_update(float *params, const float *grads, float *state, const uint8_t *decay_mask,
+                                 size_t n, const sk_optim_args *a, const float *clip_scale, const int *skip,
+                                 cudaStream_t stream);
 
 #ifdef __cplusplus
 }

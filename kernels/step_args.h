@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "shakespeare/step_math.h" // sk_adamw_args, sk_adamw_args_of (shared with optim.c)
+#include "shakespeare/step_math.h" // sk_optim_args (shared with optim.c)
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,8 +25,8 @@ extern "C" {
 typedef struct {
     uint64_t dropout_key[SK_CUDA_MAX_SITES]; // site k: sk_dropout_key(seed, step, k)
     uint64_t weight_drop_key[SK_CUDA_MAX_SITES]; // layer k's W_hh (hash.h): site SK_WEIGHT_DROP_SITE + k
-    sk_adamw_args adam; // this optimizer step's scalars; adam.clip_scale: the host's (eager update)
-    double grad_clip;   // sk_adam_hparams.grad_clip, for the clip scale formed on the device
+    sk_optim_args optim; // this optimizer step's scalars; optim.clip_scale: the host's (eager update)
+    double grad_clip;    // sk_optim_hparams.grad_clip, for the clip scale formed on the device
     double rows;        // B * len: the divisor of the mean loss
     int64_t opt_step;   // the optimizer step (1-based), recorded if it is not finite
 } sk_cuda_step_args;

@@ -13,6 +13,10 @@ from the same starting parameters and zero moments, at step 1:
   adamw.*  torch.optim.AdamW with weight decay on the 2-D tensors only (param groups),
            as the C optimizer decays matrices only
 both after clip_grad_norm_(clip) with clip = half the gradient norm, so clipping acts.
+Then two steps of torch.optim.RMSprop (alpha, eps, momentum, weight decay on the 2-D tensors
+only, as the C optimizer decays matrices only) from the starting parameters and zero state,
+each after a forward and backward from (h0, c0) on the parameters of the moment and the same
+clip, so that the momentum buffer and the squared average both carry into step 2.
 All hyperparameters are float32-representable (the C side takes floats).
 
 File format (little-endian):
@@ -25,7 +29,10 @@ Records: every parameter by its PyTorch name (before any step); x, y (B, T) i32;
 (L, B, H); logits (B, T, V); loss (1) mean; hn, cn (L, B, H); grad.<name>; grad_norm (1)
 before clipping; lr, beta1, beta2, eps, weight_decay (0), clip (1 each); adam.<name>,
 adam_m.<name>, adam_v.<name> (parameters and moments after the Adam step);
-adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step).
+adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step); rmsprop.alpha,
+rmsprop.eps, rmsprop.momentum, rmsprop.weight_decay (1 each); rmsprop1.<name> (parameters after
+RMSprop's step 1), rmsprop.<name>, rmsprop_sq.<name>, rmsprop_buf.<name> (parameters,
+square_avg and momentum_buffer after step 2).
 
 Usage: /usr/bin/python3 scripts/gen_torch_reference.py [OUT]   (default tests/data/torch_reference.bin)
 """
@@ -51,6 +58,10 @@ def f32(x):
 
 
 LR, BETA1, BETA2, EPS, WD = f32(0.01), f32(0.9), f32(0.999), f32(1e-8), f32(0.1)
+# RMSprop: torch's default alpha; eps 1e-4, not 1e-8: a first RMSprop step moves each parameter
+# by lr g / (sqrt(1 - alpha) |g| + eps), nearly lr * 10 sign(g), and with eps 1e-8 a gradient of
+# 1e-6 would make the step a steep function of the gradient's last fp32 bits.
+RMS_ALPHA, RMS_EPS, RMS_MOMENTUM, RMS_WD = f32(0.99), f32(1e-4), f32(0.9), f32(0.1)
 
 
 class Writer:
@@ -90,6 +101,26 @@ def optimizer_step(model, grads, clip, decoupled_wd):
     return m, opt
 
 
+def rmsprop_steps(model, x, y, h0, c0, clip):
+    """Copy of model after two clipped RMSprop steps, each from its own forward and backward;
+    returns (model after step 1's parameters, model after step 2, opt)."""
+    m = copy.deepcopy(model)
+    mats = [p for p in m.parameters() if p.dim() == 2]
+    vecs = [p for p in m.parameters() if p.dim() != 2]
+    opt = torch.optim.RMSprop([{"params": mats, "weight_decay": RMS_WD}, {"params": vecs, "weight_decay": 0.0}],
+                              lr=LR, alpha=RMS_ALPHA, eps=RMS_EPS, momentum=RMS_MOMENTUM)
+    first = None
+    for _ in range(2):
+        logits, _ = m(x, (h0, c0))
+        opt.zero_grad()
+        m.loss(logits, y).backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
+        opt.step()
+        if first is None:
+            first = copy.deepcopy(m)
+    return first, m, opt
+
+
 def main(argv):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = argv[1] if len(argv) > 1 else os.path.join(root, "tests", "data", "torch_reference.bin")
@@ -115,6 +146,7 @@ def main(argv):
 
     adam, adam_opt = optimizer_step(model, grads, clip, None)
     adamw, _ = optimizer_step(model, grads, clip, WD)
+    rms1, rms, rms_opt = rmsprop_steps(model, x, y, h0, c0, clip)
 
     w = Writer()
     for name, p in model.named_parameters():
@@ -141,6 +173,15 @@ def main(argv):
     w.add("adamw.weight_decay", torch.tensor(WD))
     for name, p in adamw.named_parameters():
         w.add("adamw." + name, p)
+    for name, val in (("alpha", RMS_ALPHA), ("eps", RMS_EPS), ("momentum", RMS_MOMENTUM), ("weight_decay", RMS_WD)):
+        w.add("rmsprop." + name, torch.tensor(val))
+    for name, p in rms1.named_parameters():
+        w.add("rmsprop1." + name, p)
+    for name, p in rms.named_parameters():
+        st = rms_opt.state[p]
+        w.add("rmsprop." + name, p)
+        w.add("rmsprop_sq." + name, st["square_avg"])
+        w.add("rmsprop_buf." + name, st["momentum_buffer"])
 
     blob = w.bytes()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

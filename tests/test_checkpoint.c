@@ -561,7 +561,7 @@ static void test_corruption(const char *dir) {
 static void fill_state(sk_train_state *s, uint64_t seed) {
     sk_rng r;
     sk_rng_seed(&r, seed);
-    for (size_t i = 0; i < s->n_params; i++) s->m[i] = sk_rng_normal(&r), s->v[i] = sk_rng_uniform(&r);
+    for (size_t i = 0; i < (size_t)s->n_slots * s->n_params; i++) s->slots[i] = sk_rng_normal(&r);
     size_t nh = (size_t)s->L * (size_t)s->B * (size_t)s->H;
     for (size_t i = 0; i < nh; i++) s->h[i] = sk_rng_normal(&r), s->c[i] = sk_rng_normal(&r);
     s->step = 1234567890123ll;
@@ -580,15 +580,45 @@ static int state_equal(const sk_train_state *a, const sk_train_state *b) {
            a->step == b->step &&
            a->epoch == b->epoch && a->window == b->window && memcmp(&a->best_val_loss, &b->best_val_loss, 8) == 0 &&
            a->best_step == b->best_step && a->seed == b->seed && memcmp(a->rng.s, b->rng.s, sizeof a->rng.s) == 0 &&
-           memcmp(a->m, b->m, 4 * a->n_params) == 0 && memcmp(a->v, b->v, 4 * a->n_params) == 0 &&
+           a->optimizer == b->optimizer && a->n_slots == b->n_slots &&
+           memcmp(a->slots, b->slots, 4 * a->n_params * (size_t)a->n_slots) == 0 &&
            memcmp(a->h, b->h, 4 * nh) == 0 && memcmp(a->c, b->c, 4 * nh) == 0;
+}
+
+// Version 2 names the optimizer and its slots: an RMSprop state comes back as RMSprop's, and a
+// file whose slot name or optimizer name is not the table's is refused naming it.
+static void test_state_optimizer(const char *dir) {
+    sk_error err;
+    sk_train_state s, t;
+    CHECK_OK(sk_train_state_alloc(&s, 13, SK_OPTIM_RMSPROP, 1, 2, 3, &err));
+    CHECK(s.n_slots == 2 && s.optimizer == SK_OPTIM_RMSPROP);
+    fill_state(&s, 5);
+    char path[512];
+    join(path, sizeof path, dir, "r.000000001.state");
+    CHECK_OK(sk_state_save(path, &s, 7, &err));
+    CHECK_OK(sk_state_load(path, &t, 7, &err));
+    CHECK(state_equal(&s, &t) && t.optimizer == SK_OPTIM_RMSPROP);
+    sk_train_state_free(&t);
+    size_t n;
+    unsigned char *good = read_all(path, &n);
+    CHECK(n > 172 && memcmp(good + 120, "rmsprop", 8) == 0 && memcmp(good + 140, "square_avg", 11) == 0 &&
+          memcmp(good + 156, "momentum_buffer", 16) == 0);
+    good[140] = 'S'; // "Square_avg" (the CRC is checked last: the name is refused first)
+    CHECK(sk_state_load_mem(path, good, n, &t, 7, &err) == SK_ERR_FORMAT &&
+          strstr(err.msg, "slot 0 of rmsprop is \"Square_avg\", not \"square_avg\"") != NULL);
+    good[140] = 's', good[120] = 'R';
+    CHECK(sk_state_load_mem(path, good, n, &t, 7, &err) == SK_ERR_FORMAT &&
+          strstr(err.msg, "optimizer \"Rmsprop\" is not one this build knows") != NULL);
+    CHECK(t.slots == NULL);
+    free(good);
+    sk_train_state_free(&s);
 }
 
 static void test_state(const char *dir) {
     sk_error err;
     sk_train_state s, t;
-    CHECK_OK(sk_train_state_alloc(&s, 37, 2, 3, 4, &err));
-    CHECK(s.best_val_loss == INFINITY && s.step == 0 && s.m[36] == 0.0f && s.c[23] == 0.0f);
+    CHECK_OK(sk_train_state_alloc(&s, 37, SK_OPTIM_ADAM, 2, 3, 4, &err));
+    CHECK(s.best_val_loss == INFINITY && s.step == 0 && s.slots[2 * 37 - 1] == 0.0f && s.c[23] == 0.0f);
     fill_state(&s, 9);
     char path[512], bad_path[512];
     join(path, sizeof path, dir, "s.000000001.state");
@@ -602,7 +632,7 @@ static void test_state(const char *dir) {
     sk_train_state_free(&t);
     EXPECT_FAIL(sk_state_load(path, &t, 0xABCD1235u, &err), SK_ERR_MISMATCH, path,
                 "training state belongs to a different model file");
-    CHECK(t.m == NULL);
+    CHECK(t.slots == NULL);
     s.best_val_loss = INFINITY;
     CHECK_OK(sk_state_save(path, &s, 1, &err));
     CHECK_OK(sk_state_load(path, &t, 1, &err));
@@ -611,7 +641,7 @@ static void test_state(const char *dir) {
 
     size_t n;
     unsigned char *good = read_all(path, &n);
-    CHECK(n == 120 + 4 * (2 * 37 + 2 * 24) + 4);
+    CHECK(n == 120 + 16 + 4 + 2 * 16 + 4 * (2 * 37 + 2 * 24) + 4); // version 2: adam's record, slots m, v
     unsigned char *b = malloc(n + 1);
     int wrong = 0;
     for (size_t len = 0; len < n; len++) { // every truncation
@@ -653,7 +683,7 @@ static void test_checkpoint_protocol(const char *dir) {
     model m;
     model_init(&m, TINY_VOCAB, 3, 2, 4, 2, 0.0f, 21);
     sk_train_state s, t;
-    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, 2, 2, 4, &err));
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 2, 4, &err));
     fill_state(&s, 4);
     char path[512], name[256], p2[800];
     join(path, sizeof path, dir, "ck.safetensors");
@@ -667,7 +697,7 @@ static void test_checkpoint_protocol(const char *dir) {
     CHECK_OK(sk_checkpoint_save(dir, "ck", &m.cfg, &m.vocab, m.params, "{}", &s, &err));
     m.params[0] += 1.0f;
     s.step = 12;
-    s.m[0] = 42.0f;
+    s.slots[0] = 42.0f;
     CHECK_OK(sk_checkpoint_save(dir, "ck", &m.cfg, &m.vocab, m.params, "{}", &s, &err));
     CHECK(count_states(dir, name, sizeof name) == 3); // ours + the two that are not ours
     join(p2, sizeof p2, dir, "ck.000000005.state");
@@ -706,7 +736,7 @@ static void test_checkpoint_protocol(const char *dir) {
     CHECK_OK(sk_state_save(p2, &s, 0x12345678u, &err));
     EXPECT_FAIL(sk_checkpoint_load(path, &f, &t, &has, &err), SK_ERR_MISMATCH, p2,
                 "training state belongs to a different model file");
-    CHECK(has == 0 && f.params == NULL && t.m == NULL);
+    CHECK(has == 0 && f.params == NULL && t.slots == NULL);
     printf("  mismatch: %s\n", err.msg);
     // The state it names is gone.
     unlink(p2);
@@ -717,7 +747,7 @@ static void test_checkpoint_protocol(const char *dir) {
     CHECK(count_states(dir, name, sizeof name) == 1);
     CHECK_OK(sk_checkpoint_save(dir, "ck", &m.cfg, &m.vocab, m.params, NULL, NULL, &err));
     CHECK_OK(sk_checkpoint_load(path, &f, &t, &has, &err));
-    CHECK(has == 0 && f.state_file == NULL && t.m == NULL && count_states(dir, name, sizeof name) == 0);
+    CHECK(has == 0 && f.state_file == NULL && t.slots == NULL && count_states(dir, name, sizeof name) == 0);
     sk_model_file_free(&f);
 
     // Unwritable: the directory's parent is a regular file (fails for root too).
@@ -754,7 +784,7 @@ static void test_kill_during_save(const char *dir) {
     model m;
     model_init(&m, chars, 40, 16, 48, 2, 0.0f, 1);
     sk_train_state s;
-    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, 2, 8, 48, &err));
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 8, 48, &err));
     // Kill instants spread over 0..2.5 save durations (fsync makes a save take milliseconds).
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -775,7 +805,7 @@ static void test_kill_during_save(const char *dir) {
             for (int64_t step = last + 1; step < last + 100000; step++) {
                 m.params[0] = (float)step;
                 s.step = step;
-                s.m[s.n_params - 1] = (float)step;
+                s.slots[s.n_params - 1] = (float)step;
                 if (sk_checkpoint_save(dir, "k", &m.cfg, &m.vocab, m.params, NULL, &s, &err) != SK_OK) _exit(3);
             }
             _exit(0);
@@ -794,7 +824,7 @@ static void test_kill_during_save(const char *dir) {
         if (st != SK_OK) fprintf(stderr, "  after kill %d: %s\n", trial, err.msg);
         CHECK(st == SK_OK && has == 1);
         if (st == SK_OK) {
-            CHECK(f.params[0] == (float)t.step && t.m[t.n_params - 1] == (float)t.step && t.step >= last);
+            CHECK(f.params[0] == (float)t.step && t.slots[t.n_params - 1] == (float)t.step && t.step >= last);
             last = t.step;
             loads++;
         }
@@ -849,6 +879,7 @@ int main(void) {
     test_corruption(dir);
     test_corruption_format_1();
     test_state(dir);
+    test_state_optimizer(dir);
     char sub[600];
     join(sub, sizeof sub, dir, "protocol"); // directories of their own: these count files
     mkdir(sub, 0777);

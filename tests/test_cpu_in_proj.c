@@ -74,7 +74,7 @@ int main(void) {
 
     // An optimizer step changes the parameters: the next evaluation uses the new ones.
     OP_OK(sk_backend_backward(trained));
-    sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.0, 0.0};
+    sk_optim_hparams h = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 0.0};
     OP_OK(sk_backend_update(trained, &h, 0.1f, 1.0f, 1));
     eval_logits(trained, x, got);
     OP_OK(sk_backend_get_params(trained, p));

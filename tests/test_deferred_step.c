@@ -25,7 +25,7 @@
 
 enum { V = 11, E = 6, H = 10, L = 2, B = 3, T = 7 };
 
-static const sk_adam_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 0.5};
+static const sk_optim_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 0.5};
 
 static sk_backend *fresh(const float *p0) {
     sk_error err = {{0}};
@@ -79,7 +79,7 @@ static void take(sk_backend *be, state *s) {
     s->h = malloc(ns * sizeof(float)), s->c = malloc(ns * sizeof(float));
     if (!s->p || !s->m || !s->v || !s->h || !s->c) exit(1);
     CHECK(sk_backend_get_params(be, s->p) == SK_OK);
-    CHECK(sk_backend_get_optimizer_state(be, s->m, s->v) == SK_OK);
+    CHECK(sk_backend_get_optimizer_state(be, 0, s->m) == SK_OK && sk_backend_get_optimizer_state(be, 1, s->v) == SK_OK);
     CHECK(sk_backend_get_state(be, s->h, s->c) == SK_OK);
 }
 

@@ -222,13 +222,13 @@ static void test_foreign(const char *dir) {
     snprintf(state_path, sizeof state_path, "%s/foreign.000000001.state", dir);
     sk_test_write_file(path, buf, n);
     sk_train_state s;
-    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, 2, 1, 2, &err));
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 1, 2, &err));
     CHECK_OK(sk_state_save(state_path, &s, 0x1234u, &err)); // a state that exists, for any model
     sk_train_state_free(&s);
     sk_model_file f;
     int has_state = 1;
     CHECK_OK(sk_checkpoint_load(path, &f, &s, &has_state, &err));
-    CHECK(!f.has_checksum && f.checksum == 0 && !has_state && s.m == NULL);
+    CHECK(!f.has_checksum && f.checksum == 0 && !has_state && s.slots == NULL);
     CHECK(f.cfg.dropout == 0.0f && f.cfg.num_layers == 2 && sk_vocab_equal(&f.vocab, &m.vocab));
     CHECK(memcmp(f.params, m.params, m.lay.total * sizeof(float)) == 0);
     sk_model_file_free(&f);

@@ -1,5 +1,6 @@
-// test_optim.c: Adam / AdamW against values computed by hand (in double, see the comments),
-// the global gradient norm, the clip scale, and the learning-rate schedules.
+// test_optim.c: Adam / AdamW and RMSprop against values computed by hand (in double, see the
+// comments), the optimizers' table, the global gradient norm, the clip scale, and the
+// learning-rate schedules.
 // Tolerance 2e-6 absolute on parameters of order 1: three fp32 Adam steps accumulate a
 // few ulp (1.2e-7 each) of rounding; an error in the formula (bias correction, eps
 // placement, decay order) moves the result by more than 1e-3.
@@ -19,9 +20,10 @@ static void test_adam(void) {
     sk_param_layout l;
     CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
     const size_t n = l.total, ie = l.tensors[0].offset, ib = l.tensors[l.n_tensors - 1].offset;
-    float p[64] = {0}, g[64] = {0}, m[64] = {0}, v[64] = {0};
+    float p[64] = {0}, g[64] = {0}, state[128] = {0}; // state: the slots m, v (optim.h)
+    float *m = state, *v = state + n;
     CHECK(n <= 64);
-    sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.0, 0.0};
+    sk_optim_hparams h = {.kind = SK_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
     // Plain Adam, lr 0.1, gradients 0.5, -1, 0.25 on a parameter starting at 1:
     //   step 1: m = 0.05, v = 2.5e-4, p = 1 - 0.1 * 0.5 / (0.5 + 1e-8)      = 0.900000002
     //   step 2: m = -0.055, v = 1.24975e-3,                                  p = 0.93661035424
@@ -31,7 +33,7 @@ static void test_adam(void) {
     p[ie] = p[ib] = 1.0f;
     for (int t = 0; t < 3; t++) {
         g[ie] = g[ib] = grads[t];
-        sk_adam_update(p, g, m, v, &l, &h, 0.1f, 1.0f, t + 1);
+        sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, t + 1);
         NEAR(p[ie], want[t], 2e-6);
         NEAR(p[ib], want[t], 2e-6);
     }
@@ -39,26 +41,102 @@ static void test_adam(void) {
     NEAR(v[ie], 1.31100025e-3, 1e-9);
     // AdamW, weight decay 0.5: p *= 1 - lr*wd before the update, on matrices only.
     //   step 1: 1 * 0.95 - 0.1 = 0.850000002;  step 2: 0.8441103541405653
-    memset(m, 0, sizeof m), memset(v, 0, sizeof v);
+    memset(state, 0, sizeof state);
     p[ie] = p[ib] = 1.0f;
     h.weight_decay = 0.5f;
     g[ie] = g[ib] = 0.5f;
-    sk_adam_update(p, g, m, v, &l, &h, 0.1f, 1.0f, 1);
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, 1);
     NEAR(p[ie], 0.850000002, 2e-6);
     NEAR(p[ib], 0.900000002, 2e-6); // the bias is not decayed
     g[ie] = g[ib] = -1.0f;
-    sk_adam_update(p, g, m, v, &l, &h, 0.1f, 1.0f, 2);
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, 2);
     NEAR(p[ie], 0.8441103541405653, 2e-6);
     // The clip scale multiplies the gradient before the moments: m = (1-b1) * scale * g.
-    memset(m, 0, sizeof m), memset(v, 0, sizeof v);
+    memset(state, 0, sizeof state);
     g[ie] = 2.0f;
     h.weight_decay = 0.0f;
-    sk_adam_update(p, g, m, v, &l, &h, 0.1f, 0.25f, 1);
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 0.25f, 1);
     NEAR(m[ie], 0.1 * 0.5, 1e-8);
     NEAR(v[ie], 0.001 * 0.25, 1e-9);
     // Untouched elements (zero gradient, zero moments) do not move.
     CHECK(p[ie + 1] == 0.0f && m[ie + 1] == 0.0f);
     sk_param_layout_free(&l);
+}
+
+// RMSprop as torch.optim.RMSprop, lr 0.1, alpha 0.9, eps 1e-8, gradients 0.5, -1, 0.25 on a
+// parameter starting at 1 (double, by the formulas of step_math.h's sk_rmsprop_element):
+//   momentum 0.5: p = 0.6837722539831608, 0.8113726585257618, 0.801928021029354,
+//                 square_avg after step 3 0.1165, momentum_buffer 0.0944463749640776
+//   momentum 0:   p = 0.6837722539831608, 0.9694865315341814, 0.8962416917664732 (buffer stays 0)
+//   weight decay 0.5 (an L2 term, matrices only), momentum 0.5, gradients 0.5, -1:
+//                 p = 0.6837722439831617, 0.7059051034918703; square_avg after step 1 0.1
+// Same tolerance as Adam's: a wrong term (alpha on the wrong side, eps inside the root, the
+// momentum buffer skipped) moves step 2 or 3 by more than 1e-2.
+static void test_rmsprop(void) {
+    sk_error err;
+    sk_model_config cfg = {.vocab_size = 3, .embed_size = 2, .hidden_size = 1, .num_layers = 1};
+    sk_param_layout l;
+    CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
+    const size_t n = l.total, ie = l.tensors[0].offset, ib = l.tensors[l.n_tensors - 1].offset;
+    float p[64] = {0}, g[64] = {0}, state[128] = {0}; // slots square_avg, momentum_buffer
+    CHECK(n <= 64);
+    sk_optim_hparams h = {.kind = SK_OPTIM_RMSPROP, .alpha = 0.9, .eps = 1e-8, .momentum = 0.5};
+    const float grads[3] = {0.5f, -1.0f, 0.25f};
+    const double with_momentum[3] = {0.6837722539831608, 0.8113726585257618, 0.801928021029354};
+    const double without[3] = {0.6837722539831608, 0.9694865315341814, 0.8962416917664732};
+    p[ie] = p[ib] = 1.0f;
+    for (int t = 0; t < 3; t++) {
+        g[ie] = g[ib] = grads[t];
+        sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, t + 1);
+        NEAR(p[ie], with_momentum[t], 2e-6);
+        NEAR(p[ib], with_momentum[t], 2e-6);
+    }
+    NEAR(state[ie], 0.1165, 1e-7);
+    NEAR(state[n + ie], 0.0944463749640776, 2e-6);
+    memset(state, 0, sizeof state);
+    p[ie] = 1.0f;
+    h.momentum = 0.0;
+    for (int t = 0; t < 3; t++) {
+        g[ie] = grads[t];
+        sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, t + 1);
+        NEAR(p[ie], without[t], 2e-6);
+    }
+    CHECK(state[n + ie] == 0.0f); // no momentum: the buffer is untouched
+    memset(state, 0, sizeof state);
+    p[ie] = p[ib] = 1.0f;
+    h.momentum = 0.5, h.weight_decay = 0.5;
+    g[ie] = g[ib] = 0.5f;
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, 1);
+    NEAR(state[ie], 0.1, 1e-7);   // (1 - alpha) (g + wd p)^2 = 0.1 * 1
+    NEAR(state[ib], 0.025, 1e-8); // the bias is not decayed
+    g[ie] = g[ib] = -1.0f;
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, 2);
+    NEAR(p[ie], 0.7059051034918703, 2e-6);
+    NEAR(p[ib], 0.8113726585257618, 2e-6);
+    // The clip scale multiplies the gradient before anything else: square_avg = 0.1 (s g)^2.
+    memset(state, 0, sizeof state);
+    h.weight_decay = 0.0;
+    g[ie] = 2.0f;
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 0.25f, 1);
+    NEAR(state[ie], 0.1 * 0.25, 1e-8);
+    sk_param_layout_free(&l);
+}
+
+// The table: names both ways, slots, and the one line for an unknown name.
+static void test_table(void) {
+    sk_error err;
+    sk_optim_kind k = SK_OPTIM_ADAM;
+    CHECK(sk_optim_kind_parse("rmsprop", &k, &err) == SK_OK && k == SK_OPTIM_RMSPROP);
+    CHECK(sk_optim_kind_parse("adam", &k, &err) == SK_OK && k == SK_OPTIM_ADAM);
+    CHECK(sk_optim_kind_parse("sgd", &k, &err) == SK_ERR_ARG && strstr(err.msg, "adam or rmsprop, got \"sgd\""));
+    CHECK(strcmp(sk_optim_kind_name(SK_OPTIM_RMSPROP), "rmsprop") == 0);
+    CHECK(sk_optim_of(SK_OPTIM_COUNT) == NULL && strcmp(sk_optim_kind_name(SK_OPTIM_COUNT), "?") == 0);
+    for (int i = 0; i < SK_OPTIM_COUNT; i++) {
+        const sk_optim_info *o = sk_optim_of((sk_optim_kind)i);
+        CHECK(o && o->kind == (sk_optim_kind)i && o->n_slots >= 1 && o->n_slots <= SK_OPTIM_MAX_SLOTS && o->args_of);
+    }
+    CHECK(strcmp(sk_optim_of(SK_OPTIM_ADAM)->slot_names[0], "m") == 0); // what version 1 state files hold
+    CHECK(strcmp(sk_optim_of(SK_OPTIM_ADAM)->slot_names[1], "v") == 0);
 }
 
 static void test_clip(void) {
@@ -101,6 +179,8 @@ static void test_schedules(void) {
 
 int main(void) {
     test_adam();
+    test_rmsprop();
+    test_table();
     test_clip();
     test_schedules();
     return sk_test_done("test_optim");

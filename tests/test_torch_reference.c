@@ -1,9 +1,14 @@
-// test_torch_reference.c: the CPU backend against PyTorch's nn.LSTM on a tiny model.
-// tests/data/torch_reference.bin is written by scripts/gen_torch_reference.py (format
-// there): parameters, inputs, initial state, and PyTorch's logits, mean loss, final state,
-// every gradient, the gradient norm, and the parameters (and Adam moments) after one
-// clipped Adam step and one clipped AdamW step. PyTorch computed in float64, so the
-// reference is exact to fp32 rounding; what remains is this backend's fp32 error.
+// test_torch_reference.c: a backend against PyTorch's nn.LSTM and torch.optim on a tiny model:
+// the CPU backend, or with the argument "cuda" the CUDA backend in strict fp32 (registered as
+// gpu_test_torch_reference; exit 77 without a usable GPU, and on the emulated device in a build
+// without one). tests/data/torch_reference.bin is written by scripts/gen_torch_reference.py
+// (format there): parameters, inputs, initial state, and PyTorch's logits, mean loss, final
+// state, every gradient, the gradient norm, the parameters (and Adam moments) after one
+// clipped Adam step and one clipped AdamW step, and the parameters and slots after two clipped
+// RMSprop steps. PyTorch computed in float64, so the reference is exact to fp32 rounding; what
+// remains is this backend's fp32 error. Every optimizer step is also held bitwise to
+// sk_optim_update on the host, fed the backend's own parameters, gradients, slots and norm
+// (the CPU loop's element function, which the CUDA kernel must reproduce exactly).
 //
 // Tolerance: |got - ref| <= atol + rtol*|ref|, rtol = 1e-4 (the project's acceptance
 // criterion). atol covers elements that are sums with cancellation: a gradient element is
@@ -12,6 +17,9 @@
 // ~ 5e-8 whatever the sum's value, so atol = 2e-7 for gradients and Adam moments (the
 // largest gradient is 0.15), and 1e-6 for logits, state, loss and parameters (values of
 // order 1, each from sums of E or H <= 7 products per step, compounded over T = 6 steps).
+// RMSprop: its parameters and momentum buffer after two steps within ATOL_VALUE; square_avg
+// = alpha sq + (1 - alpha) (s g)^2 moves by 2 (1 - alpha) s^2 |g| dg <= 2e-2 * 0.25 * 0.15 * 2e-7
+// = 1.5e-10 per step for a gradient error dg: atol 3e-10.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,6 +142,33 @@ static const float *ref_f32(const ref_file *f, const char *name, size_t count) {
 
 static float ref_scalar(const ref_file *f, const char *name) { return ref_f32(f, name, 1)[0]; }
 
+// ---- the optimizer step, held to the host's ------------------------------------------------
+
+// sk_backend_step of hp at optimizer step `step` on be, then the same update by sk_optim_update
+// on the host from what the backend held before it (parameters, gradients, slots) and the norm
+// it reported: parameters and slots must be the same bits. Returns the norm.
+static double step_checked(sk_backend *be, const sk_optim_hparams *hp, float lr, int64_t step) {
+    sk_error err = {{0}};
+    const size_t P = be->layout.total, S = (size_t)sk_optim_of(hp->kind)->n_slots;
+    float *p = calloc(P, sizeof(float)), *g = calloc(P, sizeof(float)), *st = calloc(S * P, sizeof(float));
+    float *got = calloc(P + S * P, sizeof(float));
+    CHECK(p && g && st && got);
+    CHECK_OK(sk_backend_get_params(be, p));
+    CHECK_OK(sk_backend_get_grads(be, g));
+    for (size_t k = 0; k < S; k++) CHECK_OK(sk_backend_get_optimizer_state(be, (int)k, st + k * P));
+    double norm = NAN;
+    CHECK_OK(sk_backend_step(be, hp, lr, step, &norm));
+    sk_optim_update(p, g, st, &be->layout, hp, lr, sk_clip_scale(norm, hp->grad_clip), step);
+    CHECK_OK(sk_backend_get_params(be, got));
+    for (size_t k = 0; k < S; k++) CHECK_OK(sk_backend_get_optimizer_state(be, (int)k, got + P + k * P));
+    const int same = memcmp(got, p, P * sizeof(float)) == 0 && memcmp(got + P, st, S * P * sizeof(float)) == 0;
+    printf("  %s step %lld: parameters and slots %s sk_optim_update's on the host\n", sk_optim_kind_name(hp->kind),
+           (long long)step, same ? "are the bits of" : "DIFFER from");
+    CHECK(same);
+    free(p), free(g), free(st), free(got);
+    return norm;
+}
+
 // ---- comparisons ---------------------------------------------------------------------------
 
 // Compares every tensor of the layout in buf against the records "<prefix><name>".
@@ -162,7 +197,65 @@ static void gather_params(const ref_file *f, const sk_param_layout *lay, float *
     CHECK(covered == lay->total);
 }
 
-int main(void) {
+// The backend under test: the CPU's, or the CUDA backend's (strict fp32: a zeroed precision).
+static sk_status create(const sk_backend_config *bc, int cuda, sk_backend **out, sk_error *err) {
+    return cuda ? sk_backend_create_cuda(bc, out, err) : sk_backend_create_cpu(bc, out, err);
+}
+
+// Two clipped RMSprop steps from the starting parameters and zero slots, each from its own
+// training forward from (h0, c0) and backward, against torch.optim.RMSprop's: the first by
+// the eager ops, the second by sk_backend_train_step.
+static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, const float *params) {
+    sk_error err = {{0}};
+    bc.optimizer = SK_OPTIM_RMSPROP;
+    sk_backend *be = NULL;
+    CHECK_OK(create(&bc, cuda, &be, &err));
+    const sk_param_layout *lay = &be->layout;
+    const size_t P = lay->total, S = (size_t)bc.model.num_layers * bc.batch_size * bc.model.hidden_size;
+    const sk_optim_hparams hp = {.kind = SK_OPTIM_RMSPROP, .alpha = ref_scalar(ref, "rmsprop.alpha"),
+                                 .momentum = ref_scalar(ref, "rmsprop.momentum"), .eps = ref_scalar(ref, "rmsprop.eps"),
+                                 .weight_decay = ref_scalar(ref, "rmsprop.weight_decay"),
+                                 .grad_clip = ref_scalar(ref, "clip")};
+    const float lr = ref_scalar(ref, "lr");
+    printf("RMSprop, two steps (alpha %.3g, momentum %.3g, eps %.3g, weight decay %.3g on matrices):\n", hp.alpha,
+           hp.momentum, hp.eps, hp.weight_decay);
+    const int32_t *x = ref_get(ref, "x", (size_t)bc.batch_size * bc.seq_len, 1)->data;
+    const int32_t *y = ref_get(ref, "y", (size_t)bc.batch_size * bc.seq_len, 1)->data;
+    float *buf = calloc(P, sizeof(float));
+    CHECK(buf != NULL);
+    CHECK_OK(sk_backend_set_params(be, params));
+    // Step 1 by the eager ops, held bitwise to the host's update; step 2 as the trainer takes it
+    // (sk_backend_train_step: on CUDA the deferred step, its clip scale formed on the device).
+    double loss_sum = NAN;
+    CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
+    CHECK_OK(sk_backend_forward(be, x, y, bc.seq_len, SK_MODE_TRAIN, 1, &loss_sum));
+    CHECK_OK(sk_backend_backward(be));
+    step_checked(be, &hp, lr, 1);
+    CHECK_OK(sk_backend_get_params(be, buf));
+    compare_tensors(ref, lay, buf, "rmsprop1.", ATOL_VALUE);
+    CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
+    const sk_train_step_args a = {.x = x, .y = y, .len = bc.seq_len, .step = 2, .opt_step = 2, .optim = &hp, .lr = lr};
+    sk_step_stats stats;
+    CHECK_OK(sk_backend_train_step(be, &a, &err));
+    CHECK_OK(sk_backend_read_stats(be, &stats, &err));
+    CHECK(stats.bad_step == 0);
+    CHECK_OK(sk_backend_get_params(be, buf));
+    compare_tensors(ref, lay, buf, "rmsprop.", ATOL_VALUE);
+    CHECK_OK(sk_backend_get_optimizer_state(be, 0, buf));
+    compare_tensors(ref, lay, buf, "rmsprop_sq.", 3e-10);
+    CHECK_OK(sk_backend_get_optimizer_state(be, 1, buf));
+    compare_tensors(ref, lay, buf, "rmsprop_buf.", ATOL_VALUE);
+    free(buf);
+    sk_backend_free(be);
+}
+
+int main(int argc, char **argv) {
+    const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
+    char reason[256];
+    if (cuda && !sk_cuda_available(0, reason, sizeof reason)) {
+        printf("skipped: %s\n", reason);
+        return 77;
+    }
     char path[4096];
     sk_test_source_path(path, sizeof path, "tests/data/torch_reference.bin");
     ref_file *ref = malloc(sizeof *ref);
@@ -187,7 +280,8 @@ int main(void) {
     bc.threads = 1;
     bc.seed = 1;
     sk_backend *be = NULL;
-    CHECK_OK(sk_backend_create_cpu(&bc, &be, &err));
+    CHECK_OK(create(&bc, cuda, &be, &err));
+    printf("backend: %s\n", be->device);
     const sk_param_layout *lay = &be->layout;
     CHECK(lay->n_tensors == 3 + 4 * L);
 
@@ -224,20 +318,20 @@ int main(void) {
 
     // ---- clipped Adam step 1: norm, parameters, moments ------------------------------------
     printf("Adam step (clip %.6g < norm %.6g):\n", ref_scalar(ref, "clip"), ref_scalar(ref, "grad_norm"));
-    sk_adam_hparams hp = {.beta1 = ref_scalar(ref, "beta1"),
+    sk_optim_hparams hp = {.beta1 = ref_scalar(ref, "beta1"),
                           .beta2 = ref_scalar(ref, "beta2"),
                           .eps = ref_scalar(ref, "eps"),
                           .weight_decay = ref_scalar(ref, "weight_decay"),
                           .grad_clip = ref_scalar(ref, "clip")};
     const float lr = ref_scalar(ref, "lr");
     CHECK(hp.grad_clip < ref_scalar(ref, "grad_norm")); // clipping must act
-    double gnorm = NAN;
-    CHECK_OK(sk_backend_step(be, &hp, lr, 1, &gnorm));
+    double gnorm = step_checked(be, &hp, lr, 1);
     float gnorm_f = (float)gnorm;
     sk_test_compare("grad_norm", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
     CHECK_OK(sk_backend_get_params(be, buf));
     compare_tensors(ref, lay, buf, "adam.", ATOL_VALUE);
-    CHECK_OK(sk_backend_get_optimizer_state(be, m, v));
+    CHECK_OK(sk_backend_get_optimizer_state(be, 0, m));
+    CHECK_OK(sk_backend_get_optimizer_state(be, 1, v));
     compare_tensors(ref, lay, m, "adam_m.", ATOL_GRAD);
     // v = (1 - beta2) (s g)^2 with clip scale s = 0.5, so an error dg in g moves v by
     // 2 (1 - beta2) s^2 |g| dg <= 2e-3 * 0.25 * 0.15 * 2e-7 = 1.5e-11: atol 3e-11.
@@ -248,12 +342,13 @@ int main(void) {
     // not depend on whether sk_backend_step leaves the gradient buffer clipped.
     printf("AdamW step (weight decay %.3g on matrices):\n", ref_scalar(ref, "adamw.weight_decay"));
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_optimizer_state(be, zeros, zeros));
+    CHECK_OK(sk_backend_set_optimizer_state(be, 0, zeros));
+    CHECK_OK(sk_backend_set_optimizer_state(be, 1, zeros));
     CHECK_OK(sk_backend_set_state(be, h0, c0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
     CHECK_OK(sk_backend_backward(be));
     hp.weight_decay = ref_scalar(ref, "adamw.weight_decay");
-    CHECK_OK(sk_backend_step(be, &hp, lr, 1, &gnorm));
+    gnorm = step_checked(be, &hp, lr, 1);
     gnorm_f = (float)gnorm;
     sk_test_compare("grad_norm (again)", &gnorm_f, ref_f32(ref, "grad_norm", 1), 1, ATOL_GRAD, RTOL);
     CHECK_OK(sk_backend_get_params(be, buf));
@@ -284,6 +379,7 @@ int main(void) {
     sk_test_compare("hn (eval)", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
     sk_test_compare("cn (eval)", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
 
+    check_rmsprop(ref, bc, cuda, params);
     sk_backend_free(be);
     free(params);
     free(buf);

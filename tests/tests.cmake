@@ -64,6 +64,11 @@ sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh cli_ cli)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/mpi/test_*.sh mpi_ mpi)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cmake/test_*.sh cmake_ unit) # cmake/Find*.cmake in probe projects
+# The CUDA backend against PyTorch as well: test_torch_reference's program with the argument cuda
+# (exit 77 without a usable GPU).
+add_test(NAME gpu_test_torch_reference COMMAND test_torch_reference cuda WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(gpu_test_torch_reference PROPERTIES ENVIRONMENT "${SK_TEST_ENV}" LABELS gpu SKIP_RETURN_CODE 77
+                     TIMEOUT $<IF:$<BOOL:${SHAKESPEARE_CUDA_EMU}>,900,180>)
 
 # tests/emu/test_*.cpp run this project's CUDA kernels on the CPU (tests/emu/cuda_emu.h: one
 # fiber per GPU thread), so they need a C++ compiler but no GPU and no CUDA toolkit. Not in

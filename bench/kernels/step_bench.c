@@ -53,7 +53,7 @@ static void die(const sk_backend *be, sk_status st, const char *what) {
 
 // Steps [from, from + n) in mode m; returns seconds from the first enqueue to the read-back.
 static double run(sk_backend *be, int m, int from, int n, const int32_t *x, const int32_t *y, int T) {
-    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 5.0};
+    const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 5.0};
     const float lr = 2e-3f;
     const double t0 = now_s();
     for (int s = from; s < from + n; s++) {

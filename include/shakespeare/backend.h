@@ -16,7 +16,7 @@
 //          sk_train_step_args, sk_backend_train_step, sk_backend_read_stats, sk_precision, sk_precision_parse,
 //          sk_precision_name
 //
-// A backend owns, in its own memory: the parameters, their gradients, Adam's m and v (all
+// A backend owns, in its own memory: the parameters, their gradients, the optimizer's slots (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
 // LSTM state h, c (L, B, H), and every activation buffer for windows of up to T steps.
 // Everything is allocated at creation; nothing is allocated per step.
@@ -31,7 +31,7 @@
 //
 // A training step has one entry point, sk_backend_train_step: forward -> backward ->
 // [the reduce hook: data-parallel ranks sum the loss and the gradient buffer] -> gradient norm
-// -> clip scale -> AdamW. Its statistics (loss, norm, the first non-finite step) come back
+// -> clip scale -> the optimizer's update. Its statistics (loss, norm, the first non-finite step) come back
 // through sk_backend_read_stats, only when the caller asks: a backend with a deferred step
 // (CUDA) enqueues the whole step, with the clip scale and the non-finite
 // test formed where the gradients are, and may replay it as one CUDA graph; every other
@@ -91,7 +91,7 @@ typedef enum { SK_RNN_IMPLS(SK_RNN_IMPL_ENUM_ROW) SK_RNN_IMPL_COUNT } sk_rnn_imp
 typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TRY = 3 } sk_cuda_graph;
 
 // The arithmetic of the CUDA backend (--precision). In every precision the parameters,
-// their gradients and Adam's moments stay fp32 in the canonical layout (the master copy,
+// their gradients and the optimizer's slots stay fp32 in the canonical layout (the master copy,
 // which checkpoints hold); lower-precision copies of the weights are derived from it.
 //   fp32: strict fp32 everywhere (FMA, no TF32 tensor cores): the CPU reference's numerics.
 //   tf32: TF32 tensor cores allowed for fp32 GEMMs (cuBLAS) and in cuDNN's RNN (10-bit mantissa
@@ -150,6 +150,9 @@ typedef struct {
     // an inference backend samples with a forward per character instead of its fused kernel.
     int cudnn_chunk_steps;
     int no_fused_sampler;
+    // Training: the optimizer whose state slots the backend allocates (optim.h's table), and the
+    // only kind its update takes.
+    sk_optim_kind optimizer;
 } sk_backend_config;
 
 // What a backend config takes from the run rather than from the options: the model, this rank's
@@ -175,7 +178,7 @@ typedef struct {
     double grad_norm; // the last step's gradient norm before clipping
     // The first step whose mean loss (step_math.h's sk_mean_loss) or gradient norm was not
     // finite, as its 1-based optimizer step; 0: none. That step and every later one left
-    // the parameters and Adam's moments untouched.
+    // the parameters and the optimizer's slots untouched.
     int64_t bad_step;
     int bad_is_norm;             // 0: its mean loss was not finite; 1: its loss was, its norm not
     double bad_loss_sum, bad_norm; // that step's values (bad_norm: 0 when its loss already failed on the CPU)
@@ -200,13 +203,13 @@ typedef struct {
 } sk_grad_reduce;
 
 // One training step: forward over (x, y) (B, len), keyed for dropout by `step`, backward,
-// [reduce], gradient norm, clip scale and AdamW at optimizer step opt_step (1-based).
+// [reduce], gradient norm, clip scale and the optimizer's update at optimizer step opt_step (1-based).
 typedef struct {
     const int32_t *x, *y; // (B, len) this backend's streams
     int len;
     int64_t step;
     int64_t opt_step;
-    const sk_adam_hparams *adam;
+    const sk_optim_hparams *optim;
     float lr;
     const sk_grad_reduce *reduce; // NULL: one process
 } sk_train_step_args;
@@ -237,12 +240,14 @@ struct sk_backend {
 // and, on failure, leaves its message in b->err (sk_backend_error).
 // The backend's name: "cpu" or "cuda".
 const char *sk_backend_name(const sk_backend *b);
-// Parameters, gradients and Adam's moments, (total,) floats each in the canonical layout.
+// Parameters, gradients and the optimizer's state slots, (total,) floats each in the canonical layout.
 sk_status sk_backend_set_params(sk_backend *b, const float *params);
 sk_status sk_backend_get_params(sk_backend *b, float *params);
 sk_status sk_backend_get_grads(sk_backend *b, float *grads);
-sk_status sk_backend_set_optimizer_state(sk_backend *b, const float *m, const float *v);
-sk_status sk_backend_get_optimizer_state(sk_backend *b, float *m, float *v);
+// Slot `slot` of cfg.optimizer's state (optim.h: sk_optim_of(kind)->slot_names[slot]; Adam's 0
+// is m, 1 is v); SK_ERR_ARG for a slot the optimizer lacks or an inference-only backend.
+sk_status sk_backend_set_optimizer_state(sk_backend *b, int slot, const float *x);
+sk_status sk_backend_get_optimizer_state(sk_backend *b, int slot, float *x);
 // Carried LSTM state h, c (L, B, H); NULL pointers reset it to zeros.
 sk_status sk_backend_set_state(sk_backend *b, const float *h, const float *c);
 sk_status sk_backend_get_state(sk_backend *b, float *h, float *c);
@@ -261,9 +266,9 @@ sk_status sk_backend_backward(sk_backend *b);
 sk_status sk_backend_grad_buffer(sk_backend *b, float **grads, int *on_device);
 // L2 norm of the gradient buffer, accumulated in double in a fixed order (deterministic).
 sk_status sk_backend_grad_norm(sk_backend *b, double *norm);
-// AdamW (optim.h semantics) at optimizer step `step` (1-based) with the gradient
-// multiplied by clip_scale first.
-sk_status sk_backend_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
+// h->kind's update (optim.h's sk_optim_update) at optimizer step `step` (1-based) with the
+// gradient multiplied by clip_scale first; SK_ERR_ARG when h->kind is not cfg.optimizer.
+sk_status sk_backend_update(sk_backend *b, const sk_optim_hparams *h, float lr, float clip_scale, int64_t step);
 // 1 when the backend has a fused sampler (sk_backend_sample); else sampling runs a forward and
 // get_logits per token and draws on the host (sk_generate_batch).
 int sk_backend_has_sampler(const sk_backend *b);
@@ -298,7 +303,7 @@ void sk_backend_memory_of(const sk_backend_config *cfg, const char *device, sk_b
 // workspace and the LSTM implementation's weights and window, from the shapes alone) against
 // the GPU's free memory (cudaMemGetInfo). need stays 0 where CUDA support is not built in.
 void sk_backend_cuda_memory(const sk_backend_config *cfg, sk_backend_memory *m);
-// The bytes sk_backend_create_cpu allocates for cfg (its parameters, gradients and Adam's moments
+// The bytes sk_backend_create_cpu allocates for cfg (its parameters, gradients and optimizer slots
 // when training, the activations and scratch of a window of seq_len steps for batch_size streams);
 // *activations (may be NULL) as in sk_backend_memory. 0 for a configuration it refuses.
 size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations);
@@ -354,7 +359,7 @@ sk_status sk_backend_read_stats(sk_backend *b, sk_step_stats *stats, sk_error *e
 // (1-based): the end of the eager step. *grad_norm gets the norm before clipping. A
 // non-finite norm returns SK_ERR_NUMERIC (message in b->err) and leaves parameters and
 // moments untouched.
-sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm);
+sk_status sk_backend_step(sk_backend *b, const sk_optim_hparams *h, float lr, int64_t step, double *grad_norm);
 // Safe on NULL.
 void sk_backend_free(sk_backend *b);
 

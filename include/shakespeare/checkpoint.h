@@ -34,7 +34,8 @@
 // is refused with SK_ERR_FORMAT naming the path and what is wrong.
 //
 // State file: little-endian binary with a magic, a version, the model file's checksum
-// (so a state is never paired with the wrong model) and a CRC-32 trailer.
+// (so a state is never paired with the wrong model), the optimizer's name and its named state
+// slots (files from before, version 1, hold Adam's m and v) and a CRC-32 trailer.
 //
 // Every write is atomic: temporary file in the same directory, fsync, rename, fsync of
 // the directory. sk_checkpoint_save writes the state first under a step-numbered name
@@ -48,6 +49,7 @@
 
 #include "shakespeare/crc32.h"
 #include "shakespeare/model.h"
+#include "shakespeare/optim.h"
 #include "shakespeare/rng.h"
 #include "shakespeare/status.h"
 #include "shakespeare/vocab.h"
@@ -93,12 +95,16 @@ typedef struct {
     sk_rng rng;            // the trainer's generator (samples printed during training)
     int L, B, H;           // shape of the carried state
     int T;                 // window length the carried state ends (0: not recorded)
-    size_t n_params;       // floats in m and v
-    float *m, *v;          // (n_params,) Adam moments, owned
+    sk_optim_kind optimizer; // whose state the slots are (a version 1 file's: adam)
+    int n_slots;           // sk_optim_of(optimizer)->n_slots
+    size_t n_params;       // floats per slot
+    float *slots;          // (n_slots, n_params) the optimizer's state, slot k at slots + k * n_params, owned
     float *h, *c;          // (L, B, H) carried LSTM state, owned
 } sk_train_state;
 
-sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int L, int B, int H, sk_error *err);
+// Zeroed slots for optimizer, zero LSTM state; SK_ERR_ARG for bad sizes or an optimizer not in the table.
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind optimizer, int L, int B, int H,
+                               sk_error *err);
 void sk_train_state_free(sk_train_state *s);
 
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err);

@@ -5,8 +5,8 @@
 //          sk_init_scheme_name, sk_init_scheme_parse
 //
 // embedding (V, E) -> L LSTM layers of width H -> dropout -> linear (H -> V) -> softmax CE.
-// All parameters live in ONE float buffer of layout->total floats; gradients and Adam's
-// moments use the same layout. Tensors, in PyTorch's state_dict order:
+// All parameters live in ONE float buffer of layout->total floats; gradients and the optimizer's
+// state slots use the same layout. Tensors, in PyTorch's state_dict order:
 //   embedding.weight            (V, E)
 //   lstm.weight_ih_l{k}         (4H, in_k)   in_0 = E, in_k = H for k > 0
 //   lstm.weight_hh_l{k}         (4H, H)
@@ -70,7 +70,7 @@ typedef struct {
 sk_lstm_layer_offsets sk_lstm_layer(const sk_param_layout *layout, int k);
 
 // Named views of a buffer in the layout (llm.c's ParameterTensors): every tensor by its name,
-// pointing into one buffer of layout->total floats. Parameters, gradients and Adam's moments
+// pointing into one buffer of layout->total floats. Parameters, gradients and optimizer slots
 // share the layout, so one function points a view into any of them; the buffer may be device
 // memory (nothing is read or written through the pointers here). Borrowed: the buffer owns.
 typedef struct {

@@ -1,6 +1,9 @@
-// optim.h: Adam with decoupled weight decay, global-norm clipping, learning-rate schedules.
-// defines: sk_adam_update, sk_adam_update_range, sk_grad_norm, sk_clip_scale,
+// optim.h: the optimizers as objects (a kind, its state slots, its hyperparameters), global-norm
+// clipping, learning-rate schedules.
+// defines: sk_optim_info, sk_optim_of, sk_optim_kind_name, sk_optim_kind_parse, sk_param_decays,
+//          sk_optim_update, sk_optim_update_range, sk_grad_norm, sk_clip_scale,
 //          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_words, sk_lr_kind_name, sk_lr_kind_parse
+//          (and step_math.h's sk_optim_kind, sk_optim_hparams, sk_optim_args)
 #ifndef SHAKESPEARE_OPTIM_H
 #define SHAKESPEARE_OPTIM_H
 
@@ -9,25 +12,45 @@
 
 #include "shakespeare/model.h"
 #include "shakespeare/status.h"
-#include "shakespeare/step_math.h" // sk_adam_hparams
+#include "shakespeare/step_math.h" // sk_optim_kind, sk_optim_hparams, sk_optim_args, the element updates
 #include "shakespeare/words.h"
+
+// One row per optimizer (optim.c's table): what the CLI, the backends' allocations, the memory
+// estimates and the state file ask of it. Its element update is step_math.h's.
+typedef struct {
+    sk_optim_kind kind;
+    const char *name;                            // --optimizer's word and the state file's record
+    int n_slots;                                 // state tensors, each in the parameters' layout
+    const char *slot_names[SK_OPTIM_MAX_SLOTS];  // in slot order: the state file's names
+    // The step's scalars (step_math.h), formed on the host for the CPU loop and the GPU kernel.
+    void (*args_of)(const sk_optim_hparams *h, float lr, int64_t opt_step, sk_optim_args *out);
+} sk_optim_info;
+
+// The row of kind k; NULL for a value outside the enumeration.
+const sk_optim_info *sk_optim_of(sk_optim_kind k);
+const char *sk_optim_kind_name(sk_optim_kind k); // "?" outside the enumeration
+// Parses the names of the table ("adam", "rmsprop"); SK_ERR_ARG naming them otherwise.
+sk_status sk_optim_kind_parse(const char *s, sk_optim_kind *out, sk_error *err);
+
+// 1 when weight decay applies to tensor t: matrices (2-D tensors), not biases. Both backends
+// ask it (the CUDA backend uploads it as a mask).
+static inline int sk_param_decays(const sk_tensor_info *t) { return t->ndim == 2; }
 
 // L2 norm of g[0..n), accumulated in double in index order (deterministic).
 double sk_grad_norm(const float *g, size_t n);
 
-// One Adam step, step = 1, 2, ... (bias correction uses it). If clip_scale != 1 the
-// gradient is multiplied by it first. m, v: moments in the parameter layout.
-//   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
-//   p -= lr * (wd * p  [matrices only])  +  lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
-// (PyTorch's AdamW: p *= 1 - lr*wd, then the Adam update.)
-void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
-                    const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
+// One step of h->kind at optimizer step `step` = 1, 2, ... (Adam's bias correction uses it),
+// with the gradient multiplied by clip_scale first. state: the kind's n_slots slots,
+// (n_slots, layout->total) floats, slot k at state + k * total (Adam: m, v; RMSprop: square_avg,
+// momentum_buffer). Each element is step_math.h's sk_optim_element.
+void sk_optim_update(float *params, const float *grads, float *state, const sk_param_layout *layout,
+                     const sk_optim_hparams *h, float lr, float clip_scale, int64_t step);
 
 // The same update restricted to elements [begin, end) of the buffer (for splitting one
 // step over threads; each element's arithmetic is identical).
-void sk_adam_update_range(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
-                          const sk_adam_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
-                          size_t end);
+void sk_optim_update_range(float *params, const float *grads, float *state, const sk_param_layout *layout,
+                           const sk_optim_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
+                           size_t end);
 
 // The clip multiplier for a gradient of global norm `norm`: min(1, clip / (norm + 1e-6)),
 // or 1 when clip <= 0.

@@ -108,12 +108,24 @@ sk_status sk_backend_get_params(sk_backend *b, float *params) { return b->ops->g
 
 sk_status sk_backend_get_grads(sk_backend *b, float *grads) { return b->ops->get_grads(b, grads); }
 
-sk_status sk_backend_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
-    return b->ops->set_optimizer_state(b, m, v);
+// The slots of cfg.optimizer (optim.h's table) on a training backend.
+static sk_status check_slot(sk_backend *b, int slot, const char *what) {
+    const sk_optim_info *o = sk_optim_of(b->cfg.optimizer);
+    if (!b->cfg.training) return sk_fail(&b->err, SK_ERR_ARG, "%s on an inference-only backend", what);
+    if (!o || slot < 0 || slot >= o->n_slots)
+        return sk_fail(&b->err, SK_ERR_ARG, "%s: optimizer %s has no state slot %d", what,
+                       sk_optim_kind_name(b->cfg.optimizer), slot);
+    return SK_OK;
 }
 
-sk_status sk_backend_get_optimizer_state(sk_backend *b, float *m, float *v) {
-    return b->ops->get_optimizer_state(b, m, v);
+sk_status sk_backend_set_optimizer_state(sk_backend *b, int slot, const float *x) {
+    sk_status st = check_slot(b, slot, "set_optimizer_state");
+    return st == SK_OK ? b->ops->set_optimizer_state(b, slot, x) : st;
+}
+
+sk_status sk_backend_get_optimizer_state(sk_backend *b, int slot, float *x) {
+    sk_status st = check_slot(b, slot, "get_optimizer_state");
+    return st == SK_OK ? b->ops->get_optimizer_state(b, slot, x) : st;
 }
 
 sk_status sk_backend_set_state(sk_backend *b, const float *h, const float *c) { return b->ops->set_state(b, h, c); }
@@ -135,7 +147,10 @@ sk_status sk_backend_grad_buffer(sk_backend *b, float **grads, int *on_device) {
 
 sk_status sk_backend_grad_norm(sk_backend *b, double *norm) { return b->ops->grad_norm(b, norm); }
 
-sk_status sk_backend_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
+sk_status sk_backend_update(sk_backend *b, const sk_optim_hparams *h, float lr, float clip_scale, int64_t step) {
+    if (h->kind != b->cfg.optimizer)
+        return sk_fail(&b->err, SK_ERR_ARG, "an optimizer step of %s on a backend whose state is %s's",
+                       sk_optim_kind_name(h->kind), sk_optim_kind_name(b->cfg.optimizer));
     return b->ops->update(b, h, lr, clip_scale, step);
 }
 

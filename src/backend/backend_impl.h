@@ -17,8 +17,9 @@ struct sk_backend_ops {
     sk_status (*set_params)(sk_backend *b, const float *params); // (total,)
     sk_status (*get_params)(sk_backend *b, float *params);
     sk_status (*get_grads)(sk_backend *b, float *grads);
-    sk_status (*set_optimizer_state)(sk_backend *b, const float *m, const float *v);
-    sk_status (*get_optimizer_state)(sk_backend *b, float *m, float *v);
+    // Slot `slot` of the optimizer's state; slot checked by backend.c against cfg.optimizer.
+    sk_status (*set_optimizer_state)(sk_backend *b, int slot, const float *x);
+    sk_status (*get_optimizer_state)(sk_backend *b, int slot, float *x);
     sk_status (*set_state)(sk_backend *b, const float *h, const float *c); // NULL pointers: zeros
     sk_status (*get_state)(sk_backend *b, float *h, float *c);
     sk_status (*forward)(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
@@ -27,7 +28,7 @@ struct sk_backend_ops {
     sk_status (*backward)(sk_backend *b);
     sk_status (*grad_buffer)(sk_backend *b, float **grads, int *on_device);
     sk_status (*grad_norm)(sk_backend *b, double *norm);
-    sk_status (*update)(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step);
+    sk_status (*update)(sk_backend *b, const sk_optim_hparams *h, float lr, float clip_scale, int64_t step);
     // Frees everything the constructor allocated, the sk_backend too (sk_backend_free calls it).
     void (*destroy)(sk_backend *b);
     // The deferred step (NULL: the backend has none, and sk_backend_train_step runs the eager

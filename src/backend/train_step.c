@@ -7,7 +7,7 @@
 #include "backend/backend_impl.h"
 #include "shakespeare/step_math.h"
 
-sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int64_t step, double *grad_norm) {
+sk_status sk_backend_step(sk_backend *b, const sk_optim_hparams *h, float lr, int64_t step, double *grad_norm) {
     double norm = 0.0;
     sk_status st = b->ops->grad_norm(b, &norm);
     if (grad_norm) *grad_norm = norm;
@@ -15,7 +15,7 @@ sk_status sk_backend_step(sk_backend *b, const sk_adam_hparams *h, float lr, int
     // Named without printf's sign of a NaN, which depends on how the NaN arose.
     if (!isfinite(norm))
         return sk_fail(&b->err, SK_ERR_NUMERIC, "the gradient norm is %s", isnan(norm) ? "nan" : "inf");
-    return b->ops->update(b, h, lr, sk_clip_scale(norm, h->grad_clip), step);
+    return sk_backend_update(b, h, lr, sk_clip_scale(norm, h->grad_clip), step);
 }
 
 // Records step a as the first bad one (see sk_step_stats).
@@ -43,7 +43,7 @@ static sk_status eager_step(sk_backend *b, const sk_train_step_args *a, sk_error
         record_bad(s, a, 0, loss_sum, 0.0);
         return SK_OK;
     }
-    st = sk_backend_step(b, a->adam, a->lr, a->opt_step, &norm);
+    st = sk_backend_step(b, a->optim, a->lr, a->opt_step, &norm);
     s->grad_norm = norm;
     if (st == SK_ERR_NUMERIC) {
         record_bad(s, a, 1, loss_sum, norm);
@@ -53,6 +53,9 @@ static sk_status eager_step(sk_backend *b, const sk_train_step_args *a, sk_error
 }
 
 sk_status sk_backend_train_step(sk_backend *b, const sk_train_step_args *a, sk_error *err) {
+    if (a->optim->kind != b->cfg.optimizer)
+        return sk_fail(err, SK_ERR_ARG, "a training step of optimizer %s on a backend whose state is %s's",
+                       sk_optim_kind_name(a->optim->kind), sk_optim_kind_name(b->cfg.optimizer));
     if (b->ops->train_step && !a->reduce) {
         sk_status st = b->ops->train_step(b, a);
         return st == SK_OK ? st : sk_backend_fail(err, st, b, "at step %lld", (long long)a->opt_step);

@@ -5,7 +5,7 @@
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
 //   0       8     magic "SKSTATE\0"
-//   8       4     u32 version (1)
+//   8       4     u32 version (2; version 1 files, 773fb49 and before, are read too)
 //   12      4     u32 checksum of the model file this state belongs to (its "checksum" metadata)
 //   16      8     u64 n_params
 //   24      4     u32 L
@@ -19,11 +19,16 @@
 //   72      8     i64 best_step
 //   80      8     u64 seed
 //   88      32    u64 rng.s[0..3]
-//   120     4*n_params     f32 m
-//           4*n_params     f32 v
+//   120     16    the optimizer's name (optim.h's table: "adam", "rmsprop"), NUL-padded
+//   136     4     u32 S, its state slots
+//   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
+//           4*n_params     f32 slot 0
+//           ...            (S slots)
 //           4*L*B*H        f32 h
 //           4*L*B*H        f32 c
 //   end-4   4     u32 CRC-32 (sk_crc32) of every byte before it
+// Version 1 has neither the optimizer's name nor its slots' count and names: its 120-byte
+// header is followed by Adam's m and v, then h and c, which load as the optimizer adam.
 //
 // Checkpoint protocol (sk_checkpoint_save): the state is written first under a new name,
 // "<name>.<step %09lld>.state" (or "<name>.<step>.<k>.state", k = 1, 2, ..., when that name
@@ -44,8 +49,10 @@
 #include "io/json.h"
 
 #define STATE_MAGIC "SKSTATE\0"
-#define STATE_VERSION 1u
-#define STATE_HEADER 120
+#define STATE_VERSION 2u
+#define STATE_HEADER 120 // the fields both versions share
+#define STATE_NAME 16    // an optimizer's or a slot's name, NUL-padded
+#define STATE_OPTIM(S) (STATE_NAME + 4 + STATE_NAME * (size_t)(S)) // version 2's optimizer record
 
 // ---- training state ------------------------------------------------------------------------
 
@@ -57,39 +64,52 @@ static size_t lbh(int64_t L, int64_t B, int64_t H) {
     return (size_t)(lb * (uint64_t)H);
 }
 
-sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, int L, int B, int H, sk_error *err) {
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind optimizer, int L, int B, int H,
+                               sk_error *err) {
     memset(s, 0, sizeof *s);
     size_t nh = lbh(L, B, H);
-    if (nh == SIZE_MAX || n_params > SIZE_MAX / 8)
-        return sk_fail(err, SK_ERR_ARG, "training state: bad sizes (n_params %zu, L %d, B %d, H %d)", n_params, L, B, H);
+    const sk_optim_info *opt = sk_optim_of(optimizer);
+    if (nh == SIZE_MAX || n_params > SIZE_MAX / (4 * SK_OPTIM_MAX_SLOTS) || !opt)
+        return sk_fail(err, SK_ERR_ARG, "training state: bad sizes (n_params %zu, L %d, B %d, H %d) or optimizer %d",
+                       n_params, L, B, H, (int)optimizer);
     s->L = L, s->B = B, s->H = H;
     s->n_params = n_params;
+    s->optimizer = optimizer, s->n_slots = opt->n_slots;
     s->best_val_loss = INFINITY;
-    s->m = calloc(n_params ? n_params : 1, sizeof(float));
-    s->v = calloc(n_params ? n_params : 1, sizeof(float));
+    const size_t slots = (size_t)opt->n_slots * n_params;
+    s->slots = calloc(slots ? slots : 1, sizeof(float));
     s->h = calloc(nh ? nh : 1, sizeof(float));
     s->c = calloc(nh ? nh : 1, sizeof(float));
-    if (!s->m || !s->v || !s->h || !s->c) {
+    if (!s->slots || !s->h || !s->c) {
         sk_train_state_free(s);
-        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", 2 * n_params,
-                       2 * nh);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", slots, 2 * nh);
     }
     return SK_OK;
 }
 
 void sk_train_state_free(sk_train_state *s) {
-    free(s->m);
-    free(s->v);
+    free(s->slots);
     free(s->h);
     free(s->c);
     memset(s, 0, sizeof *s);
 }
 
+// Version 2's optimizer record: its name, its slots' count and names (the layout above).
+static void put_optimizer(unsigned char *rec, const sk_optim_info *opt) {
+    memset(rec, 0, STATE_OPTIM(opt->n_slots));
+    memcpy(rec, opt->name, strlen(opt->name)); // the table's names are shorter than STATE_NAME
+    sk_put_le32(rec + STATE_NAME, (uint32_t)opt->n_slots);
+    for (int k = 0; k < opt->n_slots; k++)
+        memcpy(rec + STATE_NAME + 4 + STATE_NAME * k, opt->slot_names[k], strlen(opt->slot_names[k]));
+}
+
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err) {
     size_t nh = lbh(s->L, s->B, s->H);
-    if (nh == SIZE_MAX || !s->m || !s->v || !s->h || !s->c)
+    const sk_optim_info *opt = sk_optim_of(s->optimizer);
+    if (nh == SIZE_MAX || !opt || s->n_slots != opt->n_slots || !s->slots || !s->h || !s->c)
         return sk_fail(err, SK_ERR_ARG, "%s: training state with bad sizes or missing buffers", path);
-    unsigned char hd[STATE_HEADER];
+    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS)];
+    const size_t header = STATE_HEADER + STATE_OPTIM(opt->n_slots);
     uint64_t bits;
     memcpy(hd, STATE_MAGIC, 8);
     sk_put_le32(hd + 8, STATE_VERSION);
@@ -107,12 +127,12 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     sk_put_le64(hd + 72, (uint64_t)s->best_step);
     sk_put_le64(hd + 80, s->seed);
     for (int i = 0; i < 4; i++) sk_put_le64(hd + 88 + 8 * i, s->rng.s[i]);
-    uint32_t crc = sk_crc32(0, hd, sizeof hd);
+    put_optimizer(hd + STATE_HEADER, opt);
+    uint32_t crc = sk_crc32(0, hd, header);
     sk_atomic_file af;
     sk_status st = sk_atomic_open(&af, path, err);
-    if (st == SK_OK) st = sk_atomic_write(&af, hd, sizeof hd, err);
-    if (st == SK_OK) st = sk_write_f32_le(&af, s->m, s->n_params, &crc, err);
-    if (st == SK_OK) st = sk_write_f32_le(&af, s->v, s->n_params, &crc, err);
+    if (st == SK_OK) st = sk_atomic_write(&af, hd, header, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->slots, (size_t)s->n_slots * s->n_params, &crc, err);
     if (st == SK_OK) st = sk_write_f32_le(&af, s->h, nh, &crc, err);
     if (st == SK_OK) st = sk_write_f32_le(&af, s->c, nh, &crc, err);
     unsigned char tail[4];
@@ -123,8 +143,50 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     return st;
 }
 
-static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out, uint32_t expect, sk_error *err) {
-    unsigned char hd[STATE_HEADER], tail[4];
+// The counters of the shared header: step, epoch, window, best loss and step, seed, generator.
+static void read_counters(const unsigned char *hd, sk_train_state *out) {
+    out->step = (int64_t)sk_get_le64(hd + 40);
+    out->epoch = (int64_t)sk_get_le64(hd + 48);
+    out->window = (int64_t)sk_get_le64(hd + 56);
+    uint64_t bits = sk_get_le64(hd + 64);
+    memcpy(&out->best_val_loss, &bits, 8);
+    out->best_step = (int64_t)sk_get_le64(hd + 72);
+    out->seed = sk_get_le64(hd + 80);
+    for (int i = 0; i < 4; i++) out->rng.s[i] = sk_get_le64(hd + 88 + 8 * i);
+}
+
+// Version 2's optimizer record at rec (its first STATE_NAME + 4 bytes read): the optimizer it
+// names, which must be one of optim.h's table with the table's slots; reads the slots' names.
+static sk_status read_optimizer(const char *path, sk_reader *r, unsigned char *rec, sk_optim_kind *kind,
+                                sk_error *err) {
+    char name[STATE_NAME + 1] = {0};
+    memcpy(name, rec, STATE_NAME);
+    const sk_optim_info *opt = NULL;
+    for (int k = 0; k < SK_OPTIM_COUNT && !opt; k++)
+        if (strcmp(name, sk_optim_kind_name((sk_optim_kind)k)) == 0) opt = sk_optim_of((sk_optim_kind)k);
+    if (!opt || memchr(rec, 0, STATE_NAME) == NULL)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: the training state's optimizer \"%.16s\" is not one this build knows",
+                       path, name);
+    uint32_t S = sk_get_le32(rec + STATE_NAME);
+    if (S != (uint32_t)opt->n_slots)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: the training state holds %u slots of %s, which has %d", path, S,
+                       opt->name, opt->n_slots);
+    sk_status st = sk_reader_read(r, rec + STATE_NAME + 4, STATE_NAME * (size_t)S, path, err);
+    for (int k = 0; st == SK_OK && k < opt->n_slots; k++) {
+        const unsigned char *slot = rec + STATE_NAME + 4 + STATE_NAME * k;
+        char want[STATE_NAME] = {0};
+        memcpy(want, opt->slot_names[k], strlen(opt->slot_names[k]));
+        if (memcmp(slot, want, STATE_NAME) != 0)
+            st = sk_fail(err, SK_ERR_FORMAT, "%s: the training state's slot %d of %s is \"%.16s\", not \"%s\"", path,
+                         k, opt->name, (const char *)slot, opt->slot_names[k]);
+    }
+    *kind = opt->kind;
+    return st;
+}
+
+// The header (both versions) into hd, *len bytes of it, and the optimizer it names.
+static sk_status read_header(const char *path, sk_reader *r, unsigned char *hd, size_t *len, sk_optim_kind *kind,
+                             sk_error *err) {
     size_t have = r->size < 8 ? (size_t)r->size : 8;
     sk_status st = sk_reader_read(r, hd, have, path, err);
     if (st != SK_OK) return st;
@@ -135,9 +197,24 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
                        path, (unsigned long long)r->size, STATE_HEADER + 4);
     if ((st = sk_reader_read(r, hd + 8, STATE_HEADER - 8, path, err)) != SK_OK) return st;
     uint32_t version = sk_get_le32(hd + 8);
-    if (version != STATE_VERSION)
-        return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected %u)", path, version,
-                       STATE_VERSION);
+    if (version != 1 && version != STATE_VERSION)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected 1 or %u)", path,
+                       version, STATE_VERSION);
+    *kind = SK_OPTIM_ADAM, *len = STATE_HEADER; // version 1: Adam's m and v
+    if (version == 1) return SK_OK;
+    if ((st = sk_reader_read(r, hd + STATE_HEADER, STATE_NAME + 4, path, err)) != SK_OK) return st;
+    if ((st = read_optimizer(path, r, hd + STATE_HEADER, kind, err)) != SK_OK) return st;
+    *len = STATE_HEADER + STATE_OPTIM(sk_optim_of(*kind)->n_slots);
+    return SK_OK;
+}
+
+static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out, uint32_t expect, sk_error *err) {
+    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS)], tail[4];
+    size_t header = 0;
+    sk_optim_kind kind = SK_OPTIM_ADAM;
+    sk_status st = read_header(path, r, hd, &header, &kind, err);
+    if (st != SK_OK) return st;
+    const uint64_t S = (uint64_t)sk_optim_of(kind)->n_slots;
     uint64_t n = sk_get_le64(hd + 16);
     uint32_t L = sk_get_le32(hd + 24), B = sk_get_le32(hd + 28), H = sk_get_le32(hd + 32);
     size_t nh = lbh(L, B, H);
@@ -145,33 +222,25 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (nh == SIZE_MAX || sk_get_le32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
-    uint64_t need = STATE_HEADER + 8 * (n + (uint64_t)nh) + 4;
+    uint64_t need = header + 4 * (S * n + 2 * (uint64_t)nh) + 4;
     if (r->size < need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (header says %llu bytes, file has %llu)", path,
                        (unsigned long long)need, (unsigned long long)r->size);
     if (r->size > need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: %llu unexpected bytes after the training state", path,
                        (unsigned long long)(r->size - need));
-    if ((st = sk_train_state_alloc(out, (size_t)n, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked above
+    if ((st = sk_train_state_alloc(out, (size_t)n, kind, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a training state of %llu bytes", path,
                        (unsigned long long)need);
     out->T = (int)sk_get_le32(hd + 36);
-    uint32_t crc = sk_crc32(0, hd, sizeof hd);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->m, out->n_params, &crc, path, err);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->v, out->n_params, &crc, path, err);
+    uint32_t crc = sk_crc32(0, hd, header);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->slots, (size_t)S * out->n_params, &crc, path, err);
     if (st == SK_OK) st = sk_read_f32_le(r, out->h, nh, &crc, path, err);
     if (st == SK_OK) st = sk_read_f32_le(r, out->c, nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
     if (sk_get_le32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);
-    out->step = (int64_t)sk_get_le64(hd + 40);
-    out->epoch = (int64_t)sk_get_le64(hd + 48);
-    out->window = (int64_t)sk_get_le64(hd + 56);
-    uint64_t bits = sk_get_le64(hd + 64);
-    memcpy(&out->best_val_loss, &bits, 8);
-    out->best_step = (int64_t)sk_get_le64(hd + 72);
-    out->seed = sk_get_le64(hd + 80);
-    for (int i = 0; i < 4; i++) out->rng.s[i] = sk_get_le64(hd + 88 + 8 * i);
+    read_counters(hd, out);
     if (out->step < 0 || out->epoch < 0 || out->window < 0 || isnan(out->best_val_loss))
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state (step %lld, epoch %lld, window %lld)", path,
                        (long long)out->step, (long long)out->epoch, (long long)out->window);

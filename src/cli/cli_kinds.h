@@ -1,6 +1,6 @@
 // cli_kinds.h: option kinds (cli_options.h) that both programs' tables use, and WORDS_KIND,
 // which makes a kind from a library enumeration's table of words (words.h).
-// defines: WORDS_KIND, WORDS_KIND_FNS, WORDS_KIND_INIT, cli_kind_device, cli_kind_rnn_impl, cli_kind_precision
+// defines: WORDS_KIND, WORDS_KIND_FNS, WORDS_KIND_INIT, ENUM_KIND, cli_kind_device, cli_kind_rnn_impl, cli_kind_precision
 #ifndef SK_CLI_KINDS_H
 #define SK_CLI_KINDS_H
 
@@ -26,6 +26,22 @@
         (void)buf, (void)n;                                                                              \
         return sk_words_name(&(table), (int)*(const T *)field);                                          \
     }
+
+// A cli_kind `id` for an enumeration T with the library's parse(s, T *, err) and name(T), where
+// its words are kept by other means (optim.h's table of optimizers).
+#define ENUM_KIND(id, T, parse_fn, name_fn)                                                              \
+    static sk_status id##_parse(const char *flag, const char *s, void *field, sk_error *err) {          \
+        (void)flag;                                                                                      \
+        T v = (T)0;                                                                                      \
+        sk_status st = parse_fn(s, &v, err);                                                             \
+        if (st == SK_OK) *(T *)field = v;                                                                \
+        return st;                                                                                       \
+    }                                                                                                    \
+    static const char *id##_name(const void *field, char *buf, size_t n) {                               \
+        (void)buf, (void)n;                                                                              \
+        return name_fn(*(const T *)field);                                                               \
+    }                                                                                                    \
+    static const cli_kind id = {.parse = id##_parse, .name = id##_name, .quoted = 1};
 
 // --device D (const char * field: checked here, kept as text; auto | cpu | cuda | cuda:N),
 // --rnn-impl (sk_rnn_impl field), --precision (sk_precision field).

@@ -1,5 +1,5 @@
 // backend_cpu.c: the CPU reference backend. Embedding -> LSTM stack (lstm_cpu.c) ->
-// dropout -> linear -> softmax cross-entropy, forward and backward, and AdamW.
+// dropout -> linear -> softmax cross-entropy, forward and backward, and the optimizer's update.
 // Internally rows are time-major (r = t*B + b); the interface is stream-major (b, t).
 #include <cblas.h>
 #include <math.h>
@@ -28,7 +28,11 @@ typedef struct {
     int len;        // steps of the last forward
     int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
     int64_t step;   // the last forward's step (keys the weight-drop masks again in backward)
-    float *params, *grads, *m, *v; // (total,) canonical layout
+    // One allocation, llm.c's layout: params, then (training) grads and cfg.optimizer's slots
+    // (optim.h), each (total,) in the canonical layout; params owns it.
+    float *params, *grads; // (total,)
+    float *opt_state;      // (n_slots, total), slot k at opt_state + k * total
+    int n_slots;           // sk_optim_of(cfg.optimizer)->n_slots when training, else 0
     sk_param_tensors w, dw;         // named views of params and (training) grads
     int32_t *x, *y;  // (T*B) time-major copies of the window
     float *emb;      // (T*B, E) embedded inputs
@@ -73,8 +77,8 @@ static void cpu_destroy(sk_backend *b) {
             for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
             free(per_layer[i]);
         }
-        float *flat[] = {c->params, c->grads, c->m,      c->v,  c->emb, c->logits,  c->row_loss, c->dlogits,
-                         c->dtop,   c->dx,    c->dgates, c->dh, c->dc,  c->h_state, c->c_state,  c->in_proj};
+        float *flat[] = {c->params, c->emb,     c->logits,  c->row_loss, c->dlogits, c->dtop,   c->dx,
+                         c->dgates, c->dh,      c->dc,      c->h_state,  c->c_state, c->in_proj}; // params: grads, slots too
         for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
         free(c->x);
         free(c->y);
@@ -99,18 +103,12 @@ static sk_status cpu_get_grads(sk_backend *b, float *grads) {
     memcpy(grads, c->grads, sizeof(float) * b->layout.total);
     return SK_OK;
 }
-static sk_status cpu_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
-    cpu_impl *c = impl_of(b);
-    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
-    memcpy(c->m, m, sizeof(float) * b->layout.total);
-    memcpy(c->v, v, sizeof(float) * b->layout.total);
+static sk_status cpu_set_optimizer_state(sk_backend *b, int slot, const float *x) {
+    memcpy(impl_of(b)->opt_state + (size_t)slot * b->layout.total, x, sizeof(float) * b->layout.total);
     return SK_OK;
 }
-static sk_status cpu_get_optimizer_state(sk_backend *b, float *m, float *v) {
-    cpu_impl *c = impl_of(b);
-    if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
-    memcpy(m, c->m, sizeof(float) * b->layout.total);
-    memcpy(v, c->v, sizeof(float) * b->layout.total);
+static sk_status cpu_get_optimizer_state(sk_backend *b, int slot, float *x) {
+    memcpy(x, impl_of(b)->opt_state + (size_t)slot * b->layout.total, sizeof(float) * b->layout.total);
     return SK_OK;
 }
 static sk_status cpu_set_state(sk_backend *b, const float *h, const float *c_) {
@@ -362,30 +360,30 @@ static sk_status cpu_backward(sk_backend *b) {
 typedef struct {
     cpu_impl *c;
     const sk_param_layout *layout;
-    const sk_adam_hparams *h;
+    const sk_optim_hparams *h;
     float lr, clip_scale;
     int64_t step;
     double partial[SK_MAX_THREADS]; // per-span sums of squares, combined in span order
-} adam_job;
+} step_job;
 
 static void span_range(size_t n, int i, int k, size_t *lo, size_t *hi) {
     *lo = n * (size_t)i / (size_t)k, *hi = n * (size_t)(i + 1) / (size_t)k;
 }
 
 static void norm_span(void *ctx, int i, int n) {
-    adam_job *j = ctx;
+    step_job *j = ctx;
     size_t lo, hi;
     span_range(j->layout->total, i, n, &lo, &hi);
     j->partial[i] = 0.0;
     for (size_t k = lo; k < hi; k++) j->partial[i] += (double)j->c->grads[k] * (double)j->c->grads[k];
 }
 
-static void adam_span(void *ctx, int i, int n) {
-    adam_job *j = ctx;
+static void update_span(void *ctx, int i, int n) {
+    step_job *j = ctx;
     size_t lo, hi;
     span_range(j->layout->total, i, n, &lo, &hi);
-    sk_adam_update_range(j->c->params, j->c->grads, j->c->m, j->c->v, j->layout, j->h, j->lr, j->clip_scale, j->step,
-                         lo, hi);
+    sk_optim_update_range(j->c->params, j->c->grads, j->c->opt_state, j->layout, j->h, j->lr, j->clip_scale, j->step,
+                          lo, hi);
 }
 
 // Small models are not worth a thread: one span below ~64K parameters per thread. The
@@ -408,7 +406,7 @@ static sk_status cpu_grad_norm(sk_backend *b, double *norm) {
     cpu_impl *c = impl_of(b);
     if (!c->training) return sk_fail(&b->err, SK_ERR_ARG, "grad_norm on an inference-only backend");
     const int n = step_spans(b, c);
-    adam_job j = {.c = c, .layout = &b->layout};
+    step_job j = {.c = c, .layout = &b->layout};
     sk_parallel_for(n, norm_span, &j);
     double sum = 0.0;
     for (int i = 0; i < n; i++) sum += j.partial[i];
@@ -416,13 +414,13 @@ static sk_status cpu_grad_norm(sk_backend *b, double *norm) {
     return SK_OK;
 }
 
-static sk_status cpu_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
+static sk_status cpu_update(sk_backend *b, const sk_optim_hparams *h, float lr, float clip_scale, int64_t step) {
     cpu_impl *c = impl_of(b);
     if (!c->training || step < 1)
         return sk_fail(&b->err, SK_ERR_ARG, "optimizer step %lld on %s backend", (long long)step,
                        c->training ? "a training" : "an inference-only");
-    adam_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .clip_scale = clip_scale, .step = step};
-    sk_parallel_for(step_spans(b, c), adam_span, &j);
+    step_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .clip_scale = clip_scale, .step = step};
+    sk_parallel_for(step_spans(b, c), update_span, &j);
     c->in_proj_ok = 0, c->w_hh_t_ok = 0;
     return SK_OK;
 }
@@ -484,7 +482,7 @@ static void slow_blas_notice(char *notice, size_t n) {
 // floats): per row of a window (T x B rows) the embedding, each layer's h, c, gates and tanh(c),
 // the logits, the row losses and the ids; when training also the logits' gradient, the gradient
 // flowing through the layers, the gates' gradient and the dropout masks; besides the rows, the
-// parameters (with gradients and Adam's moments when training), W_hh laid out (and weight-dropped),
+// parameters (with gradients and the optimizer's slots when training), W_hh laid out (and weight-dropped),
 // the carried state and its rows before the window, layer 0's gate table.
 size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     sk_param_layout layout;
@@ -497,8 +495,10 @@ size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     const int train = cfg->training, drop = train && cfg->model.dropout > 0.0f, wdrop = train && cfg->model.weight_drop > 0.0f;
     size_t per_row = E + L * 7 * H + V + 1 + 2;
     if (train) per_row += V + 2 * wide + 4 * H + (drop ? 2 * L * H : 0);
-    const size_t fixed = total * (train ? 4 : 1) + L * 4 * H * H * (wdrop ? 2 : 1) + 4 * L * B * H + V * 4 * H +
-                         (train ? 2 * B * H : 0);
+    const sk_optim_info *opt = sk_optim_of(cfg->optimizer);
+    if (train && !opt) return 0;
+    const size_t fixed = total * (train ? 2 + (size_t)opt->n_slots : 1) + L * 4 * H * H * (wdrop ? 2 : 1) +
+                         4 * L * B * H + V * 4 * H + (train ? 2 * B * H : 0);
     if (activations) *activations = sizeof(float) * rows * per_row;
     return sizeof(float) * (rows * per_row + fixed);
 }
@@ -520,6 +520,8 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
     if (cfg->plstm_tensor_cores == SK_TENSOR_CORES_ON)
         return sk_fail(err, SK_ERR_ARG, "tensor cores need a CUDA device (the persistent LSTM kernel's); the CPU "
                                         "backend computes on its own cores");
+    if (cfg->training && !sk_optim_of(cfg->optimizer))
+        return sk_fail(err, SK_ERR_ARG, "optimizer %d is not one of optim.h's table", (int)cfg->optimizer);
     if (cfg->stream_offset < 0 || (cfg->global_batch > 0 && cfg->stream_offset + cfg->batch_size > cfg->global_batch))
         return sk_fail(err, SK_ERR_ARG, "streams [%d, %d) outside a global batch of %d", cfg->stream_offset,
                        cfg->stream_offset + cfg->batch_size, cfg->global_batch);
@@ -537,13 +539,14 @@ static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
     c->stream_offset = cfg->stream_offset;
     c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
     c->training = cfg->training;
+    c->n_slots = cfg->training ? sk_optim_of(cfg->optimizer)->n_slots : 0; // kind checked by check_cpu_config
 }
 
 // Every buffer (sk_backend_cpu_bytes counts them); 0 when one could not be allocated.
 static int alloc_buffers(cpu_impl *c, size_t total) {
     const size_t rows = (size_t)c->T * c->B, H = (size_t)c->H, wide = H > (size_t)c->E ? H : (size_t)c->E;
     int ok = 1;
-    c->params = alloc_floats(total, &ok);
+    c->params = alloc_floats(total * (c->training ? 2 + (size_t)c->n_slots : 1), &ok);
     c->x = calloc(rows, sizeof(int32_t));
     c->y = calloc(rows, sizeof(int32_t));
     if (!c->x || !c->y) ok = 0;
@@ -559,9 +562,7 @@ static int alloc_buffers(cpu_impl *c, size_t total) {
     c->c_state = alloc_floats((size_t)c->L * c->B * H, &ok);
     c->in_proj = alloc_floats((size_t)c->V * 4 * H, &ok);
     if (!c->training) return ok;
-    c->grads = alloc_floats(total, &ok);
-    c->m = alloc_floats(total, &ok);
-    c->v = alloc_floats(total, &ok);
+    if (c->params) c->grads = c->params + total, c->opt_state = c->params + 2 * total;
     if (c->p > 0.0f) {
         c->mask = alloc_per_layer(c->L, rows * H, &ok);
         c->dropped = alloc_per_layer(c->L, rows * H, &ok);

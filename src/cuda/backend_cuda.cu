@@ -1,7 +1,7 @@
 // backend_cuda.cu: the CUDA backend: embedding (kernel) -> LSTM stack (an implementation
 // behind lstm_impl.h: cuDNN) -> dropout (kernel, hash.h's masks) -> linear (cuBLAS) -> fused
-// softmax cross-entropy (kernel), forward and backward, and AdamW (kernel) over one
-// parameter buffer.
+// softmax cross-entropy (kernel), forward and backward, and the optimizer's update (one kernel
+// for every kind) over one parameter buffer.
 // defines: sk_cuda_backend_create, sk_cuda_device_usable (cuda_module.h: the module's
 //          sk_backend_create_cuda and sk_cuda_available)
 //
@@ -12,11 +12,11 @@
 // (dropped_params), and backward masks their gradients the same way. Sums run in other
 // orders (GEMMs, cuDNN), so results agree to fp32 rounding, not bitwise. Every reduction
 // here is still deterministic: same inputs, same bits.
-// Device buffers (canonical parameter layout for params, grads, m, v; activations for
+// Device buffers (canonical parameter layout for params, grads, the optimizer's slots; activations for
 // windows of up to T steps) are all allocated at creation. A failing CUDA, cuBLAS or
 // cuDNN call inside an op returns SK_ERR_DEVICE; its message is kept in b->err
 // (sk_backend_error).
-// Step-dependent scalars (dropout keys, Adam's scalars, the clip threshold) are filled on
+// Step-dependent scalars (dropout keys, the optimizer's scalars, the clip threshold) are filled on
 // the host into a pinned slot and copied to the device (sk_cuda_step_args) with the
 // window's ids before the step's kernels, which read them from there: the eager ops and
 // the deferred train_step enqueue the same kernels in the same order, and train_step can
@@ -84,7 +84,11 @@ typedef struct {
     cudnnHandle_t dnn;
     sk_lstm *lstm; // the LSTM stack behind its seam
     size_t total;                              // floats
-    float *params, *grads, *m, *v;             // (total,) canonical layout
+    // One allocation, llm.c's layout (param_block_floats): params, then (training) grads and
+    // cfg.optimizer's slots, in the canonical layout; params owns it.
+    float *params, *grads;                     // (total,) each
+    float *opt_state;                          // (n_slots, total), slot k at opt_state + k * total
+    int n_slots;                               // sk_optim_of(cfg.optimizer)->n_slots when training, else 0
     float *dropped_params;                     // (total,) training with wdrop: the LSTM tensors, W_hh masked
     sk_param_tensors w, dw, dropped_w;         // named views of params, grads, dropped_params (where allocated)
     uint8_t *decay_mask;                       // (total,) 1 on 2-D tensors
@@ -173,8 +177,8 @@ sk_status send_slot(cuda_impl *ci, stage_slot *s, int n, int with_y, sk_error *e
 }
 
 // The scalars of a step at `step` (keys every dropout site) over windows of len; with h,
-// those of optimizer step opt_step at lr (sk_adamw_args_of: as sk_adam_update forms them).
-void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len, const sk_adam_hparams *h, float lr,
+// those of optimizer step opt_step at lr (the table's args_of: as sk_optim_update forms them).
+void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len, const sk_optim_hparams *h, float lr,
                float clip_scale, int64_t opt_step) {
     memset(a, 0, sizeof *a);
     for (int k = 0; k < b->cfg.model.num_layers; k++) {
@@ -184,7 +188,8 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
     a->rows = (double)global_batch(b) * len;
     a->opt_step = opt_step;
     if (!h) return;
-    a->adam = sk_adamw_args_of(h, lr, clip_scale, opt_step);
+    a->optim.kind = h->kind, a->optim.clip_scale = clip_scale;
+    sk_optim_of(h->kind)->args_of(h, lr, opt_step, &a->optim); // kind checked against the config by backend.c
     a->grad_clip = h->grad_clip;
 }
 
@@ -232,6 +237,8 @@ void set_shape(cuda_impl *ci, const sk_backend_config *cfg, const sk_param_layou
     ci->wdrop = cfg->model.weight_drop;
     ci->training = cfg->training != 0;
     ci->total = layout->total;
+    const sk_optim_info *opt = sk_optim_of(cfg->optimizer); // NULL: refused by sk_cuda_backend_create
+    ci->n_slots = ci->training && opt ? opt->n_slots : 0;
 }
 
 // The stream, and cuBLAS (with its workspace) and cuDNN on it.
@@ -258,7 +265,15 @@ typedef struct {
     const char *what;
 } device_buffer;
 
-constexpr size_t kDeviceBuffers = 23;
+constexpr size_t kDeviceBuffers = 20;
+
+// The floats of the parameters' allocation and where grads and the slots start in it: params,
+// grads and the slots, the first two each rounded up to 64 floats (256 bytes, cudaMalloc's own
+// alignment), so that every part starts aligned as a buffer of its own would.
+size_t param_stride(const cuda_impl *ci) { return (ci->total + 63) / 64 * 64; }
+size_t param_block_floats(const cuda_impl *ci) {
+    return ci->training ? 2 * param_stride(ci) + (size_t)ci->n_slots * ci->total : ci->total;
+}
 
 // Every device buffer of ci's shape (set_shape), in one table: the allocation below and the
 // memory estimate (sk_cuda_memory) read the same rows.
@@ -267,7 +282,7 @@ void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
     const size_t f = sizeof(float);
     const int train = ci->training;
     const device_buffer table[kDeviceBuffers] = {
-        {(void **)&ci->params, f * total, 1, 1, "the parameters"},
+        {(void **)&ci->params, f * param_block_floats(ci), 1, 1, "parameters, gradients, optimizer slots"},
         {(void **)&ci->xy, sizeof(int32_t) * 2 * rows, 1, 0, "input and target ids"},
         {(void **)&ci->args, sizeof *ci->args, 1, 1, "the step's scalars"},
         {(void **)&ci->stats, sizeof *ci->stats, 1, 1, "the step's statistics"},
@@ -280,9 +295,6 @@ void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
         {(void **)&ci->h[1], f * state, 1, 1, "the LSTM state"},
         {(void **)&ci->c[1], f * state, 1, 1, "the LSTM state"},
         {(void **)&ci->partials, sizeof(double) * SK_CUDA_SUMSQ_PARTIALS, 1, 0, "norm partial sums"},
-        {(void **)&ci->grads, f * total, train, 1, "the gradients"},
-        {(void **)&ci->m, f * total, train, 1, "Adam's first moments"},
-        {(void **)&ci->v, f * total, train, 1, "Adam's second moments"},
         {(void **)&ci->decay_mask, total, train, 0, "the weight-decay mask"},
         {(void **)&ci->demb, f * rows * ci->E, train, 0, "embedding gradients"},
         {(void **)&ci->dh, f * rows * ci->H, train, 0, "LSTM output gradients"},
@@ -303,6 +315,7 @@ sk_status alloc_device_buffers(cuda_impl *ci, sk_error *err) {
         if (bufs[i].zeroed) CUDA_CHECK(cudaMemsetAsync(*bufs[i].p, 0, bufs[i].bytes, ci->stream));
     }
     ci->x = ci->xy, ci->y = ci->xy + (size_t)ci->B * ci->T;
+    if (ci->training) ci->grads = ci->params + param_stride(ci), ci->opt_state = ci->params + 2 * param_stride(ci);
     return SK_OK;
 }
 
@@ -334,8 +347,8 @@ sk_status alloc_pinned(cuda_impl *ci, sk_error *err) {
     return SK_OK;
 }
 
-// A training backend's constants: the weight-decay mask (1 on matrices, ndim 2, as in
-// sk_adam_update) and the ones vector the fc bias gradient sums with.
+// A training backend's constants: the weight-decay mask (1 where optim.h's sk_param_decays,
+// as in sk_optim_update) and the ones vector the fc bias gradient sums with.
 sk_status upload_constants(cuda_impl *ci, const sk_param_layout *layout, sk_error *err) {
     const size_t rows = (size_t)ci->B * ci->T;
     uint8_t *mask = (uint8_t *)calloc(ci->total ? ci->total : 1, 1);
@@ -343,7 +356,7 @@ sk_status upload_constants(cuda_impl *ci, const sk_param_layout *layout, sk_erro
     sk_status st = mask && ones ? SK_OK : sk_fail(err, SK_ERR_NOMEM, "out of memory at CUDA setup");
     if (st == SK_OK) {
         for (int t = 0; t < layout->n_tensors; t++)
-            if (layout->tensors[t].ndim == 2) memset(mask + layout->tensors[t].offset, 1, layout->tensors[t].numel);
+            if (sk_param_decays(&layout->tensors[t])) memset(mask + layout->tensors[t].offset, 1, layout->tensors[t].numel);
         for (size_t i = 0; i < rows; i++) ones[i] = 1.0f;
         st = upload(ci, ci->decay_mask, mask, ci->total, err);
         if (st == SK_OK) st = upload(ci, ci->ones, ones, sizeof(float) * rows, err);
@@ -406,7 +419,7 @@ static void cuda_destroy(sk_backend *b) {
         sk_cuda_sampler_free(ci->sampler);
         for (int i = 0; i < 2; i++) sk_step_graphs_free(ci->forward_graphs[i]);
         sk_lstm_destroy(ci->lstm);
-        void *bufs[] = {ci->params, ci->grads,  ci->m,      ci->v,        ci->decay_mask, ci->xy,      ci->args,
+        void *bufs[] = {ci->params, /* grads, opt_state: in params */  ci->decay_mask, ci->xy,      ci->args,
                         ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
                         ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->stats,
                         ci->partials, ci->blas_ws, ci->dropped_params};
@@ -444,18 +457,15 @@ static sk_status cuda_get_grads(sk_backend *b, float *grads) {
     return download(ci, grads, ci->grads, sizeof(float) * ci->total, &b->err);
 }
 
-static sk_status cuda_set_optimizer_state(sk_backend *b, const float *m, const float *v) {
+// Slot `slot` (checked by backend.c) of the optimizer's state.
+static sk_status cuda_set_optimizer_state(sk_backend *b, int slot, const float *x) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_fail(&b->err, SK_ERR_ARG, "set_optimizer_state on an inference-only backend");
-    SK_TRY(upload(ci, ci->m, m, sizeof(float) * ci->total, &b->err));
-    return upload(ci, ci->v, v, sizeof(float) * ci->total, &b->err);
+    return upload(ci, ci->opt_state + (size_t)slot * ci->total, x, sizeof(float) * ci->total, &b->err);
 }
 
-static sk_status cuda_get_optimizer_state(sk_backend *b, float *m, float *v) {
+static sk_status cuda_get_optimizer_state(sk_backend *b, int slot, float *x) {
     cuda_impl *ci = impl_of(b);
-    if (!ci->training) return sk_fail(&b->err, SK_ERR_ARG, "get_optimizer_state on an inference-only backend");
-    SK_TRY(download(ci, m, ci->m, sizeof(float) * ci->total, &b->err));
-    return download(ci, v, ci->v, sizeof(float) * ci->total, &b->err);
+    return download(ci, x, ci->opt_state + (size_t)slot * ci->total, sizeof(float) * ci->total, &b->err);
 }
 
 static sk_status cuda_set_state(sk_backend *b, const float *h, const float *c) {
@@ -495,7 +505,7 @@ static sk_status check_ids(const cuda_impl *ci, const int32_t *x, const int32_t 
 
 // The window's ids and the step's scalars into a pinned slot, then to the device.
 static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int len, int64_t step,
-                       const sk_adam_hparams *h, float lr, int64_t opt_step, sk_error *err) {
+                       const sk_optim_hparams *h, float lr, int64_t opt_step, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const int n = ci->B * len;
     stage_slot *s = NULL;
@@ -678,7 +688,7 @@ static sk_status cuda_grad_norm(sk_backend *b, double *norm) {
     return SK_OK;
 }
 
-static sk_status cuda_update(sk_backend *b, const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
+static sk_status cuda_update(sk_backend *b, const sk_optim_hparams *h, float lr, float clip_scale, int64_t step) {
     cuda_impl *ci = impl_of(b);
     sk_error *err = &b->err;
     if (!ci->training || step < 1)
@@ -689,8 +699,8 @@ static sk_status cuda_update(sk_backend *b, const sk_adam_hparams *h, float lr, 
     SK_TRY(take_slot(ci, &s, err));
     fill_args(b, s->args, ci->last_step, ci->len, h, lr, clip_scale, step);
     SK_TRY(send_slot(ci, s, 0, 0, err));
-    CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, &ci->args->adam,
-                             &ci->args->adam.clip_scale, NULL, ci->stream));
+    CUDA_CHECK(sk_cuda_optim_update(ci->params, ci->grads, ci->opt_state, ci->decay_mask, ci->total,
+                                    &ci->args->optim, &ci->args->optim.clip_scale, NULL, ci->stream));
     ci->stale = 1;
     return SK_OK;
 }
@@ -715,8 +725,8 @@ static sk_status enqueue_train_step(void *ctx, sk_error *err) {
     SK_TRY(enqueue_backward(sc->b, sc->len, err));
     CUDA_CHECK(sk_cuda_sumsq(&ci->stats->sumsq, ci->partials, ci->grads, ci->total, ci->stream));
     CUDA_CHECK(sk_cuda_step_finish(ci->stats, ci->args, ci->stream));
-    CUDA_CHECK(sk_cuda_adamw(ci->params, ci->grads, ci->m, ci->v, ci->decay_mask, ci->total, &ci->args->adam,
-                             &ci->stats->clip_scale, &ci->stats->skip, ci->stream));
+    CUDA_CHECK(sk_cuda_optim_update(ci->params, ci->grads, ci->opt_state, ci->decay_mask, ci->total,
+                                    &ci->args->optim, &ci->stats->clip_scale, &ci->stats->skip, ci->stream));
     return SK_OK;
 }
 
@@ -734,7 +744,7 @@ static sk_status cuda_train_step(sk_backend *b, const sk_train_step_args *a) {
     SK_TRY(check_ids(ci, x, y, ci->B * len, err));
     ci->last_train = 0; // backward is part of the step
     CUDA_CHECK(cudaSetDevice(ci->device));
-    SK_TRY(stage(b, x, y, len, step, a->adam, a->lr, opt_step, err));
+    SK_TRY(stage(b, x, y, len, step, a->optim, a->lr, opt_step, err));
     step_ctx sc = {b, len};
     if (ci->graphs) {
         if (ci->lstm->ops->prepare) SK_TRY(ci->lstm->ops->prepare(ci->lstm, len, err));
@@ -892,6 +902,8 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
     if (cfg->model.num_layers > SK_CUDA_MAX_SITES)
         return sk_fail(err, SK_ERR_ARG, "the CUDA backend takes at most %d layers, got %d", SK_CUDA_MAX_SITES,
                        cfg->model.num_layers);
+    if (cfg->training && !sk_optim_of(cfg->optimizer))
+        return sk_fail(err, SK_ERR_ARG, "optimizer %d is not one of optim.h's table", (int)cfg->optimizer);
     char reason[256];
     if (!sk_cuda_device_usable(cfg->device_index, reason, sizeof reason))
         return sk_fail(err, SK_ERR_DEVICE, "device cuda:%d: %s", cfg->device_index, reason);

@@ -92,7 +92,7 @@ sk_status sk_shard_check_same(sk_comm *c, uint32_t crc, int64_t step, sk_error *
     for (int r = 1; st == SK_OK && rank == 0 && r < size; r++)
         if (all[r] != all[0])
             st = sk_fail(err, SK_ERR_MISMATCH,
-                         "rank %d holds other parameters or Adam moments than rank 0 at step %lld (crc32 %08x vs "
+                         "rank %d holds other parameters or optimizer state than rank 0 at step %lld (crc32 %08x vs "
                          "%08x): the ranks computed differently (different GPU models, drivers or libraries?); "
                          "nothing was written",
                          r, (long long)step, all[r], all[0]);

@@ -42,7 +42,7 @@ typedef struct {
 sk_status sk_shard_check_devices(sk_comm *c, const sk_rank_device *mine, sk_error *err);
 
 // Collective. SK_ERR_MISMATCH on every rank when some rank's crc (of its parameters and
-// Adam moments at optimizer step `step`) differs from rank 0's, naming the first such rank.
+// optimizer slots at optimizer step `step`) differs from rank 0's, naming the first such rank.
 sk_status sk_shard_check_same(sk_comm *c, uint32_t crc, int64_t step, sk_error *err);
 
 // Collective. Sums v[0..n) over ranks, and with it whether each rank's st failed: when one

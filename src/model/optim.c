@@ -1,9 +1,43 @@
-// optim.c: AdamW over the single parameter buffer, global-norm clipping, LR schedules.
+// optim.c: the optimizers' table, their update over the single parameter buffer, global-norm
+// clipping, LR schedules.
 #include "shakespeare/optim.h"
 #include "shakespeare/step_math.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+// A new optimizer is one row here, its element function and args function in step_math.h (and
+// its case in sk_optim_element), plus its tests.
+static const sk_optim_info optimizers[SK_OPTIM_COUNT] = {
+    [SK_OPTIM_ADAM] = {.kind = SK_OPTIM_ADAM, .name = "adam", .n_slots = 2, .slot_names = {"m", "v"},
+                       .args_of = sk_adamw_args_of},
+    [SK_OPTIM_RMSPROP] = {.kind = SK_OPTIM_RMSPROP, .name = "rmsprop", .n_slots = 2,
+                          .slot_names = {"square_avg", "momentum_buffer"}, .args_of = sk_rmsprop_args_of},
+};
+
+const sk_optim_info *sk_optim_of(sk_optim_kind k) {
+    return (int)k >= 0 && k < SK_OPTIM_COUNT ? &optimizers[k] : NULL;
+}
+
+const char *sk_optim_kind_name(sk_optim_kind k) {
+    const sk_optim_info *o = sk_optim_of(k);
+    return o ? o->name : "?";
+}
+
+sk_status sk_optim_kind_parse(const char *s, sk_optim_kind *out, sk_error *err) {
+    char names[128] = "";
+    for (int k = 0; k < SK_OPTIM_COUNT; k++) {
+        if (strcmp(s, optimizers[k].name) == 0) {
+            *out = (sk_optim_kind)k;
+            return SK_OK;
+        }
+        size_t used = strlen(names);
+        snprintf(names + used, sizeof names - used, "%s%s", k ? (k + 1 < SK_OPTIM_COUNT ? ", " : " or ") : "",
+                 optimizers[k].name);
+    }
+    return sk_fail(err, SK_ERR_ARG, "optimizer expects %s, got \"%s\"", names, s);
+}
 
 double sk_grad_norm(const float *g, size_t n) {
     double s = 0.0;
@@ -13,27 +47,23 @@ double sk_grad_norm(const float *g, size_t n) {
 
 float sk_clip_scale(double norm, double clip) { return sk_clip_scale_of(norm, clip); } // step_math.h
 
-void sk_adam_update(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
-                    const sk_adam_hparams *h, float lr, float clip_scale, int64_t step) {
-    sk_adam_update_range(params, grads, m, v, layout, h, lr, clip_scale, step, 0, layout->total);
+void sk_optim_update(float *params, const float *grads, float *state, const sk_param_layout *layout,
+                     const sk_optim_hparams *h, float lr, float clip_scale, int64_t step) {
+    sk_optim_update_range(params, grads, state, layout, h, lr, clip_scale, step, 0, layout->total);
 }
 
-void sk_adam_update_range(float *params, const float *grads, float *m, float *v, const sk_param_layout *layout,
-                          const sk_adam_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
-                          size_t end) {
-    const sk_adamw_args w = sk_adamw_args_of(h, lr, clip_scale, step); // step_math.h, as the GPU gets them
+void sk_optim_update_range(float *params, const float *grads, float *state, const sk_param_layout *layout,
+                           const sk_optim_hparams *h, float lr, float clip_scale, int64_t step, size_t begin,
+                           size_t end) {
+    const sk_optim_info *info = sk_optim_of(h->kind);
+    if (!info) return;
+    sk_optim_args a = {.kind = h->kind, .clip_scale = clip_scale}; // as the GPU gets them (fill_args)
+    info->args_of(h, lr, step, &a);
     for (int ti = 0; ti < layout->n_tensors; ti++) {
         const sk_tensor_info *t = &layout->tensors[ti];
         size_t lo = t->offset > begin ? t->offset : begin, hi = t->offset + t->numel < end ? t->offset + t->numel : end;
-        if (lo >= hi) continue;
-        const float decay = t->ndim == 2 ? w.decay : 1.0f;
-        for (size_t i = lo; i < hi; i++) {
-            float gi = grads[i] * w.clip_scale;
-            m[i] = w.beta1 * m[i] + w.one_minus_beta1 * gi;
-            v[i] = w.beta2 * v[i] + w.one_minus_beta2 * gi * gi;
-            float denom = sqrtf(v[i]) / w.bc2_sqrt + w.eps;
-            params[i] = params[i] * decay - w.step_size * (m[i] / denom);
-        }
+        const int decays = sk_param_decays(t);
+        for (size_t i = lo; i < hi; i++) sk_optim_element(&a, params, grads, state, layout->total, i, decays);
     }
 }
 

@@ -51,7 +51,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     return SK_OK;
 }
 
-// Collective, data-parallel only: every rank's parameters and Adam moments (just read back)
+// Collective, data-parallel only: every rank's parameters and optimizer slots (just read back)
 // have rank 0's bits. They must (the same summed gradients and the same update everywhere);
 // a difference means the ranks compute differently (other GPU models or library versions),
 // and a checkpoint of rank 0's alone would hide it.
@@ -59,8 +59,7 @@ static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
     const size_t bytes = sizeof(float) * t->be->layout.total;
     uint32_t crc = sk_crc32(0, t->params, bytes);
-    crc = sk_crc32(crc, t->st.m, bytes);
-    crc = sk_crc32(crc, t->st.v, bytes);
+    crc = sk_crc32(crc, t->st.slots, bytes * (size_t)t->st.n_slots);
     return sk_shard_check_same(t->comm, crc, t->st.step, err);
 }
 
@@ -68,7 +67,8 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     sk_backend *be = t->be;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = t->o.batch_size;
     sk_status st = sk_backend_get_params(be, t->params);
-    if (st == SK_OK) st = sk_backend_get_optimizer_state(be, t->st.m, t->st.v);
+    for (int k = 0; k < t->st.n_slots && st == SK_OK; k++)
+        st = sk_backend_get_optimizer_state(be, k, t->st.slots + (size_t)k * t->st.n_params);
     if (st == SK_OK) st = sk_backend_get_state(be, t->h_local, t->c_local);
     if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
     // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes what it holds,
@@ -301,7 +301,7 @@ static const char *limit_reached(const sk_trainer *t) {
 // What the loop carries from one step to the next.
 typedef struct {
     size_t windows;     // windows per epoch
-    int64_t total;      // the run's length in steps, whichever limit comes first (progress, ETA)
+    int64_t total;      // the run's last step, whichever limit comes first (progress, ETA)
     sk_lr_schedule sched;
     double t0;          // the run's start
     double step_time;   // seconds in training steps since the last report (not evaluation)
@@ -316,10 +316,9 @@ static run_state start_run(const sk_trainer *t) {
     const sk_train_options *o = &t->o;
     run_state r = {.windows = sk_batcher_windows(&t->train, 0), .sched = o->lr, .t0 = now_s(),
                    .start_step = t->st.step, .report_step = t->st.step, .loss = NAN};
-    r.total = o->max_epochs > 0 ? (int64_t)r.windows * o->max_epochs : 0;
-    if (o->max_iters > 0 && (r.total == 0 || o->max_iters < r.total)) r.total = o->max_iters;
-    // The cosine anneals over that same length: with --max-epochs 10 --max-iters 10^6 the run
-    // ends after 10 epochs, and so does its schedule.
+    r.total = t->end_step; // run_plan.c: the first limit reached, from where the run stands
+    // The cosine anneals over that same length (run_plan.c resolves it; here for a run it did not
+    // plan): with --max-epochs 10 --max-iters 10^6 the run ends after 10 epochs, and so does its schedule.
     if (r.sched.max_iters <= 0) r.sched.max_iters = r.total;
     return r;
 }
@@ -359,8 +358,9 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
     const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
     const sk_grad_reduce reduce = {reduce_over_ranks, t};
-    const sk_train_step_args a = {t->x + first, t->y + first, o->seq_len, t->st.step, t->st.step + 1, &o->adam,
-                                  r->lr, t->data_parallel ? &reduce : NULL};
+    const sk_train_step_args a = {.x = t->x + first, .y = t->y + first, .len = o->seq_len, .step = t->st.step,
+                                  .opt_step = t->st.step + 1, .optim = &o->optim, .lr = r->lr,
+                                  .reduce = t->data_parallel ? &reduce : NULL};
     const double ts = now_s();
     st = sk_backend_train_step(be, &a, err);
     // Data-parallel: a rank that failed alone (its device) or differs stops every rank here,
@@ -438,6 +438,7 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
     sum->wall_s = now_s() - r->t0;
     sum->graph_steps = t->graph_steps;
     sum->ended_by = interrupted ? NULL : limit_reached(t);
+    sum->diverged = t->diverged;
     if (interrupted)
         return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
                        (long long)t->st.step, t->o.out_dir);
@@ -448,6 +449,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     memset(sum, 0, sizeof *sum);
     sum->backend_name = sk_backend_name(t->be);
     sum->precision_name = sk_precision_name(t->be->cfg.precision);
+    sum->max_iters = t->o.max_iters, sum->max_epochs = t->o.max_epochs;
     if ((sum->ended_by = limit_reached(t))) { // a resume past its limit: no evaluation, no checkpoint, no log record
         sum->already_done = 1, sum->steps = t->st.step;
         sum->best_val_loss = t->st.best_val_loss, sum->best_step = t->st.best_step;

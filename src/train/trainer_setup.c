@@ -33,8 +33,9 @@ void sk_train_options_default(sk_train_options *o) {
     o->model = (sk_model_config){.embed_size = 128, .hidden_size = 256, .num_layers = 2, .dropout = 0.2f};
     o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
     o->batch_size = 32, o->seq_len = 100;
-    o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
-    o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};
+    o->lr = (sk_lr_schedule){.kind = SK_LR_CONSTANT, .lr = 2e-3f, .min_lr = 1e-4f, .decay = 0.97f, .decay_after = -1};
+    o->optim = (sk_optim_hparams){.kind = SK_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .alpha = 0.99, .momentum = 0.0,
+                                  .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 5.0}; // torch.optim's defaults
     o->max_iters = 0, o->max_epochs = 9;
     o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
     o->log_every = 10;
@@ -186,15 +187,6 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
             return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
                            f[i].setting, f[i].want, o->init_from ? o->init_from : o->init_weights, f[i].have);
     return SK_OK;
-}
-
-// The --eval-tokens a checkpoint's training options name (0, the whole split, when absent).
-static int64_t eval_tokens_of(const char *train_config) {
-    char v[32];
-    char *end;
-    if (sk_train_config_value(train_config, "eval_tokens", v, sizeof v) != SK_OK) return 0;
-    long long n = strtoll(v, &end, 10);
-    return *end == '\0' && n > 0 ? (int64_t)n : 0;
 }
 
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
@@ -371,6 +363,7 @@ static sk_backend_config backend_config(const sk_trainer *t, const char *tune_di
                                     .global_batch = o->batch_size};
     sk_backend_config c = sk_backend_config_make(&o->backend, &shape);
     c.rnn_autotune = t->nranks == 1, c.rnn_tune_dir = tune_dir;
+    c.optimizer = o->optim.kind; // the optimizer's options are their own struct (sk_optim_hparams)
     return c;
 }
 
@@ -404,15 +397,17 @@ static sk_status refuse_memory(const sk_train_options *o, size_t need, size_t ac
         return sk_fail(err, SK_ERR_ARG, "seq-length %d with --batch-size %d needs about %s of %s (%s of it the "
                        "activations kept for backprop through time), more than 90%% of the %s available: lower "
                        "--seq-length or --batch-size", o->seq_len, o->batch_size, want, where, act, have);
+    const sk_optim_info *opt = sk_optim_of(o->optim.kind);
     return sk_fail(err, SK_ERR_ARG, "hidden-size %d with --num-layers %d needs about %s of %s (the weights, their "
-                   "gradients, Adam's moments and %s of activations), more than 90%% of the %s available: lower "
-                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, where, act, have);
+                   "gradients, %s's %d state slots and %s of activations), more than 90%% of the %s available: lower "
+                   "--hidden-size or --num-layers", o->model.hidden_size, o->model.num_layers, want, where,
+                   opt ? opt->name : "?", opt ? opt->n_slots : 0, act, have);
 }
 
 // Refuses, before anything is allocated, a run that cannot fit in memory with a tenth of it left
-// to the rest of the system. Host memory holds the trainer's copies (parameters and Adam's
-// moments, held twice while a resume's checkpoint is read; the carried state and a window's
-// ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
+// to the rest of the system. Host memory holds the trainer's copies (parameters and the
+// optimizer's slots, held twice while a resume's checkpoint is read; the carried state and a
+// window's ids) and, on the CPU, the backend's buffers and the batch-1 backend of printed samples; a
 // GPU holds its backend's buffers (sk_backend_memory_of), checked against its free memory.
 // Each data-parallel rank counts its own share only, as ranks usually sit on nodes of their own.
 static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, const char *device, sk_error *err) {
@@ -426,7 +421,9 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
     if (sk_param_layout_init(&layout, &o->model, err) != SK_OK) return SK_ERR_ARG;
     const size_t params = layout.total;
     sk_param_layout_free(&layout);
-    size_t need = sizeof(float) * (6 * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
+    const sk_optim_info *opt = sk_optim_of(o->optim.kind);
+    const size_t copies = 2 * (1 + (size_t)(opt ? opt->n_slots : SK_OPTIM_MAX_SLOTS)); // parameters and slots, twice
+    size_t need = sizeof(float) * (copies * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
     size_t acts = 0, available = m.on_cuda ? sk_host_memory_available() : m.available;
     if (!m.on_cuda) {
         need += m.need, acts = m.activations;
@@ -474,7 +471,7 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
 static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
-    sk_status st = sk_train_state_alloc(&t->st, lay->total, L, B, H, err);
+    sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, L, B, H, err);
     if (st != SK_OK) return st;
     t->st.best_step = -1;
     t->st.seed = o->seed;
@@ -528,19 +525,26 @@ static void continue_epoch(sk_trainer *t, const sk_train_state *saved) {
     snprintf(t->option_notes + used, sizeof t->option_notes - used, "%s\n", line);
 }
 
-// Resume: optimizer moments, counters, generator, the position in the epoch; the carried LSTM
+// A resume goes on with the optimizer whose state it saved; another one (--optimizer) is refused.
+static sk_status check_resume_optimizer(const sk_train_options *o, const sk_train_state *saved, sk_error *err) {
+    if (saved->optimizer == o->optim.kind) return SK_OK;
+    const char *mine = sk_optim_kind_name(o->optim.kind), *theirs = sk_optim_kind_name(saved->optimizer);
+    return sk_fail(err, SK_ERR_ARG, "optimizer %s differs from the checkpoint's %s, whose state it cannot take: resume "
+                   "with --optimizer %s, or start a new run from its weights with --init-weights", mine, theirs,
+                   theirs);
+}
+
+// Resume: optimizer slots, counters, generator, the position in the epoch; the carried LSTM
 // state when the batching (B and T) is unchanged.
 static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
     const sk_train_state *saved = &sp->saved;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     t->st.step = saved->step, t->st.epoch = saved->epoch;
     t->st.best_val_loss = saved->best_val_loss, t->st.best_step = saved->best_step;
-    if (eval_tokens_of(sp->ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
-        t->st.best_val_loss = INFINITY, t->st.best_step = -1;
-        notice(t, "eval-tokens differs from the checkpoint's: the best validation loss starts over");
-    }
     t->st.rng = saved->rng;
-    sk_status st = sk_backend_set_optimizer_state(t->be, saved->m, saved->v);
+    sk_status st = SK_OK;
+    for (int k = 0; k < saved->n_slots && st == SK_OK; k++)
+        st = sk_backend_set_optimizer_state(t->be, k, saved->slots + (size_t)k * saved->n_params);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
     if (saved->B == B && saved->T == o->seq_len && saved->L == L && saved->H == H &&
         (size_t)saved->window < sk_batcher_windows(&t->train, 0)) {
@@ -579,14 +583,14 @@ static sk_status open_log(sk_trainer *t, const sk_train_options *o, int resumed,
 }
 
 // A resume (and --eval-only) runs with the options its checkpoint records, but for those the
-// user named (trainer.h's inherit_options), checked as the given ones were; then this rank's
-// share of the batch.
+// user named (trainer.h's inherit_options), with a limit named alone as the only one, checked
+// as the given ones were; then this rank's share of the batch.
 static sk_status take_recorded_options(sk_trainer *t, const start_point *sp, sk_error *err) {
     sk_status st = SK_OK;
-    if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config) {
+    if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config)
         st = t->o.inherit_options(&t->o, sp->ckpt.train_config, t->option_notes, sizeof t->option_notes, err);
-        if (st == SK_OK) st = check_options(&t->o, err);
-    }
+    sk_plan_limits(t);
+    if (st == SK_OK) st = check_options(&t->o, err);
     if (st == SK_OK) st = check_ranks_options(t, err);
     t->b_local = t->o.batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     return st;
@@ -607,6 +611,7 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *given, sk_err
     const int resuming = sp.has_state && !o->eval_only;
     // Dropout masks are keyed by (seed, step): a resume keeps the run's seed unless told otherwise.
     if (resuming && !(o->model_set & SK_SET_SEED)) t->o.seed = sp.saved.seed;
+    if (resuming && (st = check_resume_optimizer(o, &sp.saved, err)) != SK_OK) goto done;
     if ((st = create_backend(t, given, err)) != SK_OK || (st = allocate(t, o, err)) != SK_OK ||
         (st = set_weights(t, o, &sp, err)) != SK_OK)
         goto done;
@@ -615,6 +620,9 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *given, sk_err
     } else {
         note_start(t, o, &sp);
     }
+    if (!o->eval_only &&
+        (st = sk_plan_run(t, sp.from ? sp.ckpt.train_config : NULL, resuming ? o->init_from : NULL, err)) != SK_OK)
+        goto done;
     if (sp.from && !sp.ckpt.has_checksum) {
         char line[SK_ERROR_MSG_MAX + 160];
         snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", sp.from,

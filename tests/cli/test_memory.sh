@@ -4,7 +4,7 @@
 # expect_error, nothing written):
 #   - a window of a million steps (--seq-length 1000000 --batch-size 1) of a model whose
 #     activations for backprop through time take terabytes: lower --seq-length or --batch-size;
-#   - weights and Adam's moments of terabytes: lower --hidden-size or --num-layers;
+#   - weights and the optimizer's slots of terabytes: lower --hidden-size or --num-layers;
 #   - on a machine with less than 23 GB available, the default model with --seq-length 1000000
 #     --batch-size 1 (about 21 GB);
 #   - a run that fits starts.
@@ -21,7 +21,7 @@ LIMITED=(bash -c 'ulimit -v 8000000 && exec "$@"' limited) # a command under the
 expect_error '^error: --seq-length 1000000 with --batch-size 1 needs about [0-9.]+ TB of memory \([0-9.]+ TB of it the activations kept for backprop through time\), more than 90% of the [0-9.]+ [MGT]B available: lower --seq-length or --batch-size$' \
     "${LIMITED[@]}" "$SK_TRAIN" --data big.txt --seq-length 1000000 --batch-size 1 --hidden-size 16384 --num-layers 16 \
     --device cpu --out-dir m1
-expect_error '^error: --hidden-size 65536 with --num-layers 64 needs about [0-9.]+ TB of memory \(the weights, their gradients, Adam.s moments and [0-9.]+ [MGT]B of activations\), more than 90% of the [0-9.]+ [MGT]B available: lower --hidden-size or --num-layers$' \
+expect_error '^error: --hidden-size 65536 with --num-layers 64 needs about [0-9.]+ TB of memory \(the weights, their gradients, adam.s 2 state slots and [0-9.]+ [MGT]B of activations\), more than 90% of the [0-9.]+ [MGT]B available: lower --hidden-size or --num-layers$' \
     "${LIMITED[@]}" "$SK_TRAIN" --data small.txt --hidden-size 65536 --num-layers 64 --device cpu --out-dir m2
 [ ! -e m1 ] && [ ! -e m2 ] && note "the refused runs wrote nothing" || fail "a refused run wrote: $(ls m1 m2 2>&1)"
 

@@ -15,9 +15,10 @@
 // B*len past the embedding gradient's 1024-id chunk, p = 0 and p > 0.
 //
 // Against the CPU, with the tolerance each kernel's documentation claims:
-//   adamw_kernel vs sk_adam_update (optim.c): bitwise (the kernel does the CPU's float
-//     operations in its order without FMA; kernels.h), with clip scale != 1, decay on 2-D
-//     tensors only, steps 1 and 7, and *skip != 0 leaving params, m, v untouched.
+//   optim_kernel vs sk_optim_update (optim.c), for Adam and RMSprop (with and without
+//     momentum): bitwise (both run step_math.h's sk_optim_element, the kernel's operations
+//     without FMA; kernels.h), with clip scale != 1, decay on 2-D tensors only, steps 1 and
+//     7, and *skip != 0 leaving params and the slots untouched.
 //   sumsq_stage1/2 (the squared gradient norm): bitwise against the documented fixed order
 //     (lane-strided sums, a halving tree per block, the same over the partials; a function
 //     of n only) replayed on the host; and sqrt of it vs sk_grad_norm (the CPU's order,
@@ -254,16 +255,14 @@ void test_step_finish() {
     }
 }
 
-struct AdamOut {
-    vector<float> p, m, v;
-    void same_as(const char *what, const AdamOut &o) const {
-        expect_bits(what, p, o.p), expect_bits(what, m, o.m), expect_bits(what, v, o.v);
-    }
+struct OptimOut {
+    vector<float> p, state; // state: the optimizer's slots, (n_slots, n)
+    void same_as(const char *what, const OptimOut &o) const { expect_bits(what, p, o.p), expect_bits(what, state, o.state); }
 };
 
 // n elements as tensors of alternating 2-D (decayed) and 1-D shape; skip: -1 for a NULL
-// skip pointer, else its value.
-void test_adamw(size_t n, int64_t step, int skip) {
+// skip pointer, else its value. h: the optimizer (its kind) and its hyperparameters.
+void test_optim(const sk_optim_hparams &h, size_t n, int64_t step, int skip) {
     vector<sk_tensor_info> tensors;
     for (size_t at = 0, k = 0; at < n; k++) {
         sk_tensor_info t;
@@ -278,32 +277,37 @@ void test_adamw(size_t n, int64_t step, int skip) {
     memset(&layout, 0, sizeof layout);
     layout.n_tensors = (int)tensors.size(), layout.tensors = tensors.data(), layout.total = n;
     vector<uint8_t> decay(n);
-    for (const sk_tensor_info &t : tensors) memset(&decay[t.offset], t.ndim == 2, t.numel);
-    const sk_adam_hparams h = {0.9, 0.999, 1e-8, 0.1, 1.0};
+    for (const sk_tensor_info &t : tensors) memset(&decay[t.offset], sk_param_decays(&t), t.numel);
     const float lr = 2e-3f, clip_scale = 0.37f;
-    const sk_adamw_args a = sk_adamw_args_of(&h, lr, clip_scale, step); // as backend_cuda.cu's fill_args
-    AdamOut init;
-    init.p = random_floats(n, -1.0f, 1.0f), init.m = random_floats(n, -0.01f, 0.01f);
-    init.v = random_floats(n, 0.0f, 1e-4f);
+    const sk_optim_info *info = sk_optim_of(h.kind);
+    sk_optim_args a;
+    memset(&a, 0, sizeof a);
+    a.kind = h.kind, a.clip_scale = 1.0f; // the kernel reads the clip scale from its pointer
+    info->args_of(&h, lr, step, &a);      // as backend_cuda.cu's fill_args
+    OptimOut init;
+    init.p = random_floats(n, -1.0f, 1.0f);
+    init.state = random_floats(n, -0.01f, 0.01f); // slot 0: Adam's m; RMSprop's square_avg must be >= 0
+    if (h.kind == SK_OPTIM_RMSPROP) init.state = random_floats(n, 0.0f, 1e-4f);
+    const vector<float> second = random_floats(n, 0.0f, 1e-4f); // Adam's v; RMSprop's momentum buffer
+    init.state.insert(init.state.end(), second.begin(), second.end());
     const vector<float> g = random_floats(n, -0.1f, 0.1f);
-    const int blocks = sk_adam::adamw_blocks(n);
-    printf("adamw: n=%zu step=%lld skip=%d, %d blocks\n", n, (long long)step, skip, blocks);
-    AdamOut got;
-    both_schedules<AdamOut>("adamw", [&](bool reverse) {
-        AdamOut o = init;
+    const int blocks = sk_adam::optim_blocks(n);
+    printf("optim %s: n=%zu step=%lld skip=%d, %d blocks\n", info->name, n, (long long)step, skip, blocks);
+    OptimOut got;
+    both_schedules<OptimOut>("optim", [&](bool reverse) {
+        OptimOut o = init;
         const int skip_value = skip;
-        launch("adamw_kernel", (unsigned)blocks, 1, sk_adam::kThreads, reverse, [&] {
-            sk_adam::adamw_kernel(o.p.data(), g.data(), o.m.data(), o.v.data(), decay.data(), n, &a, &clip_scale,
+        launch("optim_kernel", (unsigned)blocks, 1, sk_adam::kThreads, reverse, [&] {
+            sk_adam::optim_kernel(o.p.data(), g.data(), o.state.data(), decay.data(), n, &a, &clip_scale,
                                   skip < 0 ? nullptr : &skip_value);
         });
         return o;
     }, &got);
-    AdamOut ref = init;
-    if (skip <= 0)
-        sk_adam_update(ref.p.data(), g.data(), ref.m.data(), ref.v.data(), &layout, &h, lr, clip_scale, step);
-    expect_bits("adamw params vs sk_adam_update", got.p, ref.p);
-    expect_bits("adamw m vs sk_adam_update", got.m, ref.m);
-    expect_bits("adamw v vs sk_adam_update", got.v, ref.v);
+    OptimOut ref = init;
+    if (skip <= 0) sk_optim_update(ref.p.data(), g.data(), ref.state.data(), &layout, &h, lr, clip_scale, step);
+    expect_bits("optim params vs sk_optim_update", got.p, ref.p);
+    expect_bits("optim state vs sk_optim_update", got.state, ref.state);
+    CHECK(skip > 0 || got.p != init.p); // the step moved something
 }
 
 // ---- softmax_xent_kernels.cuh ---------------------------------------------------------------
@@ -691,11 +695,20 @@ int main(void) {
                      (size_t)SK_CUDA_SUMSQ_PARTIALS * 2048 + 3000})
         test_sumsq(n);
     test_step_finish();
-    test_adamw(1, 1, -1);
-    test_adamw(1000, 1, -1);
-    test_adamw(1000, 7, 0);
-    test_adamw(1000, 7, 1); // skipped: nothing moves
-    test_adamw(adam_cap + 300, 3, -1);
+    // C++17 wants every field named (in order) where C takes the rest as zero.
+    const sk_optim_hparams adam = {.kind = SK_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .alpha = 0.0, .momentum = 0.0,
+                                   .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
+    sk_optim_hparams rmsprop = {.kind = SK_OPTIM_RMSPROP, .beta1 = 0.0, .beta2 = 0.0, .alpha = 0.99, .momentum = 0.9,
+                                .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
+    for (const sk_optim_hparams *h : {&adam, (const sk_optim_hparams *)&rmsprop}) {
+        test_optim(*h, 1, 1, -1);
+        test_optim(*h, 1000, 1, -1);
+        test_optim(*h, 1000, 7, 0);
+        test_optim(*h, 1000, 7, 1); // skipped: nothing moves
+        test_optim(*h, adam_cap + 300, 3, -1);
+    }
+    rmsprop.momentum = 0.0; // the branch without a momentum buffer
+    test_optim(rmsprop, 1000, 2, -1);
 
     for (int with = 0; with < 4; with++) test_softmax_xent(9, 65, with);
     test_softmax_xent(5, 7, 1);

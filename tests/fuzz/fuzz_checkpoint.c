@@ -52,12 +52,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     st = sk_state_load_mem("fuzz.state", data, size, &s, 0x12345678u, &err);
     if (st == SK_OK) {
         size_t nh = (size_t)s.L * (size_t)s.B * (size_t)s.H;
-        require(s.m && s.v && s.h && s.c);
-        if (s.n_params) sink += s.m[s.n_params - 1] + s.v[s.n_params - 1];
+        require(s.slots && s.h && s.c);
+        if (s.n_params) sink += s.slots[(size_t)s.n_slots * s.n_params - 1];
         if (nh) sink += s.h[nh - 1] + s.c[nh - 1];
     } else {
         require((st == SK_ERR_FORMAT || st == SK_ERR_MISMATCH || st == SK_ERR_NOMEM) && named(&err, "fuzz.state"));
-        require(s.m == NULL);
+        require(s.slots == NULL);
     }
     sk_train_state_free(&s);
 

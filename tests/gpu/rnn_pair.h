@@ -64,7 +64,7 @@ static inline void pair_init(const sk_backend *be, float *p) {
 // loss[s] the mean loss of step s + 1.
 static inline void pair_train(sk_backend *be, const float *p0, double loss[STEPS]) {
     OP_OK(be, be->ops->set_params(be, p0));
-    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
+    const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
     int32_t x[B_ * T_], y[B_ * T_];
     for (int s = 0; s < pair_steps(); s++) {
         pair_window(s, x, y);

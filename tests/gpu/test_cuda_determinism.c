@@ -52,13 +52,15 @@ static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s-
 
 static void snap_take(snapshot *s, sk_backend *be) {
     OP_OK(be, be->ops->get_params(be, s->p));
-    OP_OK(be, be->ops->get_optimizer_state(be, s->m, s->v));
+    OP_OK(be, be->ops->get_optimizer_state(be, 0, s->m));
+    OP_OK(be, be->ops->get_optimizer_state(be, 1, s->v));
     OP_OK(be, be->ops->get_state(be, s->h, s->c));
 }
 
 static void snap_restore(const snapshot *s, sk_backend *be) {
     OP_OK(be, be->ops->set_params(be, s->p));
-    OP_OK(be, be->ops->set_optimizer_state(be, s->m, s->v));
+    OP_OK(be, be->ops->set_optimizer_state(be, 0, s->m));
+    OP_OK(be, be->ops->set_optimizer_state(be, 1, s->v));
     OP_OK(be, be->ops->set_state(be, s->h, s->c));
 }
 
@@ -91,7 +93,7 @@ static double train(sk_backend *be, const det_case *dc, int from, int to) {
     const size_t bt = (size_t)dc->B * dc->T;
     int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
     if (!x || !y) exit(1);
-    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 1.0};
+    const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 1.0};
     double loss = 0.0;
     for (int s = from; s < to; s++) {
         sk_rng r;

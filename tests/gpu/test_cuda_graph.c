@@ -60,7 +60,8 @@ static void snap_take(snapshot *s, sk_backend *be) {
     s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
     s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(s->ns), s->c = alloc_f(s->ns);
     OP_OK(be, be->ops->get_params(be, s->p));
-    OP_OK(be, be->ops->get_optimizer_state(be, s->m, s->v));
+    OP_OK(be, be->ops->get_optimizer_state(be, 0, s->m));
+    OP_OK(be, be->ops->get_optimizer_state(be, 1, s->v));
     OP_OK(be, be->ops->get_state(be, s->h, s->c));
 }
 
@@ -111,7 +112,7 @@ static int window(const graph_case *gc, int s, int32_t *x, int32_t *y) {
 // an evaluation forward of 3 steps (its loss is the same on every backend too). Returns
 // the step at which the eager sequence met a non-finite loss or norm (1-based), or 0;
 // *last gets the last step's loss sum and norm.
-static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_adam_hparams *hp, float lr, int from,
+static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_optim_hparams *hp, float lr, int from,
                      int to, snapshot *last) {
     const size_t bt = (size_t)gc->B * gc->T;
     int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
@@ -161,7 +162,7 @@ static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_
 static int same_steps(void) { return emulated_device() ? 16 : 50; }
 static int resume_steps(void) { return emulated_device() ? 6 : 12; }
 
-static const sk_adam_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 1.0};
+static const sk_optim_hparams kHp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 1.0};
 
 static void same_three(const graph_case *gc, const float *p0) {
     const int N = same_steps();
@@ -204,7 +205,8 @@ static void resume(const graph_case *gc, const float *p0) {
     // The resumed half with --cuda-graph try, which captures as on does when nothing fails.
     sk_backend *b = fresh(gc, SK_GRAPH_TRY, NULL);
     OP_OK(b, b->ops->set_params(b, half.p));
-    OP_OK(b, b->ops->set_optimizer_state(b, half.m, half.v));
+    OP_OK(b, b->ops->set_optimizer_state(b, 0, half.m));
+    OP_OK(b, b->ops->set_optimizer_state(b, 1, half.v));
     OP_OK(b, b->ops->set_state(b, half.h, half.c));
     train(b, RUN_GRAPH, gc, &kHp, 3e-3f, N, 2 * N, &dummy);
     snap_take(&resumed, b);
@@ -222,7 +224,7 @@ static void resume(const graph_case *gc, const float *p0) {
 
 static void diverge(const graph_case *gc, const float *p0) {
     enum { MAX = 300, LATE = 3 };
-    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.0, .eps = 1e-30, .weight_decay = 0.0, .grad_clip = 0.0};
+    const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.0, .eps = 1e-30, .weight_decay = 0.0, .grad_clip = 0.0};
     snapshot le = {0}, lg = {0}, se, sg;
     sk_backend *e = fresh(gc, SK_GRAPH_OFF, p0);
     const int64_t bad = train(e, RUN_EAGER_OPS, gc, &hp, 1.0f, 0, MAX, &le);

@@ -42,7 +42,7 @@
 //     ~2T GEMMs, each adding ulp-level reordering noise; elements near zero are judged by
 //     atol. A wrong gate, transposed weight or misplaced cuDNN matrix errs by O(scale).
 //   grad norm: rtol 1e-4 (a sum of squares of the gradients above).
-//   AdamW on the GPU vs sk_adam_update on the host, fed the GPU's own gradients, state and
+//   AdamW on the GPU vs sk_optim_update on the host, fed the GPU's own gradients, state and
 //     gradient norm: bitwise. The scalars are formed on the host the same way (in double
 //     from the double hyperparameters, rounded once) and the kernel performs the CPU's
 //     float operations in the CPU's order without FMA, so nothing may differ. The
@@ -120,11 +120,11 @@ static void compare_exact(const char *what, const float *got, const float *ref, 
 }
 
 // Gradients of both, tensor by tensor; then one optimizer step on both, checked against
-// sk_adam_update on the host and against each other.
-static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hparams *hp, float lr, int64_t step) {
+// sk_optim_update on the host and against each other.
+static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_optim_hparams *hp, float lr, int64_t step) {
     const sk_param_layout *lay = &cpu->layout;
     const size_t n = lay->total;
-    float *gc = alloc_f(n), *gg = alloc_f(n), *p0 = alloc_f(n), *m0 = alloc_f(n), *v0 = alloc_f(n);
+    float *gc = alloc_f(n), *gg = alloc_f(n), *p0 = alloc_f(n), *s0 = alloc_f(2 * n), *m0 = s0, *v0 = s0 + n;
     OP_OK(cpu, cpu->ops->backward(cpu));
     OP_OK(gpu, gpu->ops->backward(gpu));
     OP_OK(cpu, cpu->ops->get_grads(cpu, gc));
@@ -137,7 +137,8 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
     }
     // Host reference of the GPU's step from the GPU's own gradients and state.
     OP_OK(gpu, gpu->ops->get_params(gpu, p0));
-    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, m0, v0));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 0, m0));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 1, v0));
     double nc = -1.0, ng = -2.0;
     OP_OK(cpu, sk_backend_step(cpu, hp, lr, step, &nc));
     OP_OK(gpu, sk_backend_step(gpu, hp, lr, step, &ng));
@@ -147,10 +148,11 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
     CHECK(fabs(ng - nh) <= 1e-9 * nh); // same gradients: the double sums differ by rounding only
     // The GPU clipped with its own norm ng: so does the reference (nh may differ in the
     // last bit of a double, which could move the float clip scale by an ulp).
-    sk_adam_update(p0, gg, m0, v0, lay, hp, lr, sk_clip_scale(ng, hp->grad_clip), step);
+    sk_optim_update(p0, gg, s0, lay, hp, lr, sk_clip_scale(ng, hp->grad_clip), step); // slots m0, v0
     float *pg = alloc_f(n), *mg = alloc_f(n), *vg = alloc_f(n), *pc = alloc_f(n);
     OP_OK(gpu, gpu->ops->get_params(gpu, pg));
-    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, mg, vg));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 0, mg));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 1, vg));
     OP_OK(cpu, cpu->ops->get_params(cpu, pc));
     compare_exact("adam params vs host", pg, p0, n);
     compare_exact("adam m vs host", mg, m0, n);
@@ -170,7 +172,7 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_adam_hp
         }
     }
     sk_test_compare("params after step vs cpu", gg, gc, k, tol.adam_atol_lr * lr, 1e-6);
-    free(gc), free(gg), free(p0), free(m0), free(v0), free(pg), free(mg), free(vg), free(pc);
+    free(gc), free(gg), free(p0), free(s0), free(pg), free(mg), free(vg), free(pc);
 }
 
 // Makes the CPU backend continue from exactly the GPU's parameters, moments and state, so
@@ -180,10 +182,12 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
     const size_t ns = (size_t)cpu->cfg.model.num_layers * cpu->cfg.batch_size * cpu->cfg.model.hidden_size;
     float *p = alloc_f(n), *m = alloc_f(n), *v = alloc_f(n), *h = alloc_f(ns), *c = alloc_f(ns);
     OP_OK(gpu, gpu->ops->get_params(gpu, p));
-    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, m, v));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 0, m));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 1, v));
     OP_OK(gpu, gpu->ops->get_state(gpu, h, c));
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
-    OP_OK(cpu, cpu->ops->set_optimizer_state(cpu, m, v));
+    OP_OK(cpu, cpu->ops->set_optimizer_state(cpu, 0, m));
+    OP_OK(cpu, cpu->ops->set_optimizer_state(cpu, 1, v));
     OP_OK(cpu, cpu->ops->set_state(cpu, h, c));
     free(p), free(m), free(v), free(h), free(c);
 }
@@ -234,7 +238,7 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
     OP_OK(gpu, gpu->ops->set_state(gpu, h0, c0));
     int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
     if (!x || !y) exit(1);
-    sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 0.0};
+    sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 0.0};
     const float lr = 2e-3f;
     const int short_len = pc->T > 3 ? pc->T - 3 : 1;
 
@@ -274,14 +278,16 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
     OP_OK(gpu, gpu->ops->get_params(gpu, pa));
     pa[sk_param_find(&gpu->layout, "fc.bias")->offset] = NAN;
     OP_OK(gpu, gpu->ops->set_params(gpu, pa));
-    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, ma, va));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 0, ma));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 1, va));
     OP_OK(gpu, gpu->ops->forward(gpu, x, y, pc->T, SK_MODE_TRAIN, 4, NULL));
     OP_OK(gpu, gpu->ops->backward(gpu));
     double gn = 0.0;
     CHECK(sk_backend_step(gpu, &hp, lr, 4, &gn) == SK_ERR_NUMERIC);
     CHECK(!isfinite(gn));
     OP_OK(gpu, gpu->ops->get_params(gpu, pb));
-    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, mb, vb));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 0, mb));
+    OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 1, vb));
     CHECK(memcmp(pa, pb, n * sizeof(float)) == 0);
     CHECK(memcmp(ma, mb, n * sizeof(float)) == 0 && memcmp(va, vb, n * sizeof(float)) == 0);
     free(pa), free(ma), free(va), free(pb), free(mb), free(vb);

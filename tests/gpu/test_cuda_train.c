@@ -101,7 +101,7 @@ static void nudge_params(sk_backend *be, float *scratch) {
 }
 
 // One training step; returns the mean loss.
-static double train_step(sk_backend *be, const corpus *c, int s, const sk_adam_hparams *hp, float lr) {
+static double train_step(sk_backend *be, const corpus *c, int s, const sk_optim_hparams *hp, float lr) {
     int32_t x[B_ * T_], y[B_ * T_];
     int w = s % c->windows;
     if (w == 0) OP_OK(be, be->ops->set_state(be, NULL, NULL)); // a new epoch restarts the streams
@@ -144,7 +144,7 @@ static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) 
 
 // With dropout between the layers (per-layer cuDNN calls and the keyed dropout kernel):
 // the GPU run must still learn, with finite losses.
-static void dropout_run(const corpus *c, const sk_adam_hparams *hp, float lr) {
+static void dropout_run(const corpus *c, const sk_optim_hparams *hp, float lr) {
     sk_error err = {{0}};
     sk_backend_config cfg = {.model = {c->V, E_, H_, L_, 0.2f, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
                              .seed = 5};
@@ -189,7 +189,7 @@ int main(void) {
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
     OP_OK(nudged, nudged->ops->set_params(nudged, p));
     OP_OK(gpu, gpu->ops->set_params(gpu, p));
-    const sk_adam_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
+    const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
     const float lr = 2e-3f;
     double first_c = 0.0, first_g = 0.0, tail_c = 0.0, tail_g = 0.0, ss_noise = 0.0, ss_gpu = 0.0;
     for (int s = 0; s < STEPS; s++) {

@@ -1,6 +1,6 @@
 // ckpt_diff: compares two checkpoints (model + training state) element by element.
 //   ckpt_diff A.safetensors B.safetensors TOL
-// Prints the largest absolute difference of the parameters, Adam's m and v and the carried
+// Prints the largest absolute difference of the parameters, the optimizer's slots and the carried
 // h and c, and exits 0 when every one is <= TOL (TOL 0: bitwise equal), 1 when not, 2 on a
 // file that does not load or shapes that differ.
 #include <math.h>
@@ -39,6 +39,7 @@ int main(int argc, char **argv) {
     }
     sk_param_layout lay;
     if (sk_param_layout_init(&lay, &f[0].cfg, &err) != SK_OK || !has[0] || !has[1] || s[0].n_params != s[1].n_params ||
+        s[0].optimizer != s[1].optimizer ||
         s[0].L != s[1].L || s[0].B != s[1].B || s[0].H != s[1].H || f[0].cfg.hidden_size != f[1].cfg.hidden_size ||
         f[0].cfg.vocab_size != f[1].cfg.vocab_size || f[0].cfg.num_layers != f[1].cfg.num_layers ||
         f[0].cfg.embed_size != f[1].cfg.embed_size) {
@@ -46,13 +47,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     const size_t state = (size_t)s[0].L * s[0].B * s[0].H;
-    double d[5] = {max_diff(f[0].params, f[1].params, lay.total), max_diff(s[0].m, s[1].m, lay.total),
-                   max_diff(s[0].v, s[1].v, lay.total), max_diff(s[0].h, s[1].h, state),
-                   max_diff(s[0].c, s[1].c, state)};
-    const char *names[5] = {"params", "m", "v", "h", "c"};
+    const size_t slots = (size_t)s[0].n_slots * lay.total; // the optimizer's state (the same kind, above)
+    double d[4] = {max_diff(f[0].params, f[1].params, lay.total), max_diff(s[0].slots, s[1].slots, slots),
+                   max_diff(s[0].h, s[1].h, state), max_diff(s[0].c, s[1].c, state)};
+    const char *names[4] = {"params", "slots", "h", "c"};
     int ok = s[0].step == s[1].step && s[0].window == s[1].window && s[0].epoch == s[1].epoch;
     printf("step %lld vs %lld:", (long long)s[0].step, (long long)s[1].step);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 4; i++) {
         printf(" max|d%s| %.3g", names[i], d[i]);
         ok = ok && d[i] <= tol;
     }

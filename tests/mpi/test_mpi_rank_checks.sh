@@ -24,5 +24,5 @@ verdict cpu-beside-gpus '^\[.*\] rank 2 runs on cpu, rank 0 on cuda:0 \(Test GPU
 verdict shared-gpu '^\[.*\] ranks 0 and 2 run on the same GPU \(cuda:0 \(Test GPU\), GPU-0{8}-0{4}-0{4}-0{4}-0{12}\): NCCL needs a GPU per rank'
 verdict same-uuid '^\[.*\] ranks 0 and 1 run on the same GPU \(cuda:0 \(Test GPU\), GPU-0{8}-0{4}-0{4}-0{4}-0{11}7\)'
 verdict same-model '^ok$'
-verdict drifted-model '^\[.*\] rank 2 holds other parameters or Adam moments than rank 0 at step 30 \(crc32 1234abce vs 1234abcd\)'
+verdict drifted-model '^\[.*\] rank 2 holds other parameters or optimizer state than rank 0 at step 30 \(crc32 1234abce vs 1234abcd\)'
 finish
