@@ -5,7 +5,11 @@
 //          cli_options_identity, cli_options_inherit, cli_options_take_resolved, cli_kept, cli_kept_free, cli_flag_of, cli_message
 // A table entry names the long flag, the value's metavariable, the field it sets (an offset
 // into the program's options struct), the range or the choices, the help text and the JSON
-// key. Adding an option is one entry plus the code that uses the field.
+// key. Adding an option is one entry plus the code that uses the field. A backend setting is a
+// field of sk_backend_config (backend.h), which both programs' options embed as `backend`: its
+// entry points at AT(backend.FIELD), sk_backend_config_make hands it to every backend, and
+// .resolved = 1 records what the backend settled on and restores the given value when a device
+// refuses a checkpoint's (cli_options_take_resolved); so the field, the entry and its consumer.
 #ifndef SK_CLI_OPTIONS_H
 #define SK_CLI_OPTIONS_H
 
