@@ -25,6 +25,12 @@ so a checkpoint loads with load_state_dict(strict=True):
 A model trained with --vocab bytes has meta["vocab_mode"] == "bytes": its vocabulary holds byte
 values, and token_ids(meta, b"...") maps bytes (NUL and invalid UTF-8 included).
 
+A model trained now begins its texts after a newline: meta["start_context"] == "\n" (empty for
+files written before, which begin from a zero state). shakespeare-sample feeds it before a
+prime, and --score before the text, so that every character is predicted; score() does the same:
+
+    nll_sum, count = score(model, meta, open("held.txt").read())   # --score's mean: nll_sum / count
+
 and a CharLSTM trained in PyTorch saves as a file that shakespeare-sample and
 shakespeare-train --init-from load:
 
@@ -271,6 +277,9 @@ def load_checkpoint(path, dropout=None):
     meta["vocab"] = [int(c) for c in json.loads(meta["vocab"])]
     if len(meta["vocab"]) != meta["vocab_size"]:
         raise ValueError(f"{path}: vocab has {len(meta['vocab'])} entries, vocab_size is {meta['vocab_size']}")
+    meta["start_context"] = meta.get("start_context", "")
+    if meta["start_context"] not in ("", "\n"):
+        raise ValueError(f"{path}: bad metadata start_context {meta['start_context']!r} (expected '\\n' or none)")
     meta["vocab_mode"] = meta.get("vocab_mode", "utf8")
     if meta["vocab_mode"] not in VOCAB_MODES:
         raise ValueError(f"{path}: bad metadata vocab_mode {meta['vocab_mode']!r} (expected 'utf8' or 'bytes')")
@@ -295,6 +304,18 @@ def token_ids(meta, text):
     return [index[c] for c in symbols]
 
 
+def score(model, meta, text):
+    """(nll_sum, count) of text as shakespeare-sample --score computes it: the start context
+    (meta["start_context"]) fed first, then every character predicted from what precedes it;
+    without one, from a zero state, every character after the first. Sums in float64."""
+    start = token_ids(meta, meta.get("start_context", "")) if meta.get("start_context") else []
+    ids = torch.tensor([start + token_ids(meta, text)])                # (1, n)
+    with torch.no_grad():
+        logits, _ = model(ids[:, :-1])                                 # (1, n-1, V), zero state
+        nll = torch.nn.functional.cross_entropy(logits[0].double(), ids[0, 1:], reduction="sum").item()
+    return nll, ids.shape[1] - 1
+
+
 def _check_vocab(vocab, size, vocab_mode="utf8"):
     """vocab (code points, characters or a str; byte values or a bytes object in bytes mode) as
     a list of ints: strictly increasing Unicode scalar values (bytes: 0..255), size of them."""
@@ -314,7 +335,8 @@ def _check_vocab(vocab, size, vocab_mode="utf8"):
     return cps
 
 
-def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer="auto", vocab_mode=None):
+def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer="auto", vocab_mode=None,
+                    start_context=None):
     """Saves a CharLSTM (or its state_dict) as a model file that shakespeare-sample samples and
     scores and shakespeare-train --init-from fine-tunes (a new run: no optimizer state).
 
@@ -325,6 +347,8 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
     writer: "auto" (the safetensors package when importable), "safetensors" or "python".
     vocab_mode: "utf8" (code points) or "bytes" (byte values, as --vocab bytes: shakespeare-sample
     then reads and writes raw bytes); default "bytes" when vocab is a bytes object, else "utf8".
+    start_context: "\n" to record that the texts begin after a newline (as shakespeare-train's
+    models do; sampling and scoring then feed it first); None: a zero state.
     Returns the metadata written, checksum included."""
     state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
     tensors = {k: v.detach().to(device="cpu", dtype=torch.float32) for k, v in state.items()}
@@ -356,6 +380,10 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
             "vocab": "[" + ",".join(str(c) for c in cps) + "]"}
     if vocab_mode == "bytes":  # absent means code points, as the C writer does
         meta["vocab_mode"] = "bytes"
+    if start_context:
+        if start_context != "\n" or (10 not in cps):
+            raise ValueError("start_context must be '\\n', with a newline in the vocabulary")
+        meta["start_context"] = start_context
     if train_config is not None:
         meta["train_config"] = train_config if isinstance(train_config, str) else json.dumps(train_config)
     meta["checksum"] = content_checksum(tensors, meta)

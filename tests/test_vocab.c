@@ -42,15 +42,15 @@ static void test_build_index_encode(void) {
     const uint32_t prime[] = {'h', 'e', 'l', 'l', 'o', ' ', 'Z', 'e'};
     sk_status st = sk_vocab_encode(&v, prime, 8, ids, "prime text", &err);
     CHECK(st == SK_ERR_MISMATCH);
-    CHECK(strcmp(err.msg, "prime text has character 'Z' (U+005A) at position 6 that is not in the vocabulary") == 0);
+    CHECK(strcmp(err.msg, "prime text has character 'Z' (U+005A) at position 7 that is not in the vocabulary") == 0);
     if (st == SK_ERR_MISMATCH) printf("  message: %s\n", err.msg);
 
     const uint32_t ctrl[] = {'h', 0x7};
     CHECK(sk_vocab_encode(&v, ctrl, 2, ids, "prime text", &err) == SK_ERR_MISMATCH);
-    CHECK(strcmp(err.msg, "prime text has character U+0007 at position 1 that is not in the vocabulary") == 0);
+    CHECK(strcmp(err.msg, "prime text has character U+0007 at position 2 that is not in the vocabulary") == 0);
     const uint32_t tab[] = {'\t'};
     CHECK(sk_vocab_encode(&v, tab, 1, ids, "prime text", &err) == SK_ERR_MISMATCH);
-    CHECK(strstr(err.msg, "character '\\t' (U+0009) at position 0") != NULL);
+    CHECK(strstr(err.msg, "character '\\t' (U+0009) at position 1") != NULL);
 
     // Build from a single repeated character.
     sk_vocab one;
@@ -108,8 +108,10 @@ static void test_from_codepoints(void) {
     sk_error err = {{0}};
     const uint32_t chars[] = {'\n', ' ', 'A', 'a', 0xE9, 0x10FFFF};
     sk_vocab a, b;
+    memset(&a, 0xFF, sizeof a); // whatever the struct held before: no flag survives
     CHECK_OK(sk_vocab_from_codepoints(&a, chars, 6, &err));
     CHECK(a.size == 6 && a.chars != chars && memcmp(a.chars, chars, sizeof chars) == 0);
+    CHECK(a.bytes == 0 && a.start_newline == 0);
 
     // The same set built from text is equal.
     const uint32_t text[] = {0x10FFFF, 'a', 'A', ' ', 0xE9, '\n', 'a'};
@@ -151,15 +153,29 @@ static void test_describe(void) {
     expect_describe(0xAD, "U+00AD");   // soft hyphen
     expect_describe(0x2028, "U+2028"); // line separator: must not break the line
     expect_describe(0x0301, "U+0301"); // combining accent
-    expect_describe(0x1F600, "U+1F600");
+    expect_describe(0xE000, "U+E000");  // private use
+    expect_describe(0xFE0F, "U+FE0F");  // variation selector
+    expect_describe(0x1F600, "'\xF0\x9F\x98\x80' (U+1F600)"); // every script's visible characters as themselves
+    expect_describe(0x4E2D, "'\xE4\xB8\xAD' (U+4E2D)");        // CJK
+    expect_describe(0x0915, "'\xE0\xA4\x95' (U+0915)");        // Devanagari
     expect_describe(0xD800, "U+D800");
     expect_describe(0xE9, "'\xC3\xA9' (U+00E9)");
     expect_describe(0x2014, "'\xE2\x80\x94' (U+2014)"); // em dash
 
     // Truncation to a small buffer stays NUL-terminated.
     char small[4];
-    sk_vocab_describe_char(0x1F600, small, sizeof small);
-    CHECK(strcmp(small, "U+1") == 0);
+    sk_vocab_describe_char(0xE0001, small, sizeof small);
+    CHECK(strcmp(small, "U+E") == 0);
+
+    // Lists for messages: all of them, or the first few and a count.
+    const uint32_t syms[] = {'X', 0xE9, '\n'};
+    char list[96];
+    sk_vocab_describe_list(syms, 8, 3, 0, list, sizeof list);
+    CHECK(strcmp(list, "'X', '\xC3\xA9' (U+00E9), '\\n'") == 0);
+    sk_vocab_describe_list(syms, 2, 5, 0, list, sizeof list);
+    CHECK(strcmp(list, "'X', '\xC3\xA9' (U+00E9) and 3 more") == 0);
+    sk_vocab_describe_list(syms, 1, 3, 1, list, sizeof list);
+    CHECK(strcmp(list, "0x58 and 2 more") == 0);
 
     // Every code point gives one non-empty line.
     char buf[64];

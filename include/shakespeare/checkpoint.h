@@ -15,6 +15,8 @@
 //   weight_drop   optional: written when above 0 (0 when absent)
 //   vocab         required: JSON array of the vocabulary's code points, e.g. "[10,32,33]"
 //   vocab_mode    optional "bytes": the vocabulary holds byte values (absent or "utf8": code points)
+//   start_context optional "\n": the texts begin after a newline, which sampling and scoring feed
+//                 first (absent: a zero state, files written before it); vocab.h's start_newline
 //   train_config  optional JSON text of the training options (informational)
 //   state_file    optional basename of the companion training-state file
 //   checksum      "crc32:%08x", CRC-32 of the file's content in a canonical form, so that any

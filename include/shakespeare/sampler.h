@@ -44,10 +44,12 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
 // *nll_sum gets the sum in nats and *count = n - 1. Needs n >= 2.
 sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err);
 // The same over ids of any width (e.g. a memory-mapped token cache, read through its map to the
-// model's ids when it has one); memory O(T), whatever the length. progress (may be NULL) is
-// called after each window with the characters predicted so far and in all.
+// model's ids when it has one); memory O(T), whatever the length. start >= 0: a model id fed
+// before the text (a start context, vocab.h's start_newline), so that ids[0] is predicted too
+// and *count = n. progress (may be NULL) is called after each window with the characters
+// predicted so far and in all.
 typedef void (*sk_score_progress_fn)(void *ctx, size_t done, size_t total);
-sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress_fn progress, void *ctx,
-                          double *nll_sum, size_t *count, sk_error *err);
+sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, int32_t start, sk_score_progress_fn progress,
+                          void *ctx, double *nll_sum, size_t *count, sk_error *err);
 
 #endif

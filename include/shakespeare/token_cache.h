@@ -72,8 +72,9 @@ typedef struct {
     double open_s;        // seconds spent checking and mapping the cache
 } sk_token_cache;
 
-// The cache of source in cache_dir (created when missing), validated or (re)built.
-// Source errors are corpus.h's: missing, a directory, empty, invalid UTF-8 in
+// The cache of source in cache_dir (created when missing), validated or (re)built. A cache_dir
+// that cannot be created, or written when the cache must be built, is SK_ERR_IO naming it and
+// --cache-dir. Source errors are corpus.h's: missing, a directory, empty, invalid UTF-8 in
 // utf8 mode (SK_ERR_ENCODING, with the byte offset). hooks may be NULL.
 sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mode mode, const char *cache_dir,
                               double train_frac, double val_frac, const sk_cache_hooks *hooks, sk_error *err);
@@ -83,9 +84,9 @@ void sk_token_cache_close(sk_token_cache *c);
 // The cache file name for source (a new string; NULL when the source cannot be resolved).
 char *sk_token_cache_path(const char *source, sk_vocab_mode mode, const char *cache_dir);
 
-// The default cache directory, "shakespeare-cache" beside dir (the out-dir, or the directory
-// of a checkpoint): "a/shakespeare-cache" for "a/out" or "a/out/". A new string; NULL when out
-// of memory.
+// The cache directory when the programs find no per-user one (cli_default_cache_dir):
+// "shakespeare-cache" inside dir (the out-dir, or the directory of a checkpoint), so that a run
+// needs no more than its out-dir to be writable. A new string; NULL when out of memory.
 char *sk_token_cache_default_dir(const char *dir);
 // The same for the directory a file (a checkpoint) is in.
 char *sk_token_cache_default_dir_of_file(const char *file);

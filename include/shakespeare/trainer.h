@@ -1,7 +1,7 @@
 // trainer.h: the training loop: data, backend, optimizer, evaluation, checkpoints, logs.
 // defines: sk_train_options, sk_train_options_default, sk_trainer_init, sk_trainer_run,
-//          sk_trainer_evaluate, sk_trainer_failed_alone, sk_trainer_free, sk_train_callbacks, sk_progress,
-//          sk_train_summary
+//          sk_trainer_evaluate, sk_trainer_info, sk_train_info, sk_trainer_failed_alone, sk_trainer_free,
+//          sk_train_callbacks, sk_progress, sk_train_summary
 // The trainer never prints: it reports progress through callbacks, and the CLI prints.
 #ifndef SHAKESPEARE_TRAINER_H
 #define SHAKESPEARE_TRAINER_H
@@ -182,6 +182,19 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *summary, sk_error *err
 // zero state, without touching the training state: the whole split, or with eval_tokens the
 // first ceil(eval_tokens / B) positions of each of its B streams.
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err);
+
+// What a run is about to do, for a summary at its start (after sk_trainer_init).
+typedef struct {
+    size_t n_params;         // floats in the model
+    int vocab_size;          // V, the model's
+    size_t corpus_chars;     // symbols of the data file
+    size_t n_train, n_val, n_test; // its splits, in symbols
+    int64_t steps_per_epoch; // training windows per epoch (0 for --eval-only)
+    int64_t start_step;      // the step the run starts from (a resumed checkpoint's)
+    int64_t end_step;        // the step it ends at: the nearer of --max-iters and --max-epochs
+    const char *ended_by;    // which of them: "max-iters" or "max-epochs" (the setting's name)
+} sk_train_info;
+void sk_trainer_info(const sk_trainer *t, sk_train_info *info);
 
 // 1 when the last error was this rank's alone (see data-parallel training above).
 int sk_trainer_failed_alone(const sk_trainer *t);

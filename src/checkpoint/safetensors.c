@@ -161,7 +161,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     sb_str(&vs, "[");
     for (int i = 0; i < vocab->size; i++) sb_printf(&vs, i ? ",%u" : "%u", (unsigned)vocab->chars[i]);
     sb_str(&vs, "]");
-    sk_meta_entry e[11];
+    sk_meta_entry e[12];
     size_t n = 0;
 #define META(k, v) (e[n].key = (char *)(k), e[n].klen = strlen(k), e[n].val = (char *)(v), e[n].vlen = strlen(v), n++)
     META("format", SK_MODEL_FORMAT);
@@ -175,6 +175,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     if (train_config) META("train_config", train_config);
     if (state_file) META("state_file", state_file);
     if (vocab->bytes) META("vocab_mode", "bytes"); // absent: code points (files before byte vocabularies)
+    if (vocab->start_newline) META("start_context", "\n"); // absent: a zero state (files before it)
 #undef META
     uint32_t crc = sk_checksum_v2(e, n, &p->layout, params); // sorts e: the header lists keys in order
     p->checksum = crc;
@@ -429,6 +430,20 @@ static sk_status meta_vocab_mode(const char *path, const meta_list *m, sk_model_
     return SK_OK;
 }
 
+// The optional start_context: "\n" (the texts begin after a newline, which the vocabulary holds).
+static sk_status meta_start_context(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
+    char q[64];
+    const sk_meta_entry *e = meta_find(m, "start_context");
+    if (!e || e->vlen == 0) return SK_OK;
+    if (e->vlen != 1 || e->val[0] != '\n')
+        return bad(err, path, "bad metadata start_context = %s (expected \"\\n\" or none)",
+                   quoted(q, sizeof q, e->val, e->vlen));
+    if (sk_vocab_index(&out->vocab, '\n') < 0)
+        return bad(err, path, "bad metadata start_context: the vocabulary has no newline");
+    out->vocab.start_newline = 1;
+    return SK_OK;
+}
+
 // The optional state_file (a file name beside the checkpoint) and train_config, copied.
 static sk_status meta_run_files(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
     char q[64];
@@ -451,6 +466,7 @@ static sk_status read_config(const char *path, const meta_list *m, sk_model_file
     if (st == SK_OK) st = meta_checksum(path, m, out, err);
     if (st == SK_OK) st = meta_vocab(path, m, out, err);
     if (st == SK_OK) st = meta_vocab_mode(path, m, out, err);
+    if (st == SK_OK) st = meta_start_context(path, m, out, err);
     if (st == SK_OK) st = meta_run_files(path, m, out, err);
     return st;
 }

@@ -1,4 +1,5 @@
-// cli_args.c: strict option-value parsing (see cli_args.h).
+// cli_args.c: strict option-value parsing and console helpers (see cli_args.h).
+#define _GNU_SOURCE // sched_getaffinity, CPU_COUNT
 #include "cli_args.h"
 
 #include "shakespeare/build_info.h"
@@ -9,7 +10,10 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 // strtol/strtod accept leading white space; an option value never should.
 static int starts_clean(const char *s) { return s[0] != '\0' && !isspace((unsigned char)s[0]); }
@@ -111,4 +115,19 @@ void cli_format_eta(double s, char *buf, size_t n) {
     if (!(s >= 0) || !isfinite(s)) snprintf(buf, n, "?");
     else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
     else snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+int cli_live_terminal(int fd) {
+    const char *term = getenv("TERM");
+    if (!isatty(fd) || !term || !term[0] || strcmp(term, "dumb") == 0) return 0;
+    return !getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE") && !getenv("PMIX_RANK");
+}
+
+void cli_warn_threads(int threads) {
+    cpu_set_t set;
+    if (threads <= 0 || sched_getaffinity(0, sizeof set, &set) != 0) return;
+    const int cores = CPU_COUNT(&set);
+    if (threads > cores)
+        fprintf(stderr, "warning: --threads %d exceeds the %d core%s this process may use; the threads take turns "
+                "on them and run slower (--threads 0 uses them all)\n", threads, cores, cores == 1 ? "" : "s");
 }

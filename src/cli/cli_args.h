@@ -1,6 +1,7 @@
 // cli_args.h: strict parsing of option values for the command-line programs.
 // defines: cli_parse_int, cli_parse_i64, cli_parse_u64, cli_parse_float, cli_parse_double,
-//          cli_bad_option, cli_die, cli_print_version, cli_set_quiet, cli_format_eta
+//          cli_bad_option, cli_die, cli_print_version, cli_set_quiet, cli_format_eta, cli_live_terminal,
+//          cli_warn_threads
 // Values go through strtol/strtod with end-pointer, errno and range checks: "12x", "",
 // "1e999" and out-of-range numbers are rejected with a message naming the option, never clamped.
 #ifndef SK_CLI_ARGS_H
@@ -36,6 +37,15 @@ _Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(pri
 
 // --version: "<program> X.Y.Z", then the backends built in and the BLAS library (build_info.h).
 void cli_print_version(const char *program);
+
+// Whether fd may carry a live line ('\r', ESC[K): a terminal (isatty) of a TERM that is set and
+// not "dumb", and not a process that an MPI launcher started (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+// PMIX_RANK): OpenMPI gives every rank a pty, while its output usually ends in a log file.
+int cli_live_terminal(int fd);
+
+// "warning: --threads N exceeds the C cores this process may use ..." on stderr when threads is
+// above the cores of the process's CPU affinity mask (taskset, a container's cpuset).
+void cli_warn_threads(int threads);
 
 // A time left for a progress line: "0m12s", "2h05m"; "?" when s is negative or not finite.
 void cli_format_eta(double s, char *buf, size_t n);

@@ -14,7 +14,8 @@ static const cli_option sample_opts[] = {
      .help = "model file (.safetensors) written by shakespeare-train, or its out-dir\n"
              "(its best.safetensors, else last.safetensors) (required)"},
     {.name = "prime", .arg = "TEXT", .type = CLI_STR, .offset = AT(prime),
-     .help = "text to condition on; generation continues it\n",
+     .help = "text to condition on; generation continues it (a model trained now\n"
+             "reads it after a newline, its start context, which is not printed)\n",
      .default_text = "a newline, or the vocabulary's first character when the model has none"},
     {.name = "prime-file", .arg = "FILE", .type = CLI_STR, .offset = AT(prime_file),
      .help = "read the prime text from a UTF-8 file instead"},
@@ -53,12 +54,13 @@ static const cli_option sample_opts[] = {
              "the CPU takes only fp32"},
     {.name = "score", .arg = "FILE", .type = CLI_STR, .offset = AT(score),
      .help = "instead of sampling, print the mean negative log-likelihood of FILE in\n"
-             "nats and bits per character: every character after the first is\n"
-             "predicted from all those before it, starting from a zero state, batch 1\n",
+             "nats and bits per character, batch 1: every character predicted from all\n"
+             "those before it, after the model's start context (a newline; models written\n"
+             "before it: from a zero state, every character after the first)\n",
      .default_text = "off, sample instead"},
     {.name = "cache-dir", .arg = "DIR", .type = CLI_STR, .offset = AT(cache_dir),
      .help = "where the token cache of the --score file lives\n",
-     .default_text = "shakespeare-cache beside the checkpoint's directory"},
+     .default_text = "$XDG_CACHE_HOME/shakespeare or ~/.cache/shakespeare, else in the checkpoint's directory"},
     {.name = "help", .type = CLI_ACTION, .help = ""},
     {.name = "version", .type = CLI_ACTION, .help = ""},
 };

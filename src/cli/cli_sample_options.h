@@ -16,7 +16,7 @@ typedef struct {
     const char *checkpoint; // a model file or a run's out-dir; required
     const char *prime, *prime_file; // at most one; neither: a newline
     const char *score;      // a file to score instead of sampling, or NULL
-    const char *cache_dir;  // the --score file's token cache, or NULL: beside the checkpoint
+    const char *cache_dir;  // the --score file's token cache, or NULL: cli_default_cache_dir's
     const char *output_dir; // one file per sample, or NULL: stdout
     const char *device;     // auto | cpu | cuda | cuda:N
     int length;             // characters to generate

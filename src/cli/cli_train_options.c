@@ -59,7 +59,8 @@ static const cli_option train_opts[] = {
              "a resumed run keeps the checkpoint's", .set_bit = SK_SET_VOCAB},
     {.name = "cache-dir", .arg = "DIR", .type = CLI_STR, .offset = AT(cache_dir),
      .help = "where the data's token cache lives, tokenized once and\n"
-             "memory-mapped by later runs", .default_text = "shakespeare-cache beside --out-dir", .per_rank = 1},
+             "memory-mapped by later runs\n", .per_rank = 1,
+     .default_text = "$XDG_CACHE_HOME/shakespeare or ~/.cache/shakespeare, else in --out-dir"},
     {.name = "train-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(train_frac), .hi = 1, .lo_open = 1,
      .help = "leading fraction used for training", .json = "train_frac"},
     {.name = "val-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(val_frac), .hi = 1, .hi_open = 1,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli_args.h"
+#include "cli_paths.h"
 #include "cli_sample_options.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/checkpoint.h"
@@ -144,25 +145,26 @@ static void print_note(void *ctx, const char *line) {
     fprintf(stderr, "note: %s\n", said(line));
 }
 
-// The model's id of every symbol of the cache's vocabulary; a symbol the model lacks is an
-// error naming it and its first position.
+// The model's id of every symbol of the cache's vocabulary. Symbols the model lacks are an
+// error naming the first MAX_NAMED of them (in the vocabulary's order), how many there are, and
+// where the text first has one (1-based).
+#define MAX_NAMED 8
 static int32_t *score_remap(const sk_token_cache *c, const sk_vocab *model, const char *what) {
     int32_t *remap = malloc(sizeof(int32_t) * (size_t)c->vocab.size);
     if (!remap) cli_die(CLI_EXIT_FAILURE, "out of memory");
-    const int missing = sk_vocab_map(&c->vocab, model, remap, NULL, 0) > 0;
-    for (size_t i = 0; missing && i < c->ids.n; i++) {
-        int32_t id;
-        sk_tokens_read(&c->ids, i, 1, &id);
-        if (remap[id] >= 0) continue;
-        uint32_t cp = c->vocab.chars[id];
-        int32_t none;
-        sk_error err;
-        sk_vocab_encode(model, &cp, 1, &none, what, &err); // the message for the symbol...
-        char *at = strstr(err.msg, " at position 0 ");   // ...at its real position
-        if (at) cli_die(CLI_EXIT_USAGE, "%.*s at position %zu %s", (int)(at - err.msg), err.msg, i, at + 15);
-        cli_die(CLI_EXIT_USAGE, "%s", err.msg);
+    uint32_t missing[MAX_NAMED];
+    const int n = sk_vocab_map(&c->vocab, model, remap, missing, MAX_NAMED);
+    if (n == 0) return remap;
+    char list[MAX_NAMED * 32];
+    sk_vocab_describe_list(missing, MAX_NAMED, n, model->bytes, list, sizeof list);
+    size_t first = 0;
+    for (int32_t id = 0; first < c->ids.n; first++) {
+        sk_tokens_read(&c->ids, first, 1, &id);
+        if (remap[id] < 0) break;
     }
-    return remap;
+    cli_die(CLI_EXIT_USAGE, "%s has %d %s that the model lacks: %s (the first at position %zu); a model knows the "
+            "symbols it was trained on", what, n, model->bytes ? (n == 1 ? "byte value" : "byte values")
+                                                                : (n == 1 ? "symbol" : "symbols"), list, first + 1);
 }
 
 // --score's progress on a terminal (stderr): a live line once scoring has taken half a second,
@@ -292,15 +294,19 @@ static void load_model(const char *path, const sk_sample_opts *so, sk_model_file
 typedef struct {
     sk_token_cache cache; // --score: the text's tokens
     int32_t *remap;       // --score: the model's id of each of the cache's symbols
-    int32_t *ids;         // otherwise: the prime's ids (a newline when there is none)
+    int32_t *ids;         // otherwise: the ids fed first: the start context, then the prime (a newline when
+                          // there is none)
     size_t n;
+    size_t shown;         // the prime's first id in ids: the ones before it (the start context) are not written
 } sample_input;
 
 // --score's text, tokenized through the token cache, with its symbols mapped onto the model's.
 static void open_score_text(sample_input *in, const cli_sample_options *o, const char *ckpt,
                             const sk_model_file *model) {
     sk_error err = {{0}};
-    char *dir = o->cache_dir ? strdup(o->cache_dir) : sk_token_cache_default_dir_of_file(ckpt);
+    char user[4096];
+    const char *mine = o->cache_dir ? o->cache_dir : cli_default_cache_dir(user, sizeof user);
+    char *dir = mine ? strdup(mine) : sk_token_cache_default_dir_of_file(ckpt);
     if (!dir) cli_die(CLI_EXIT_FAILURE, "out of memory");
     sk_cache_hooks hooks = {NULL, print_note, NULL};
     sk_status st = sk_token_cache_open(&in->cache, o->score, model->vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8,
@@ -314,19 +320,26 @@ static void open_score_text(sample_input *in, const cli_sample_options *o, const
     in->remap = score_remap(&in->cache, &model->vocab, o->score);
 }
 
-// The prime (--prime or --prime-file) as ids; without one, a newline (or id 0).
+// The prime (--prime or --prime-file) as ids, after the model's start context (a newline, not
+// written) when it has one; without a prime, a newline (or id 0), written.
 static void read_prime(sample_input *in, const cli_sample_options *o, const sk_vocab *v) {
+    int nl = sk_vocab_index(v, '\n');
     if (o->prime || o->prime_file) {
         size_t nbytes;
         uint8_t *bytes = o->prime_file ? read_or_die(o->prime_file, 0, &nbytes) : (uint8_t *)strdup(o->prime);
         if (!bytes) cli_die(CLI_EXIT_FAILURE, "out of memory");
         if (!o->prime_file) nbytes = strlen(o->prime);
         if (nbytes == 0) cli_die(CLI_EXIT_USAGE, "--prime is empty");
-        in->ids = encode_text(bytes, nbytes, o->prime_file ? o->prime_file : "--prime", v, &in->n);
+        int32_t *prime = encode_text(bytes, nbytes, o->prime_file ? o->prime_file : "--prime", v, &in->n);
         free(bytes);
+        in->shown = v->start_newline && nl >= 0;
+        if (!(in->ids = malloc(sizeof(int32_t) * (in->n + in->shown)))) cli_die(CLI_EXIT_FAILURE, "out of memory");
+        if (in->shown) in->ids[0] = nl;
+        memcpy(in->ids + in->shown, prime, sizeof(int32_t) * in->n);
+        in->n += in->shown;
+        free(prime);
         return;
     }
-    int nl = sk_vocab_index(v, '\n');
     in->ids = malloc(sizeof(int32_t));
     if (!in->ids) cli_die(CLI_EXIT_FAILURE, "out of memory");
     in->ids[0] = nl >= 0 ? nl : 0;
@@ -359,16 +372,19 @@ static sk_backend *start_backend(const cli_sample_options *o, const sk_model_fil
     return be;
 }
 
-// --score: the model's mean loss over the text, in nats and bits per character.
-static void score_text(sk_backend *be, const sample_input *in, const char *path) {
+// --score: the model's mean loss over the text, in nats and bits per character: of every
+// character after the first, from a zero state, or of every character after the model's start
+// context (a newline) when it has one.
+static void score_text(sk_backend *be, const sample_input *in, const sk_vocab *v, const char *path) {
     sk_error err = {{0}};
     double nll;
     size_t count;
     sk_tokens text = in->cache.ids;
     text.map = in->remap;
     score_progress progress = {now_s(), 0.0, 0};
-    const int tty = isatty(STDERR_FILENO);
-    if (sk_score_tokens(be, &text, tty ? show_score_progress : NULL, &progress, &nll, &count, &err) != SK_OK)
+    const int tty = cli_live_terminal(STDERR_FILENO);
+    const int32_t start = v->start_newline ? sk_vocab_index(v, '\n') : -1;
+    if (sk_score_tokens(be, &text, start, tty ? show_score_progress : NULL, &progress, &nll, &count, &err) != SK_OK)
         cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
     double mean = nll / (double)count;
     printf("%s: %.6f nats/char, %.6f bits/char over %zu predicted characters\n", path, mean, mean / log(2.0), count);
@@ -378,7 +394,7 @@ static void score_text(sk_backend *be, const sample_input *in, const char *path)
 static void sample_batch(sk_backend *be, const sample_input *in, sample_texts *texts, const cli_sample_options *o) {
     sk_error err = {{0}};
     for (int i = 0; i < o->num_samples; i++) // the prime, then its continuation
-        for (size_t j = 0; j < in->n; j++) put_char(texts, i, in->ids[j]);
+        for (size_t j = in->shown; j < in->n; j++) put_char(texts, i, in->ids[j]);
     if (sk_generate_batch(be, in->ids, in->n, (size_t)o->length, &o->sample, o->seed, collect_char, texts, &err) !=
         SK_OK)
         cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
@@ -393,7 +409,7 @@ static void sample_stream(sk_backend *be, const sample_input *in, const sk_vocab
     // buffering (a write per character cost as much as the arithmetic of one).
     setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 1 << 16);
     emitter e = {v};
-    for (size_t i = 0; i < in->n; i++) emit_char(in->ids[i], &e); // the prime, then its continuation
+    for (size_t i = in->shown; i < in->n; i++) emit_char(in->ids[i], &e); // the prime, then its continuation
     if (sk_generate(be, in->ids, in->n, (size_t)o->length, &o->sample, o->seed, emit_char, &e, &err) != SK_OK)
         cli_die(CLI_EXIT_FAILURE, "%s", err.msg);
     fputc('\n', stdout);
@@ -416,6 +432,7 @@ int main(int argc, char **argv) {
     cli_sample_options o = cli_sample_defaults();
     if (print_info(cli_parse_options(&cli_sample_program, argc, argv, &o, NULL))) return 0;
     char *ckpt = check_flags(&o);
+    cli_warn_threads(o.backend.threads);
     sk_model_file model = {0};
     load_model(ckpt, &o.sample, &model);
     // Inputs are validated before any backend starts.
@@ -429,7 +446,7 @@ int main(int argc, char **argv) {
         if (o.output_dir) prepare_output_dir(o.output_dir, o.num_samples);
     }
     sk_backend *be = start_backend(&o, &model, ckpt);
-    if (o.score) score_text(be, &in, o.score);
+    if (o.score) score_text(be, &in, &model.vocab, o.score);
     else if (batched) sample_batch(be, &in, &texts, &o);
     else sample_stream(be, &in, &model.vocab, &o);
     sample_texts_free(&texts);

@@ -311,6 +311,18 @@ static void print_already_done(const sk_train_summary *sum) {
                "goes on)\n", sum->max_epochs, sum->max_epochs, (long long)sum->steps);
 }
 
+// What the run is about to do, in one line: the model, the data, and where it ends.
+static void print_start(const sk_trainer *t) {
+    sk_train_info in;
+    sk_trainer_info(t, &in);
+    if (in.start_step >= in.end_step) return; // a resume already at its end: its own line says so
+    char from[48] = "";
+    if (in.start_step > 0) snprintf(from, sizeof from, "from step %lld, ", (long long)in.start_step);
+    printf("run: %zu parameters, vocabulary %d, corpus %zu characters (train %zu, val %zu, test %zu), %lld steps "
+           "per epoch; %sends at step %lld (--%s)\n", in.n_params, in.vocab_size, in.corpus_chars, in.n_train, in.n_val,
+           in.n_test, (long long)in.steps_per_epoch, from, (long long)in.end_step, in.ended_by ? in.ended_by : "?");
+}
+
 // The run's one summary line.
 static void print_done(const sk_train_summary *sum) {
     char best[64] = "best_val_loss=none best_step=none"; // no validation ran, or none of a sound state
@@ -332,10 +344,17 @@ int main(int argc, char **argv) {
     char init_file[4200];
     init_from_dir(&o, init_file, sizeof init_file);
     connect_options(&o);
+    if (rank == 0) cli_warn_threads(o.backend.threads);
+    char cache_dir[4096];
+    if (!o.cache_dir) o.cache_dir = cli_default_cache_dir(cache_dir, sizeof cache_dir);
     handle_signals();
-    printer pr = {isatty(STDOUT_FILENO), 0};
+    // Line by line into a file or a pipe too, so that stdout's lines (steps, checkpoints) keep
+    // their order with stderr's (notes, the stop) where both go to one file.
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printer pr = {cli_live_terminal(STDOUT_FILENO), 0};
     sk_trainer *t = start_trainer(&o, &pr);
     if (o.eval_only) return evaluate_only(t, rank);
+    if (rank == 0) print_start(t); // nothing for a resume already at its end
     sk_train_summary sum;
     sk_error err = {{0}};
     const sk_status st = run_training(t, &pr, rank, &sum, &err);

@@ -62,16 +62,7 @@ char *sk_token_cache_path(const char *source, sk_vocab_mode mode, const char *ca
     return path;
 }
 
-char *sk_token_cache_default_dir(const char *dir) {
-    char *d = strdup(dir);
-    if (!d) return NULL;
-    for (size_t n = strlen(d); n > 1 && d[n - 1] == '/'; n--) d[n - 1] = '\0';
-    char *parent = sk_path_dir(d);
-    char *out = parent ? sk_path_join(parent, "shakespeare-cache") : NULL;
-    free(parent);
-    free(d);
-    return out;
-}
+char *sk_token_cache_default_dir(const char *dir) { return sk_path_join(dir, "shakespeare-cache"); }
 
 char *sk_token_cache_default_dir_of_file(const char *file) {
     char *dir = sk_path_dir(file);
@@ -614,6 +605,13 @@ out:
     return st;
 }
 
+// A cache directory that cannot be made or written: the message says how to name another.
+static sk_status cache_dir_failed(sk_error *err) {
+    char why[SK_ERROR_MSG_MAX];
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
+    return sk_fail(err, SK_ERR_IO, "%s; name a writable token cache directory with --cache-dir DIR", why);
+}
+
 sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mode mode, const char *cache_dir,
                               double train_frac, double val_frac, const sk_cache_hooks *hooks, sk_error *err) {
     memset(c, 0, sizeof *c);
@@ -623,7 +621,7 @@ sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mo
     sk_status st = open_source(source, &fd, &id, err);
     if (st != SK_OK) return st;
     close(fd);
-    if ((st = sk_mkdir_p(cache_dir, NULL, err)) != SK_OK) return st;
+    if ((st = sk_mkdir_p(cache_dir, "token cache directory", err)) != SK_OK) return cache_dir_failed(err);
     if (!(c->path = sk_token_cache_path(source, mode, cache_dir)))
         return sk_fail(err, SK_ERR_IO, "cannot resolve the path of %s: %s", source, strerror(errno));
     char why[256];
@@ -637,6 +635,7 @@ sk_status sk_token_cache_open(sk_token_cache *c, const char *source, sk_vocab_mo
         c->built = 1;
         remove_dead_temps(c->path);
         st = build(source, c->path, mode, train_frac, val_frac, hooks, &c->build_s, err);
+        if (st == SK_ERR_IO && access(cache_dir, W_OK) != 0) st = cache_dir_failed(err);
         if (st == SK_OK && (st = open_source(source, &fd, &id, err)) == SK_OK) close(fd);
         if (st == SK_OK) t0 = now_s();
         if (st == SK_OK && (st = try_open(c, c->path, &id, mode, why, sizeof why, err)) == SK_ERR_FORMAT)

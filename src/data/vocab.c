@@ -13,9 +13,7 @@ static bool is_scalar_value(uint32_t cp) { return cp <= SK_MAX_CODEPOINT && (cp 
 
 sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *err) {
     if (!v) return sk_fail(err, SK_ERR_ARG, "sk_vocab_build: NULL vocabulary");
-    v->chars = NULL;
-    v->size = 0;
-    v->bytes = 0;
+    *v = (sk_vocab){0};
     if (n == 0) return sk_fail(err, SK_ERR_ARG, "cannot build a vocabulary from an empty text");
     if (!cps) return sk_fail(err, SK_ERR_ARG, "sk_vocab_build: NULL code points");
 
@@ -56,9 +54,7 @@ sk_status sk_vocab_build(sk_vocab *v, const uint32_t *cps, size_t n, sk_error *e
 
 sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size, sk_error *err) {
     if (!v) return sk_fail(err, SK_ERR_ARG, "sk_vocab_from_codepoints: NULL vocabulary");
-    v->chars = NULL;
-    v->size = 0;
-    v->bytes = 0;
+    *v = (sk_vocab){0};
     if (size <= 0 || !chars) return sk_fail(err, SK_ERR_FORMAT, "vocabulary size must be positive, got %d", size);
     for (int i = 0; i < size; i++) {
         if (!is_scalar_value(chars[i]))
@@ -77,9 +73,17 @@ sk_status sk_vocab_from_codepoints(sk_vocab *v, const uint32_t *chars, int size,
     return SK_OK;
 }
 
+sk_status sk_vocab_all_bytes(sk_vocab *v, sk_error *err) {
+    uint32_t all[256];
+    for (uint32_t b = 0; b < 256; b++) all[b] = b;
+    sk_status st = sk_vocab_from_codepoints(v, all, 256, err);
+    if (st == SK_OK) v->bytes = 1;
+    return st;
+}
+
 sk_status sk_vocab_copy(sk_vocab *v, const sk_vocab *src, sk_error *err) {
     sk_status st = sk_vocab_from_codepoints(v, src->chars, src->size, err);
-    if (st == SK_OK) v->bytes = src->bytes;
+    if (st == SK_OK) v->bytes = src->bytes, v->start_newline = src->start_newline;
     return st;
 }
 
@@ -102,7 +106,7 @@ sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int3
         int id = sk_vocab_index(v, cps[i]);
         if (id < 0 && v->bytes)
             return sk_fail(err, SK_ERR_MISMATCH, "%s has byte 0x%02X at position %zu that is not in the vocabulary",
-                           what, (unsigned)cps[i], i);
+                           what, (unsigned)cps[i], i + 1);
         if (id < 0) {
             char desc[48];
             sk_vocab_describe_char(cps[i], desc, sizeof desc);
@@ -110,7 +114,7 @@ sk_status sk_vocab_encode(const sk_vocab *v, const uint32_t *cps, size_t n, int3
             char code[16] = "";
             if (!strstr(desc, "U+")) snprintf(code, sizeof code, " (U+%04X)", (unsigned)cps[i]);
             return sk_fail(err, SK_ERR_MISMATCH, "%s has character %s%s at position %zu that is not in the vocabulary",
-                           what, desc, code, i);
+                           what, desc, code, i + 1);
         }
         ids[i] = id;
     }
@@ -139,16 +143,21 @@ bool sk_vocab_equal(const sk_vocab *a, const sk_vocab *b) {
     return memcmp(a->chars, b->chars, (size_t)a->size * sizeof *a->chars) == 0;
 }
 
-// Non-ASCII code points shown as themselves: letters and punctuation of the common European
-// scripts, which are visible and one column wide in any UTF-8 terminal. Everything else
-// (controls, spaces, format and combining characters, private use, ...) is shown as U+XXXX.
+// Non-ASCII code points shown as themselves: the visible characters of every script (letters,
+// CJK, symbols), which a UTF-8 terminal draws. Shown as U+XXXX only: what draws nothing or
+// draws on its neighbour, the controls (C1), spaces and format characters, soft hyphen,
+// combining marks, variation selectors and tags, private use and unassigned planes.
 static bool shows_as_itself(uint32_t cp) {
-    if (cp >= 0xA1 && cp <= 0x2AF) return cp != 0xAD; // Latin-1 and Latin Extended, not soft hyphen
-    if (cp >= 0x370 && cp <= 0x52F) return true;      // Greek, Cyrillic
-    if (cp >= 0x2010 && cp <= 0x2027) return true;    // dashes, quotes, bullets, ellipsis
-    if (cp >= 0x2030 && cp <= 0x205E) return true;    // per mille, primes, ...
-    if (cp >= 0x20A0 && cp <= 0x20C0) return true;    // currency signs
-    return false;
+    static const uint32_t hidden[][2] = {
+        {0x80, 0xA0},       {0xAD, 0xAD},       {0x300, 0x36F},     {0x483, 0x489},     {0x1AB0, 0x1AFF},
+        {0x1DC0, 0x1DFF},   {0x2000, 0x200F},   {0x2028, 0x202F},   {0x205F, 0x206F},   {0x20D0, 0x20FF},
+        {0x3000, 0x3000},   {0xD800, 0xF8FF},   {0xFE00, 0xFE0F},   {0xFE20, 0xFE2F},   {0xFEFF, 0xFEFF},
+        {0xFFF0, 0xFFFF},   {0xE0000, 0x10FFFF},
+    };
+    if (cp < 0x80) return false; // ASCII has its own forms
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0]; i++)
+        if (cp >= hidden[i][0] && cp <= hidden[i][1]) return false;
+    return true;
 }
 
 void sk_vocab_describe_char(uint32_t cp, char *buf, size_t bufsize) {
@@ -172,10 +181,24 @@ void sk_vocab_describe_char(uint32_t cp, char *buf, size_t bufsize) {
     }
 }
 
+void sk_vocab_describe_list(const uint32_t *syms, int named, int total, int bytes, char *buf, size_t bufsize) {
+    if (!buf || bufsize == 0) return;
+    buf[0] = '\0';
+    size_t k = 0;
+    for (int i = 0; i < named && i < total && k < bufsize; i++) {
+        char one[32];
+        if (bytes) snprintf(one, sizeof one, "0x%02X", (unsigned)syms[i]);
+        else sk_vocab_describe_char(syms[i], one, sizeof one);
+        k += (size_t)snprintf(buf + k, bufsize - k, "%s%s", i ? ", " : "", one);
+    }
+    if (total > named && k < bufsize) snprintf(buf + k, bufsize - k, " and %d more", total - named);
+}
+
 void sk_vocab_free(sk_vocab *v) {
     if (!v) return;
     free(v->chars);
     v->chars = NULL;
     v->size = 0;
     v->bytes = 0;
+    v->start_newline = 0;
 }

@@ -124,11 +124,18 @@ sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_
     return sk_generate_batch(b, prime, n_prime, length, o, seed, emit_one, &one, err);
 }
 
-sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress_fn progress, void *ctx,
-                          double *nll_sum, size_t *count, sk_error *err) {
+// x[0, len) = the tokens at [at, at + len) of the text with `start` before it (start < 0: none).
+static void read_started(const sk_tokens *ids, int32_t start, size_t at, size_t len, int32_t *x) {
+    if (start < 0) return sk_tokens_read(ids, at, len, x);
+    if (at == 0) x[0] = start, at = 1, x++, len--;
+    sk_tokens_read(ids, at - 1, len, x);
+}
+
+sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, int32_t start, sk_score_progress_fn progress,
+                          void *ctx, double *nll_sum, size_t *count, sk_error *err) {
     if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "scoring needs a batch-1 backend");
-    const size_t n = ids->n;
-    if (n < 2) return sk_fail(err, SK_ERR_ARG, "a text to score needs at least 2 characters, got %zu", n);
+    const size_t n = ids->n + (start >= 0); // the sequence scored: start, then the text
+    if (n < 2) return sk_fail(err, SK_ERR_ARG, "a text to score needs at least 2 characters, got %zu", ids->n);
     const size_t T = (size_t)b->cfg.seq_len;
     int32_t *x = malloc(sizeof(int32_t) * (T + 1)); // a window's inputs; its targets are x + 1
     if (!x) return sk_fail(err, SK_ERR_NOMEM, "out of memory while scoring");
@@ -136,7 +143,7 @@ sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress
     sk_status st = sk_backend_set_state(b, NULL, NULL);
     for (size_t at = 0; st == SK_OK && at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
-        sk_tokens_read(ids, at, len + 1, x);
+        read_started(ids, start, at, len + 1, x);
         double s;
         st = sk_backend_forward(b, x, x + 1, (int)len, SK_MODE_EVAL, 0, &s);
         total += s;
@@ -151,5 +158,5 @@ sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, sk_score_progress
 
 sk_status sk_score(sk_backend *b, const int32_t *ids, size_t n, double *nll_sum, size_t *count, sk_error *err) {
     sk_tokens t = sk_tokens_of(ids, n);
-    return sk_score_tokens(b, &t, NULL, NULL, nll_sum, count, err);
+    return sk_score_tokens(b, &t, -1, NULL, NULL, nll_sum, count, err);
 }

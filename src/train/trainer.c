@@ -196,7 +196,8 @@ static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
     // Rank 0 writes the log; a failed write stops every rank.
-    st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f}\n", (long long)t->st.step, val)
+    st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f,\"elapsed_s\":%.3f}\n",
+                                      (long long)t->st.step, val, now_s() - t->t0)
                       : SK_OK;
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
@@ -391,9 +392,9 @@ static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
     sk_status st = t->rank != 0 ? SK_OK
                                 : sk_outdir_log(&t->od, err,
                                                 "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
-                                                "\"tokens_per_s\":%.1f}\n",
+                                                "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f}\n",
                                                 (long long)s, (double)p.epoch + (double)p.window / (double)r->windows,
-                                                (double)r->loss, (double)r->lr, p.tokens_per_s);
+                                                (double)r->loss, (double)r->lr, p.tokens_per_s, now_s() - t->t0);
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
     return SK_OK;
@@ -463,6 +464,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         t->cb.on_notice(t->cb.ctx, line);
     }
     run_state r = start_run(t);
+    t->t0 = r.t0;
     sk_status st;
     while (!limit_reached(t) && !t->stop) {
         if ((st = take_step(t, &r, err)) != SK_OK || (st = run_schedule(t, &r, err)) != SK_OK) return st;

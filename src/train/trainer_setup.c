@@ -143,31 +143,32 @@ static sk_status check_ranks_options(const sk_trainer *t, sk_error *err) {
     return SK_OK;
 }
 
-// The model's vocabulary for the run: a model file's (a resume, fine-tuning) holds every symbol
-// of the data, which may use fewer of them; the data's ids then become the model's through
-// t->id_map when read. A symbol the model lacks is refused, naming the first MAX_NAMED of them.
+// The model's vocabulary for the run: a model file's (a resume, fine-tuning), else the data's,
+// else (a new --vocab bytes model) all 256 byte values. It holds every symbol of the data, which
+// may use fewer of them; the data's ids then become the model's through t->id_map when read. A
+// symbol the model lacks is refused, naming the first MAX_NAMED of them.
 #define MAX_NAMED 10
 static sk_status map_vocab(sk_trainer *t, const sk_vocab *model, const char *model_path, sk_error *err) {
     const sk_vocab *data = &t->cache.vocab;
-    sk_status st = sk_vocab_copy(&t->vocab, model ? model : data, err);
-    if (st != SK_OK || !model || sk_vocab_equal(data, model)) return st;
+    sk_status st = model || !data->bytes ? sk_vocab_copy(&t->vocab, model ? model : data, err)
+                                         : sk_vocab_all_bytes(&t->vocab, err);
+    if (st != SK_OK) return st;
+    // A new model (fresh, or --init-weights) begins its texts after a newline; a resumed one keeps
+    // its file's start (none for files written before it), so that it samples as it did.
+    if (!t->o.init_from) t->vocab.start_newline = sk_vocab_index(&t->vocab, '\n') >= 0;
+    if (sk_vocab_equal(data, &t->vocab)) return SK_OK;
+    model = &t->vocab;
     uint32_t missing[MAX_NAMED];
     if (!(t->id_map = malloc(sizeof(int32_t) * (size_t)data->size))) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     const int n = sk_vocab_map(data, model, t->id_map, missing, MAX_NAMED);
     if (n == 0) return SK_OK;
-    char list[MAX_NAMED * 24] = "";
-    size_t k = 0;
-    for (int i = 0; i < n && i < MAX_NAMED && k < sizeof list; i++) {
-        char one[32];
-        if (model->bytes) snprintf(one, sizeof one, "0x%02X", (unsigned)missing[i]);
-        else sk_vocab_describe_char(missing[i], one, sizeof one);
-        k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", one);
-    }
-    if (n > MAX_NAMED && k < sizeof list) snprintf(list + k, sizeof list - k, " and %d more", n - MAX_NAMED);
+    char list[MAX_NAMED * 32];
+    sk_vocab_describe_list(missing, MAX_NAMED, n, model->bytes, list, sizeof list);
     if (model->bytes)
-        return sk_fail(err, SK_ERR_MISMATCH, "%s has %d byte value%s that the model %s lacks: %s; a --vocab bytes "
-                       "model knows the byte values of the text it was trained on", t->o.data_path, n, n == 1 ? "" : "s",
-                       model_path, list);
+        return sk_fail(err, SK_ERR_MISMATCH, "%s has %d byte value%s that the model %s lacks: %s; this --vocab "
+                       "bytes model, written before byte models took all 256 values, knows only the bytes of the "
+                       "text it was trained on (a model trained now knows them all)", t->o.data_path, n,
+                       n == 1 ? "" : "s", model_path, list);
     return sk_fail(err, SK_ERR_MISMATCH, "%s has %d symbol%s that the model %s lacks: %s; a model knows the symbols "
                    "it was trained on (train the next one with --vocab bytes to take any text)", t->o.data_path, n,
                    n == 1 ? "" : "s", model_path, list);

@@ -14,6 +14,9 @@ export OPENBLAS_NUM_THREADS=1 LC_ALL=C
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sk_cli.XXXXXX") || exit 1
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
+# The programs' per-user cache (--cache-dir's default) inside the test's directory, never the
+# user's ~/.cache.
+export XDG_CACHE_HOME=$WORK/.xdg-cache
 
 # A model small enough that a training step takes well under a millisecond.
 TINY=(--embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8 --device cpu --threads 1)

@@ -166,10 +166,10 @@ expect_error '--device expects auto, cpu, cuda or cuda:N, got "tpu"' "${SA[@]}" 
 expect_error '--prime and --prime-file cannot be used together' "${SA[@]}" --prime to --prime-file text.txt
 expect_error '--score cannot be combined with a prime text' "${SA[@]}" --score text.txt --prime to
 expect_error '--prime is empty' "${SA[@]}" --prime ""
-expect_error "--prime has character 'Q' \(U\+0051\) at position 3" "${SA[@]}" --prime "to Qe"
-expect_error "--prime has character '€' \(U\+20AC\) at position 2" "${SA[@]}" --prime "é €"
+expect_error "--prime has character 'Q' \(U\+0051\) at position 4" "${SA[@]}" --prime "to Qe"
+expect_error "--prime has character '€' \(U\+20AC\) at position 3" "${SA[@]}" --prime "é €"
 printf 'the end\nX marks' > oov.txt
-expect_error "oov\.txt has character 'X' \(U\+0058\) at position 8" "${SA[@]}" --prime-file oov.txt
+expect_error "oov\.txt has character 'X' \(U\+0058\) at position 9" "${SA[@]}" --prime-file oov.txt
 expect_error 'cannot open missing\.txt' "${SA[@]}" --prime-file missing.txt
 expect_error 'empty\.txt is empty' "${SA[@]}" --prime-file empty.txt
 expect_error 'latin1\.txt: invalid UTF-8' "${SA[@]}" --prime-file latin1.txt
@@ -179,7 +179,9 @@ expect_error 'empty\.txt is empty' "${SA[@]}" --score empty.txt
 expect_error 'latin1\.txt: invalid UTF-8 at byte 6 .*: this model reads UTF-8 text \(a model trained with --vocab bytes scores any file\)$' "${SA[@]}" --score latin1.txt
 expect_error 'adir is a directory' "${SA[@]}" --score adir
 expect_error 'fifo\.txt is not a regular file' "${SA[@]}" --score fifo.txt
-expect_error "oov\.txt has character 'X'" "${SA[@]}" --score oov.txt
+expect_error "^error: oov\.txt has 2 symbols that the model lacks: 'X', 'k' \(the first at position 9\); a model knows the symbols it was trained on$" "${SA[@]}" --score oov.txt
+printf 'the end\nXYZ the end' > oov3.txt
+expect_error "^error: oov3\.txt has 3 symbols that the model lacks: 'X', 'Y', 'Z' \(the first at position 9\)" "${SA[@]}" --score oov3.txt
 printf 'e' > one.txt
 expect_error 'one\.txt: a text to score needs at least 2 characters' "${SA[@]}" --score one.txt
 expect_error 'fifo\.txt: cannot open \(not a regular file\)' "$SK_SAMPLE" --checkpoint fifo.txt --device cpu

@@ -4,11 +4,15 @@
 # symbols the model lacks is refused in one line naming up to 10 of them. For a code-point model
 # and a --vocab bytes model:
 #   - the runs start, and what they save keeps the model's whole vocabulary;
-#   - the ids are the model's: --eval-only of the model on the subset corpus (one stream, the
-#     second half as validation) gives the loss shakespeare-sample --score gives on that half
+#   - the ids are the model's: --eval-only of a model (773fb49's, which scores from a zero state
+#     as evaluation does) on a subset corpus (one stream, the second half as validation) gives
+#     the loss shakespeare-sample --score gives on that half
 #     (which maps the text to the model's ids itself), to 1e-4; the data's own ids would not;
 #   - the token cache stays the data's: a fresh run on the subset corpus gets its own, smaller
 #     vocabulary from it.
+# A --vocab bytes model knows all 256 byte values, so it fine-tunes on any file (issue 50, item
+# 6); a byte model of 773fb49 (tests/data/v2), which knows its text's bytes only, fine-tunes on
+# a text within them and refuses another byte, naming it.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 60 5 # lowercase words, é and ï, punctuation
@@ -38,12 +42,17 @@ for mode in utf8 bytes; do
         [ "$(state_step "$d/r/last.safetensors")" = 40 ] && [ "$(vocab_of "$d/r/last.safetensors")" = "$want" ] &&
         note "$mode: --init-from on a subset corpus resumes" || fail "$mode: --init-from on a subset corpus: $(cat .ok.err)"
 
-    n=$(wc -c < sub.txt)
-    tail -c $((n - n / 2)) sub.txt > half.txt # the validation split of --train-frac 0.5 --val-frac 0.5
-    expect_ok "$SK_TRAIN" "${M[@]}" --init-from "$d/m/last.safetensors" --eval-only --data sub.txt --train-frac 0.5 \
+    # The ids, with a model of 773fb49 (tests/data/v2): it records no start context, so that
+    # --score, like --eval-only, reads the text from a zero state (a model trained now scores
+    # after a newline).
+    mkdir "$d/v2" && cp "$SK_SOURCE_DIR/tests/data/v2/$mode"/last.* "$d/v2"/
+    sed 's/é//g; s/ï//g; s/[,.;]//g' "$SK_SOURCE_DIR"/tests/data/v2/text.txt > v2sub.txt
+    n=$(wc -c < v2sub.txt)
+    tail -c $((n - n / 2)) v2sub.txt > half.txt # the validation split of --train-frac 0.5 --val-frac 0.5
+    expect_ok "$SK_TRAIN" "${M[@]}" --init-from "$d/v2/last.safetensors" --eval-only --data v2sub.txt --train-frac 0.5 \
         --val-frac 0.5 --batch-size 1 --seq-length 40 || continue
     ev=$(sed -n 's/^val_loss \([0-9.]*\) nats.*/\1/p' .ok.out)
-    expect_ok "$SK_SAMPLE" "${M[@]}" --checkpoint "$d/m/last.safetensors" --score half.txt || continue
+    expect_ok "$SK_SAMPLE" "${M[@]}" --checkpoint "$d/v2/last.safetensors" --score half.txt || continue
     sc=$(sed -n 's/^half.txt: \([0-9.]*\) nats.*/\1/p' .ok.out)
     awk -v a="$ev" -v b="$sc" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= 1e-4) }' &&
         note "$mode: the model's ids: --eval-only $ev, --score $sc" ||
@@ -55,10 +64,25 @@ for mode in utf8 bytes; do
         expect_error "^error: new\.txt has 30 symbols that the model" \
             "$SK_TRAIN" "${M[@]}" --init-from "$d/m/last.safetensors" --data new.txt --out-dir "$d/m" --max-iters 35
     else
-        expect_error "^error: newbyte\.txt has 1 byte value that the model bytes/m/last\.safetensors lacks: 0xFF; a --vocab bytes model knows the byte values of the text it was trained on$" \
-            "$SK_TRAIN" "${M[@]}" --init-weights "$d/m/last.safetensors" --data newbyte.txt --out-dir "$d/x" --max-iters 5
+        expect_ok "$SK_TRAIN" "${M[@]}" --init-weights "$d/m/last.safetensors" --data newbyte.txt --out-dir "$d/x" \
+            --max-iters 5 --eval-every 0 "${TINY[@]}" && [ "$(vocab_of "$d/x/last.safetensors")" = "$want" ] &&
+            note "bytes: fine-tunes on a file with bytes its text never had (0xFF, '\\377')" ||
+            fail "bytes: fine-tuning on newbyte.txt: $(cat .ok.err)"
+        [ "$(echo "$want" | tr -cd , | wc -c)" = 255 ] &&
+            note "bytes: the vocabulary is all 256 byte values" || fail "bytes: the vocabulary is $want"
     fi
 done
+
+# A byte model of 773fb49 knows only its text's bytes: it fine-tunes on a text within them and
+# refuses a byte outside them, naming it.
+V2=$SK_SOURCE_DIR/tests/data/v2/bytes/last.safetensors
+cp "$SK_SOURCE_DIR"/tests/data/v2/text.txt v2text.txt && head -c 2000 v2text.txt > v2sub.txt
+expect_ok "$SK_TRAIN" "${M[@]}" --init-weights "$V2" --data v2sub.txt --out-dir v2ft --max-iters 5 --eval-every 0 \
+    --batch-size 2 --seq-length 8 && [ "$(vocab_of v2ft/last.safetensors)" = "$(vocab_of "$V2")" ] &&
+    note "a byte model of 773fb49 fine-tunes on a text within its bytes" || fail "v2 byte model: $(cat .ok.err)"
+cat v2sub.txt nul.txt > v2new.txt
+expect_error "^error: v2new\.txt has 1 byte value that the model .*/v2/bytes/last\.safetensors lacks: 0xFF; this --vocab bytes model, written before byte models took all 256 values, knows only the bytes of the text it was trained on \(a model trained now knows them all\)$" \
+    "$SK_TRAIN" "${M[@]}" --init-weights "$V2" --data v2new.txt --out-dir v2x --max-iters 5
 
 # The token cache of sub.txt holds its own ids: a fresh run on it has its own vocabulary.
 expect_ok "$SK_TRAIN" "${TINY[@]}" --data sub.txt --out-dir fresh --max-iters 2 --eval-every 0 &&

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_metrics.sh: the JSON Lines metrics log (OUT_DIR/metrics.jsonl or --log FILE): one record
-# {"iter","epoch","train_loss","lr","tokens_per_s"} per logged step and {"iter","val_loss"} per
-# evaluation, appended to on resume; the console: plain lines when stdout is not a terminal,
+# {"iter","epoch","train_loss","lr","tokens_per_s","elapsed_s"} per logged step and
+# {"iter","val_loss","elapsed_s"} per evaluation (elapsed_s: seconds since the run started, not
+# decreasing), appended to on resume; the console: plain lines when stdout is not a terminal,
 # one live line on a terminal (through script(1) when installed), validation loss at each
 # evaluation, a closing summary with the best validation loss and the median tokens/s;
 # scripts/plot_metrics.py turns the log into a PNG (when matplotlib is importable).
@@ -24,11 +25,11 @@ path, want_train, want_val = sys.argv[1], sys.argv[2].split(), sys.argv[3].split
 train, val, bad = [], [], []
 for n, line in enumerate(open(path, encoding="utf-8"), 1):
     r = json.loads(line)  # every line is one JSON object
-    if set(r) == {"iter", "epoch", "train_loss", "lr", "tokens_per_s"}:
+    if set(r) == {"iter", "epoch", "train_loss", "lr", "tokens_per_s", "elapsed_s"}:
         ok = (isinstance(r["iter"], int) and math.isfinite(r["train_loss"]) and r["train_loss"] > 0
               and abs(r["lr"] - 0.003) < 1e-9 and r["tokens_per_s"] > 0 and 0 <= r["epoch"] < 1)
         train.append(r)
-    elif set(r) == {"iter", "val_loss"}:
+    elif set(r) == {"iter", "val_loss", "elapsed_s"}:
         ok = isinstance(r["iter"], int) and math.isfinite(r["val_loss"]) and r["val_loss"] > 0
         val.append(r)
     else:
@@ -44,6 +45,9 @@ if [str(r["iter"]) for r in val] != want_val:
 ep = [r["epoch"] for r in train]
 if ep != sorted(ep) or len(set(ep)) != len(ep):
     sys.exit(f"epochs do not increase: {ep}")
+el = [r["elapsed_s"] for r in sorted(train + val, key=lambda r: (r["iter"], "val_loss" in r))]
+if path.endswith("metrics.jsonl") and (el != sorted(el) or el[0] < 0 or el[-1] > 60):
+    sys.exit(f"elapsed_s is not the time since the start: {el}")
 for r in val:
     print(f"{r['iter']} {r['val_loss']:.4f}")
 EOF
@@ -79,7 +83,7 @@ check_log custom.jsonl "5 10 15 20" "10 20" > /dev/null && cmp -s before.jsonl <
 echo "== console (terminal)"
 if command -v script > /dev/null 2>&1; then
     # script -e: its exit status is the command's. The live line is rewritten with \r ESC[K.
-    if script -qec "$(printf '%q ' "${RUN[@]}" --out-dir t --max-iters 20)" /dev/null > tty.txt 2>&1; then
+    if TERM=xterm script -qec "$(printf '%q ' "${RUN[@]}" --out-dir t --max-iters 20)" /dev/null > tty.txt 2>&1; then
         live=$(grep -o $'\r\033\\[Kepoch [0-9.]*  iter [0-9]*/20' tty.txt | wc -l)
         [ "$live" = 4 ] && note "4 live-line updates on a terminal" || fail "$live live-line updates, want 4: $(cat -v tty.txt)"
         grep -q 'checkpoint t/' tty.txt && fail "checkpoint lines on a terminal"

@@ -31,7 +31,7 @@ same_tensors a/last.safetensors b/last.safetensors &&
     fail "the resumed run differs from the uninterrupted one: a recorded option fell back to its default"
 # The comparison can fail: the checkpoints at 30 and 60 differ.
 if same_tensors b30/last.safetensors a/last.safetensors; then fail "the checkpoints at 30 and 60 are identical"; fi
-records() { grep -E "\"iter\":(3[5-9]|[4-6][0-9])," "$1" | sed 's/,"tokens_per_s":[0-9.]*//'; }
+records() { grep -E "\"iter\":(3[5-9]|[4-6][0-9])," "$1" | sed 's/,"tokens_per_s":[0-9.]*//; s/,"elapsed_s":[0-9.]*//'; }
 [ -n "$(records a/metrics.jsonl)" ] && [ "$(records a/metrics.jsonl)" = "$(records b/metrics.jsonl)" ] &&
     note "steps 35 to 60 log the same lr, losses and validation: $(records b/metrics.jsonl | grep -c val_loss) evaluations" ||
     fail "the resumed run's records differ: $(diff <(records a/metrics.jsonl) <(records b/metrics.jsonl) | head -n 4)"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_sample_bytes.sh: the samples shakespeare-train prints during training (--sample-every) of a
 # byte-vocabulary model whose data is mostly NUL bytes: each sample is written whole, its
-# --sample-length bytes with their NULs, between its header line and the closing "----" line,
-# and every byte of it is one of the data's.
+# --sample-length bytes with their NULs, between its header line and the closing "----" line.
+# (The model knows all 256 byte values, so a sample 20 steps in may hold bytes the data lacks.)
 . "$(dirname "$0")/lib.sh"
 
 for i in $(seq 1 200); do printf 'a\000\000b\000\377\000\000c\n'; done > nul.dat
@@ -16,12 +16,10 @@ for step in 10 20; do
     tail -c +$((at + ${#header} + 2)) .ok.out | head -c $L > s$step.bin
     tail -c +$((at + ${#header} + 2 + L)) .ok.out | head -c 6 > s$step.end
     nuls=$(tr -dc '\000' < s$step.bin | wc -c)
-    extra=$(comm -23 <(od -An -v -tx1 s$step.bin | tr -s ' ' '\n' | grep . | sort -u) \
-                     <(od -An -v -tx1 nul.dat | tr -s ' ' '\n' | grep . | sort -u) | tr '\n' ' ')
-    if [ "$(stat -c %s s$step.bin)" = $L ] && cmp -s s$step.end <(printf '\n----\n') && [ "$nuls" -gt 0 ] && [ -z "$extra" ]; then
+    if [ "$(stat -c %s s$step.bin)" = $L ] && cmp -s s$step.end <(printf '\n----\n') && [ "$nuls" -gt 0 ]; then
         note "sample at iter $step: $L bytes, $nuls of them NUL, then the closing line"
     else
-        fail "sample at iter $step: $(stat -c %s s$step.bin) bytes, $nuls NUL, followed by '$(od -An -c s$step.end)', bytes outside the data: '$extra'"
+        fail "sample at iter $step: $(stat -c %s s$step.bin) bytes, $nuls NUL, followed by '$(od -An -c s$step.end)'"
     fi
 done
 finish

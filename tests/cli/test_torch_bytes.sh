@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test_torch_bytes.sh: a byte-vocabulary model (--vocab bytes) both ways with PyTorch
-# (scripts/shakespeare_torch.py). load_checkpoint reports vocab_mode "bytes" and the byte values
-# of the data as its vocabulary; token_ids maps a byte text (NUL bytes, invalid UTF-8 and
-# multi-byte characters, each byte a symbol) and PyTorch's mean NLL of it equals
-# `shakespeare-sample --score` to 1e-4 nats/char; save_checkpoint(..., vocab_mode="bytes") writes
-# a file that shakespeare-sample scores in bytes, to the same figure as the original.
+# (scripts/shakespeare_torch.py). load_checkpoint reports vocab_mode "bytes", all 256 byte values
+# as its vocabulary and the start context "\n"; token_ids maps a byte text (NUL bytes, invalid
+# UTF-8 and multi-byte characters, each byte a symbol) and PyTorch's mean NLL of it after a
+# newline (score()) equals `shakespeare-sample --score` to 1e-4 nats/char;
+# save_checkpoint(..., vocab_mode="bytes", start_context="\n") writes a file that
+# shakespeare-sample scores in bytes, to the same figure as the original.
 # Tolerance 1e-4 (as test_torch_score.sh): float32 LSTMs on both sides differ by rounding,
 # ~1e-6; a vocabulary read as code points would not even score (bytes 0x80-0xFF as characters).
 # Skipped (77) when /usr/bin/python3 cannot import torch.
@@ -28,26 +29,25 @@ c_nats=$(score m/last.safetensors)
 PYTHONPATH=$SK_SOURCE_DIR/scripts "$TORCH_PY" - m/last.safetensors data.bin held.bin "$c_nats" resaved.safetensors << 'PY'
 import sys
 import torch
-from shakespeare_torch import load_checkpoint, save_checkpoint, token_ids
+from shakespeare_torch import load_checkpoint, save_checkpoint, score, token_ids
 
 torch.set_num_threads(1)
 ckpt, data_path, held_path, c_nats, out = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 model, meta = load_checkpoint(ckpt)
 data = open(data_path, "rb").read()
 assert meta["vocab_mode"] == "bytes", f"vocab_mode {meta.get('vocab_mode')!r}, want 'bytes'"
-assert meta["vocab"] == sorted(set(data)), f"vocab {meta['vocab']} is not the data's byte values"
-assert 0 in meta["vocab"] and 0xFF in meta["vocab"] and 0xC3 in meta["vocab"], "the data lacks NUL, 0xFF or 0xC3"
+assert meta["vocab"] == list(range(256)), f"vocab {meta['vocab']} is not all 256 byte values"
+assert {0, 0xFF, 0xC3} <= set(data), "the data lacks NUL, 0xFF or 0xC3"
+assert meta["start_context"] == "\n", f"start_context {meta['start_context']!r}"
 held = open(held_path, "rb").read()
-ids = torch.tensor([token_ids(meta, held)])                       # (1, n): one id per byte
-assert ids.shape[1] == len(held)
-with torch.no_grad():
-    logits, _ = model(ids[:, :-1])                                 # (1, n-1, V), zero state
-    nll = torch.nn.functional.cross_entropy(logits[0].double(), ids[0, 1:], reduction="sum").item()
-t_nats = nll / (ids.shape[1] - 1)
+assert token_ids(meta, held) == list(held)                         # one id per byte: the byte itself
+nll, count = score(model, meta, held)                              # after a newline: every byte predicted
+assert count == len(held)
+t_nats = nll / count
 print(f"torch {t_nats:.6f} nats/byte, shakespeare-sample {c_nats:.6f}; |diff| {abs(t_nats - c_nats):.2e}")
 if abs(t_nats - c_nats) > 1e-4:
     sys.exit("PyTorch's score of the byte model differs")
-written = save_checkpoint(model, meta["vocab"], out, vocab_mode=meta["vocab_mode"])
+written = save_checkpoint(model, meta["vocab"], out, vocab_mode=meta["vocab_mode"], start_context=meta["start_context"])
 assert written["vocab_mode"] == "bytes"
 model2, meta2 = load_checkpoint(out)
 assert meta2["vocab_mode"] == "bytes" and meta2["vocab"] == meta["vocab"]

@@ -21,7 +21,7 @@ C=("$SK_TRAIN" --data text.txt --embed-size 16 --hidden-size 32 --num-layers 2 -
 header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
 # recorded CKPT KEY: the string the checkpoint's train_config holds under KEY.
 recorded() { header "$1" | tr -d '\\"' | grep -ao "[{,]$2:[a-z0-9-]*" | cut -d: -f2; }
-cache=runs/shakespeare-cache
+cache=$XDG_CACHE_HOME/shakespeare # lib.sh: the per-user cache, inside the test directory
 
 # 1. A fresh run measures, says so, caches and records.
 expect_ok "${C[@]}" --out-dir runs/a --max-iters 6 || finish
