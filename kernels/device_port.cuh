@@ -3,7 +3,7 @@
 // such a build puts tests/emu on the include path). The one header in kernels/ that knows of
 // the emulator.
 // defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
-//          sk_cp_async_wait_all, sk_capped_blocks, sk_launch, sk_launch_cooperative,
+//          sk_cp_async_wait_all, sk_flag_load, sk_flag_store, sk_spin_pause, sk_capped_blocks, sk_launch, sk_launch_cooperative,
 //          sk_launch_cluster, sk_cluster_config, sk_cooperative_device, sk_cooperative_fits,
 //          sk_cluster_fits; brings in cooperative groups and bf16
 // Launchers start kernels only through sk_launch, sk_launch_cooperative and
@@ -12,6 +12,7 @@
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
+#include <stdint.h>
 #include <stdio.h>
 
 #ifdef SK_CUDA_EMU
@@ -45,6 +46,21 @@ __device__ __forceinline__ void sk_cp_async_wait_all() {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
 #endif
 }
+
+// Words that other blocks poll: a 64-bit global load and store, relaxed at GPU scope (each is
+// single-copy atomic: a reader sees the whole old word or the whole new one, through L2, never a
+// stale L1 line), and what a polling thread does between two loads (nothing on the GPU; the
+// emulated device runs the other threads). A word that carries its own flag (a value and the
+// step that wrote it, sample_persistent_kernels.cuh) needs no fence: no other data rides on it.
+__device__ __forceinline__ uint64_t sk_flag_load(const uint64_t *p) {
+    uint64_t v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];\n" : "=l"(v) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ void sk_flag_store(uint64_t *p, uint64_t v) {
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void sk_spin_pause() {}
 #endif
 
 #if !defined(SK_CUDA_EMU) || defined(SK_CUDA_EMU_RUNTIME) // the launchers' side (not the kernel tests')

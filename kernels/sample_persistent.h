@@ -8,10 +8,15 @@
 // Step i (i < n) of stream b feeds its input (x[b], then the token it drew at step i-1) and
 // draws tokens[b * n + i] with sample_draw.h's arithmetic and the keyed uniform
 // sk_sample_uniform(keys[b], position + i): the draw the CPU sampler makes from the same logits.
-// A step is L + 1 phases, a grid sync after each: layer k's cells (every block its units, every
-// stream), then the draws (block d draws streams d, d + blocks, ...: logits over V, the
-// ranking, the pick). Layer k's h at step i goes to hbuf[i % 2][k], which its own next step and
-// the layer above read after the sync (the other half holds step i-1's).
+// A step is L + 1 phases: layer k's cells (every block its units, every stream), then the draws
+// (logits over V, the ranking, the pick; at B = 1 every block draws the one stream, the same
+// token in each, so none waits for another's; else block d draws streams d, d + blocks, ...).
+// No grid sync: layer k's h at step i goes to hll[i % 2][k] as words that carry the step's tag
+// (sample_persistent_kernels.cuh's ll_word), and each block waits for exactly the words it reads
+// (the layer above, its own next step, the draws), one round trip through L2 per hand-off; the
+// tokens go the same way when blocks draw their own streams. The embedding and fc stay in shared
+// memory where they fit (sample_persistent_plan.h). The cooperative launch keeps every block
+// resident, which the waits need.
 // Numerics: the persistent LSTM kernel's (lstm_persistent.cu): fp32 weights and state, fmaf dot
 // products in a fixed order (block_dots), expf / tanhf; the CPU sums in other orders, so logits
 // agree to fp32 rounding, and a draw agrees unless its uniform falls within that rounding of a

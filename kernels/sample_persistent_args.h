@@ -23,7 +23,10 @@ typedef struct {
     size_t off_emb, off_fcw, off_fcb; // floats into w
     const float *hx, *cx;         // (L, B, H) the state before step 0
     float *hy, *cy;               // (L, B, H) the state after step n-1; must not alias hx, cx
-    float *hbuf;                  // (2, L, B, H) the exchange of h between blocks
+    // The hand-offs between blocks, words of a value and the tag of the step that wrote it
+    // (sample_persistent_kernels.cuh's ll_word), zeroed before every launch:
+    uint64_t *hll;                // (2, L, B, H) h of layer k at step i in half i % 2
+    uint64_t *tokll;              // (B,) each stream's last token (not read when plan.draw_all)
     const int32_t *x;             // (B,) the first inputs, ids in [0, V)
     int n;                        // steps, >= 1
     int64_t position;             // the draw position of step 0

@@ -78,3 +78,22 @@ for b in "$@"; do
         measure score "$dev" 99999 "${common[@]}" --score "$tmp/score1.txt" -- "${common[@]}" --score "$tmp/score.txt"
     done
 done
+# The fused sampler's device time a character at batch 1: ncu's gpu__time_duration of every
+# sampling-kernel launch of an 8,000-character sample, summed, over the characters (the wall
+# figure above less the host's share; the cost model's prediction is per character on the device).
+if [ "${devices[0]}" = cuda ] && command -v ncu > /dev/null; then
+    for b in "$@"; do
+        ncu --clock-control none -k regex:sample_kernel --metrics gpu__time_duration.sum --csv "$b/shakespeare-sample" \
+            --checkpoint "$tmp/ck/last.safetensors" --device cuda --num-samples 1 --length 8000 > "$tmp/ncu.csv" 2> /dev/null ||
+            { echo "$(basename "$b") ncu on the sampling kernel failed"; continue; }
+        python3 - "$tmp/ncu.csv" "$(basename "$b")" <<'PY'
+import csv, sys
+scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+rows = [r for r in csv.DictReader(l for l in open(sys.argv[1]) if l.startswith('"'))
+        if r.get("Metric Name") == "gpu__time_duration.sum"]
+us = sum(float(r["Metric Value"].replace(",", "")) * scale[r["Metric Unit"]] for r in rows)
+print(f"{sys.argv[2]} sampling kernel, batch 1: {len(rows)} launches, {us:.0f} us on the device, "
+      f"{us / 8000:.2f} us a character ({8000 / us * 1e6:.0f} characters/s of device time)")
+PY
+    done
+fi

@@ -69,8 +69,8 @@
 #                   both sides; then the time to validation 1.50 over 3 seeds a side (medians);
 #                   20 warm-up and 100 timed steps a run (250 s: the 2026-11-27 H100 run of all
 #                   nine default variants ran out of 220 s in its third seed)
-#   sample-gpu.txt  bench_sample.sh (75 s: N = 1, 16 and 256 and --score: the fused GPU sampler, the
-#                   per-character loop it replaced, the CPU)
+#   sample-gpu.txt  bench_sample.sh (95 s: N = 1, 16 and 256 and --score: the fused GPU sampler, the
+#                   per-character loop it replaced, the CPU; ncu: the sampling kernel's device time a character)
 #   probes.txt, probe-persistent.txt, ncu-persistent.txt
 #                   scripts/probe_persistent.sh OUT (130 s): sync_bench, the cost model, ncu on the
 #                   persistent kernels at A and B and, with source counters, on the layer-after-
@@ -200,7 +200,7 @@ if [ "$probe" = 1 ]; then
     --skip-build --build-dir "$gb" --out "$out/bench-gpu.raw" --steps 100 --timeout 40 --time-to-quality --ttq-seeds 3 \
     --variants "${BENCH_VARIANTS:-$probe_variants}"
   rm -f "$out/bench-gpu.raw"
-  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 75 bash scripts/bench_sample.sh "$gb"
+  step sampling sample-gpu.txt with_env env BENCH_COMMIT="$commit" timeout 95 bash scripts/bench_sample.sh "$gb"
   step probes probes.txt with_env bash -c "$(declare -f workbenches probes); out=\"\$1\"; probes" _ "$out"
   # The device tool returns 8 files from OUT at most, none more than two folders deep.
   files=$(find "$out" -type f | wc -l) deep=$(find "$out" -mindepth 4 | wc -l)

@@ -2,10 +2,15 @@
 // temperature, top-k, top-p (nucleus) and their order (temperature, then top-k, then top-p
 // over what top-k left, renormalized), argmax, ties, NaN logits, and that top-p 1 (or 0)
 // leaves the plain draw, seed for seed, as it was. The uniforms are the keyed ones
-// (sample_draw.h's sk_sample_uniform at positions 0, 1, ...).
+// (sample_draw.h's sk_sample_uniform at positions 0, 1, ...). Last, the sampling kernel's form
+// of the draw (sk_draw_index_sums over sk_draw_sums: one pass of sums, then two searches) picks
+// the index sk_draw_index picks, on 50,000 random weight vectors (zeros, ties, tiny and equal
+// weights, lengths 1 to 70, every kind of top-p, uniforms 0 and just below 1): bit for bit,
+// no tolerance, since both read the same running sums.
 #include <math.h>
 #include <stdio.h>
 
+#include "shakespeare/rng.h"
 #include "shakespeare/sampler.h"
 #include "test_util.h"
 
@@ -43,6 +48,39 @@ static void expect(const char *what, const float *logits, sk_sample_opts o, cons
     printf("  %-40s got %.4f %.4f %.4f %.4f want %.4f %.4f %.4f %.4f%s\n", what, f[0], f[1], f[2], f[3], want[0],
            want[1], want[2], want[3], ok ? "" : "  <-- FAIL");
     if (!ok) sk_test_failures++;
+}
+
+// sk_draw_index_sums against sk_draw_index (see the top).
+static void sums_pick_as_the_loops(void) {
+    enum { K = 70, TRIALS = 50000 };
+    const float top_ps[] = {0.0f, 1.0f, 0.5f, 0.9f, 0.95f, 1e-6f, 0.999999f};
+    sk_rng r;
+    sk_rng_seed(&r, 5);
+    float p[K];
+    double acc[K];
+    int differ = 0;
+    for (int t = 0; t < TRIALS; t++) {
+        const int k = 1 + (int)(sk_rng_u64(&r) % K), kind = (int)(sk_rng_u64(&r) % 4);
+        for (int i = 0; i < k; i++) {
+            const float x = sk_rng_uniform(&r);
+            p[i] = kind == 0   ? x                                          // anything in [0, 1)
+                   : kind == 1 ? (x < 0.3f ? 0.0f : x < 0.6f ? 0.25f : x)   // zeros and ties
+                   : kind == 2 ? (float)exp(-40.0 * x)                      // spanning 17 decades
+                               : (i == 0 ? 1.0f : x < 0.5f ? 0.0f : 1e-30f); // all the mass up front
+        }
+        if (t % 7 == 0) p[0] = 1.0f; // the best candidate's weight, as sk_draw_weight gives it
+        if (t % 1000 == 1)
+            for (int i = 0; i < k; i++) p[i] = 0.0f; // nothing to draw: -1 from both
+        const float top_p = top_ps[t % 7];
+        const float u = t % 11 == 0 ? 0.0f : t % 11 == 1 ? 0x1.fffffep-1f : sk_rng_uniform(&r);
+        sk_draw_sums(p, k, acc);
+        const int a = sk_draw_index(p, k, top_p, u), b = sk_draw_index_sums(acc, k, top_p, u);
+        if (a != b && differ++ < 3)
+            fprintf(stderr, "trial %d (k %d, kind %d, top-p %g, u %.9g): sk_draw_index %d, sk_draw_index_sums %d\n", t,
+                    k, kind, top_p, u, a, b);
+    }
+    printf("sk_draw_index_sums = sk_draw_index on %d random weight vectors: %s\n", TRIALS, differ ? "NO" : "yes");
+    CHECK(differ == 0);
 }
 
 int main(void) {
@@ -121,5 +159,6 @@ int main(void) {
         expect("all logits NaN", all_nan, (sk_sample_opts){.temperature = 1.0f, .top_p = 0.9f},
                (double[V]){1, 0, 0, 0});
     }
+    sums_pick_as_the_loops();
     return sk_test_done("test_sampler");
 }

@@ -97,7 +97,8 @@ static void built_layerwise(const char *label, int B, int E, int H, int L, int T
         }
 }
 
-// The sampling kernel (bench/kernels/sample_persistent_cost.h) at batch 1, 16 and 256.
+// The sampling kernel (bench/kernels/sample_persistent_cost.h) at batch 1, 16 and 256: today's, and
+// the one the H200 measured at 2d6bab0.
 static void sampler(const char *label, int V, int E, int H, int L) {
     for (int B = 1; B <= 256; B *= 16) {
         sk_sample_plan p;
@@ -106,9 +107,11 @@ static void sampler(const char *label, int V, int E, int H, int L) {
             printf(" does not fit: %s\n", p.why_not);
             continue;
         }
-        const double us = sk_sample_cost_step(&p, B, V, E, H, L);
-        printf(" %d blocks of %d units, streams staged at once %d; %.2f us a step: %.0f characters/s\n", p.blocks, p.U,
-               p.sb, us, B / us * 1e6);
+        const double us = sk_sample_cost_step(&p, B, V, E, H, L), old = sk_sample_cost_step_2d6bab0(&p, B, V, E, H, L);
+        printf(" %d blocks of %d units, streams staged at once %d, embedding and fc %s, %s; %.2f us a step: %.0f "
+               "characters/s (2d6bab0's kernel: %.2f us, %.0f)\n",
+               p.blocks, p.U, p.sb, p.resident ? "resident" : "from global memory",
+               p.draw_all ? "every block draws" : "blocks draw their streams", us, B / us * 1e6, old, B / old * 1e6);
     }
 }
 

@@ -52,7 +52,7 @@ static inline double sk_plstm_predicted(const sk_plstm_measured *m, sk_plstm_lw_
     if (m->kernel == SK_KERNEL_SAMPLER) {
         sk_sample_plan sp;
         if (!sk_sample_plan_shape(&sp, kSkCostSMs, kSkCostOptin, m->batch, 65, 128, 256, 2)) return 0;
-        return sk_sample_cost_step(&sp, m->batch, 65, 128, 256, 2);
+        return sk_sample_cost_step_2d6bab0(&sp, m->batch, 65, 128, 256, 2); // the kernel measured
     }
     if (m->kernel == SK_KERNEL_WAVEFRONT) {
         sk_plstm_plan p;

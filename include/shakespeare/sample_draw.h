@@ -2,7 +2,7 @@
 // and the CUDA backend's sampling kernel (kernels/sample_persistent_kernels.cuh) both run, so
 // that a seed draws the same text on either wherever their logits agree.
 // defines: sk_sample_opts, sk_candidate, sk_sample_key, sk_sample_uniform, sk_candidate_before,
-//          sk_draw_weight, sk_draw_index
+//          sk_draw_weight, sk_draw_index, sk_draw_sums, sk_draw_first, sk_draw_index_sums
 //
 // A draw at temperature T keeps the k best-ranked candidates (top-k; all of them without it),
 // weighs candidate i by p_i = exp((logit_i - max) / T) (0 for a NaN logit), keeps the shortest
@@ -85,6 +85,43 @@ static inline SK_HOST_DEVICE int sk_draw_index(const float *p, int k, float top_
         if (x < acc) return i;
     }
     return n - 1; // u * total rounds up to total
+}
+
+// The running sums of sk_draw_index: acc[i] = p[0] + ... + p[i] in double, added one after
+// another in candidate order (its loops reach exactly these numbers). They never decrease:
+// every weight is >= 0 (sk_draw_weight).
+static inline SK_HOST_DEVICE void sk_draw_sums(const float *p, int k, double *acc) {
+    double s = 0.0;
+    for (int i = 0; i < k; i++) acc[i] = s += p[i];
+}
+
+// The first i < n whose running sum reaches bound (acc[i] >= bound; strict: acc[i] > bound),
+// n when none, by halving the range (the sums never decrease).
+static inline SK_HOST_DEVICE int sk_draw_first(const double *acc, int n, double bound, int strict) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (strict ? acc[mid] > bound : acc[mid] >= bound) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+// sk_draw_index from the running sums (sk_draw_sums; k >= 1): the same index, bit for bit. The
+// nucleus ends at the first sum that reaches top_p of the total, and the pick is the first sum
+// past u times the nucleus's mass, so only the sums run one after another and both searches
+// take log2(k) steps (the sampling kernel: one thread adds, the searches are short).
+static inline SK_HOST_DEVICE int sk_draw_index_sums(const double *acc, int k, float top_p, float u) {
+    double total = acc[k - 1];
+    if (!(total > 0.0)) return -1;
+    int n = k;
+    if (top_p > 0.0f && top_p < 1.0f) {
+        n = sk_draw_first(acc, k, (double)top_p * total, 0) + 1;
+        if (n > k) n = k;
+        total = acc[n - 1];
+    }
+    const int i = sk_draw_first(acc, n, (double)u * total, 1);
+    return i < n ? i : n - 1;
 }
 
 #endif

@@ -13,7 +13,8 @@ struct sk_cuda_sampler {
     int B, V, E, H, L;
     size_t off_emb, off_fcw, off_fcb;
     sk_plstm_layer *layers; // (L,) device
-    float *hbuf;            // (2, L, B, H)
+    uint64_t *hll;          // (2, L, B, H) the kernel's hand-off words of h
+    uint64_t *tokll;        // (B,) and of the tokens
     int32_t *x;             // (B,)
     uint64_t *keys;         // (B,)
     int32_t *tokens;        // (B, cap)
@@ -22,7 +23,7 @@ struct sk_cuda_sampler {
 
 void sk_cuda_sampler_free(sk_cuda_sampler *s) {
     if (!s) return;
-    cudaFree(s->layers), cudaFree(s->hbuf), cudaFree(s->x), cudaFree(s->keys), cudaFree(s->tokens);
+    cudaFree(s->layers), cudaFree(s->hll), cudaFree(s->tokll), cudaFree(s->x), cudaFree(s->keys), cudaFree(s->tokens);
     free(s);
 }
 
@@ -55,13 +56,14 @@ sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, floa
         s->off_fcb = offset_of(w.fc_b, params);
         for (int k = 0; k < L; k++) {
             const sk_lstm_tensors *t = &w.lstm[k];
-            host[k] = (sk_plstm_layer){offset_of(t->w_ih, params), offset_of(t->w_hh, params),
-                                       offset_of(t->b_ih, params), offset_of(t->b_hh, params),
-                                       k == 0 ? m->embed_size : H};
+            host[k] = (sk_plstm_layer){.w_ih = offset_of(t->w_ih, params), .w_hh = offset_of(t->w_hh, params),
+                                       .b_ih = offset_of(t->b_ih, params), .b_hh = offset_of(t->b_hh, params),
+                                       .in = k == 0 ? m->embed_size : H};
         }
         const size_t state = (size_t)L * B * H;
         st = alloc((void **)&s->layers, sizeof *host * (size_t)L, err);
-        if (st == SK_OK) st = alloc((void **)&s->hbuf, sizeof(float) * 2 * state, err);
+        if (st == SK_OK) st = alloc((void **)&s->hll, sizeof(uint64_t) * 2 * state, err);
+        if (st == SK_OK) st = alloc((void **)&s->tokll, sizeof(uint64_t) * (size_t)B, err);
         if (st == SK_OK) st = alloc((void **)&s->x, sizeof(int32_t) * (size_t)B, err);
         if (st == SK_OK) st = alloc((void **)&s->keys, sizeof(uint64_t) * (size_t)B, err);
         if (st == SK_OK && cudaMemcpy(s->layers, host, sizeof *host * (size_t)L, cudaMemcpyHostToDevice) != cudaSuccess)
@@ -88,11 +90,14 @@ sk_status sk_cuda_sampler_run(sk_cuda_sampler *s, const sk_cuda_sampler_io *io, 
     }
     CUDA_CHECK(cudaMemcpyAsync(s->x, x, sizeof(int32_t) * B, cudaMemcpyHostToDevice, io->stream));
     CUDA_CHECK(cudaMemcpyAsync(s->keys, keys, sizeof(uint64_t) * B, cudaMemcpyHostToDevice, io->stream));
+    // Tags 0: no word of an earlier launch passes for one of this launch's steps.
+    CUDA_CHECK(cudaMemsetAsync(s->hll, 0, sizeof(uint64_t) * 2 * (size_t)s->L * B * (size_t)s->H, io->stream));
+    CUDA_CHECK(cudaMemsetAsync(s->tokll, 0, sizeof(uint64_t) * B, io->stream));
     sk_sample_args a;
     memset(&a, 0, sizeof a);
     a.B = s->B, a.V = s->V, a.E = s->E, a.H = s->H, a.L = s->L, a.plan = s->plan;
     a.w = io->params, a.layers = s->layers, a.off_emb = s->off_emb, a.off_fcw = s->off_fcw, a.off_fcb = s->off_fcb;
-    a.hx = io->hx, a.cx = io->cx, a.hy = io->hy, a.cy = io->cy, a.hbuf = s->hbuf;
+    a.hx = io->hx, a.cx = io->cx, a.hy = io->hy, a.cy = io->cy, a.hll = s->hll, a.tokll = s->tokll;
     a.x = s->x, a.n = n, a.position = position, a.keys = s->keys, a.opts = *o;
     a.tokens = s->tokens, a.logits = io->logits;
     CUDA_CHECK(sk_sample_run(&a, io->stream));

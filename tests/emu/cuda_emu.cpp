@@ -84,6 +84,7 @@ struct Launch {
     Context scheduler;
     Fiber *current = nullptr;
     size_t finished = 0; // threads of this round that ran to their end
+    size_t pauses = 0;   // sk_spin_pause calls since a thread last arrived at a barrier or ended
     bool aborted = false;
 #ifdef SK_EMU_ASAN
     const void *sched_bottom = nullptr;
@@ -212,6 +213,7 @@ void yield_to_scheduler(bool dying) {
 void arrive(Barrier &b) {
     Launch *L = g_launch;
     if (b.expected == 0) die("a barrier that spans no thread");
+    L->pauses = 0;
     b.waiting.push_back(L->current);
     if ((int)b.waiting.size() == b.expected) {
         auto before = [&](const Fiber *x, const Fiber *y) { return schedule_before(x, y, L->cfg.reverse); };
@@ -235,6 +237,7 @@ void fiber_main() {
     (*L->body)();
     if (!L->current->copies.empty()) die("a thread ended with cp.async copies it never waited for");
     L->finished++;
+    L->pauses = 0;
     yield_to_scheduler(true);
     die("a finished thread was resumed");
 }
@@ -443,6 +446,16 @@ double __shfl_xor_sync(unsigned mask, double v, int lane_mask) { return shuffle_
 int __shfl_xor_sync(unsigned mask, int v, int lane_mask) { return (int)shuffle_xor(mask, v, lane_mask); }
 
 void __threadfence() {}
+
+// A polling thread gives way. Between two arrivals (or ends) every runnable thread runs at most
+// once per pass of the queue, so pauses past a few passes with no arrival mean that only
+// pollers are left and none of them will ever see its word.
+void sk_spin_pause() {
+    Launch &L = launch();
+    if (++L.pauses > 4 * L.fibers.size() + 64) die("deadlock: every runnable thread polls a word no thread will store");
+    L.run.push_back(L.current);
+    yield_to_scheduler(false);
+}
 
 void __trap() { die("__trap() in a kernel"); }
 

@@ -159,6 +159,13 @@ cluster_group this_cluster();
 
 // The block's dynamic shared memory (extern __shared__ on the GPU; kernels/device_port.cuh).
 unsigned char *sk_dynamic_smem();
+// Words that blocks poll (kernels/device_port.cuh's sk_flag_load, sk_flag_store, sk_spin_pause):
+// 64-bit loads and stores, and a pause that puts the polling thread at the back of the run
+// queue, so the threads it waits for run. A launch whose runnable threads only pause (every
+// thread that could store the word waits elsewhere, or has ended) dies as a deadlock.
+inline uint64_t sk_flag_load(const uint64_t *p) { return *(const volatile uint64_t *)p; }
+inline void sk_flag_store(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
+void sk_spin_pause();
 // cp.async (kernels/device_port.cuh): the 16 bytes are copied when the thread waits, not
 // before, so a read of the destination before sk_cp_async_wait_all (and the barrier after
 // it) sees what was there (NaN bytes); a thread that ends with copies pending is an error.
