@@ -24,7 +24,7 @@ static void options(sk_train_options *o, const char *out_dir, int64_t iters, flo
     o->lr.lr = 1e-2f;
     o->max_iters = iters, o->max_epochs = 0;
     o->eval_every = 50, o->checkpoint_every = 50, o->log_every = 10;
-    o->threads = 1, o->seed = 42, o->device = "cpu";
+    o->backend.threads = 1, o->seed = 42, o->device = "cpu";
 }
 
 static sk_train_summary train(const sk_train_options *o) {

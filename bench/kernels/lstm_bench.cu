@@ -182,16 +182,19 @@ int main(int argc, char **argv) {
                                    CUDNN_RNN_ALGO_PERSIST_DYNAMIC, CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, -1, -2, -3, -4};
     for (int pi = 0; pi < 3; pi++) {
         if (precision_arg >= 0 && pi != precision_arg) continue;
-        sk_lstm_config cfg = {dnn, stream, &lay, B, T, E, H, L, 1, 0.0f, NULL, 0, (sk_precision)pi,
-                              SK_TENSOR_CORES_DEFAULT, SK_LSTM_WAVEFRONT, 0}; // the variant: below
+        sk_backend_config settings{}; // zeros: one process, cuDNN's default chunks
+        settings.precision = (sk_precision)pi;
+        sk_lstm_config cfg = {.backend = &settings, .dnn = dnn, .stream = stream, .layout = &lay, .B = B, .T = T,
+                              .E = E, .H = H, .L = L, .training = 1, .dropout = 0.0f, .dropout_keys = NULL,
+                              .tensor_cores = SK_TENSOR_CORES_DEFAULT, .family = SK_LSTM_WAVEFRONT}; // the variant: below
         for (size_t m = 0; m < sizeof variants / sizeof variants[0]; m++) {
             char name[48];
             const int tensor_cores = variants[m] == -2 || variants[m] == -4;
             cfg.family = variants[m] <= -3 ? SK_LSTM_LAYERWISE : SK_LSTM_WAVEFRONT;
             if (variants[m] < 0)
-                snprintf(name, sizeof name, "%s persistent%s%s", sk_precision_name(cfg.precision),
+                snprintf(name, sizeof name, "%s persistent%s%s", sk_precision_name(settings.precision),
                          cfg.family == SK_LSTM_LAYERWISE ? "-layerwise" : "", tensor_cores ? " tensor cores" : "");
-            else snprintf(name, sizeof name, "%s cudnn %s", sk_precision_name(cfg.precision),
+            else snprintf(name, sizeof name, "%s cudnn %s", sk_precision_name(settings.precision),
                           sk_cudnn_algo_name((cudnnRNNAlgo_t)variants[m]));
             sk_lstm *l = NULL;
             const cudnnRNNAlgo_t algo = (cudnnRNNAlgo_t)variants[m];

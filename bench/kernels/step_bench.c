@@ -119,10 +119,12 @@ int main(int argc, char **argv) {
            "steps x %d rounds\n", B, E, H, L, T, V, dropout, impl, precision, tensor_cores, steps, ROUNDS);
     sk_backend *be[MODES];
     for (int m = 0; m < MODES; m++) {
-        sk_backend_config cfg = {.model = {V, E, H, L, (float)dropout, 0.0f}, .batch_size = B, .seq_len = T,
-                                 .training = 1,
-                                 .seed = 1, .rnn_impl = ri, .precision = prec, .plstm_tensor_cores = tc,
-                                 .cuda_graph = m == 2 ? SK_GRAPH_ON : SK_GRAPH_OFF};
+        const sk_backend_config settings = {.rnn_impl = ri, .precision = prec, .plstm_tensor_cores = tc,
+                                            .cuda_graph = m == 2 ? SK_GRAPH_ON : SK_GRAPH_OFF};
+        const sk_backend_shape shape = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H,
+                                                  .num_layers = L, .dropout = (float)dropout},
+                                        .batch_size = B, .seq_len = T, .training = 1, .seed = 1};
+        const sk_backend_config cfg = sk_backend_config_make(&settings, &shape);
         if (sk_backend_create_cuda(&cfg, &be[m], &err) != SK_OK) {
             fprintf(stderr, "step_bench: %s\n", err.msg);
             return 1;

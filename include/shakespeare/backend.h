@@ -1,7 +1,7 @@
 // backend.h: one interface, two backends (CPU reference, CUDA), as their callers see it. The
 // trainer, the sampler and the tests drive a backend only through these calls and never know
 // which one it is; a backend implements them by filling the table of src/backend/backend_impl.h.
-// defines: sk_backend_config, sk_backend, sk_backend_create, sk_backend_free,
+// defines: sk_backend_config, sk_backend_shape, sk_backend_config_make, sk_backend, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda, sk_backend_cuda_memory,
 //          sk_backend_name, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
@@ -10,7 +10,8 @@
 //          sk_backend_sample,
 //          sk_backend_memory, sk_backend_memory_of, sk_backend_cpu_bytes, sk_host_memory_available,
 //          sk_cuda_available, sk_cuda_device_count, sk_cuda_describe, sk_device_parse, sk_rnn_impl,
-//          sk_rnn_impl_parse, sk_rnn_impl_name,
+//          SK_RNN_IMPLS, sk_rnn_impl_parse, sk_rnn_impl_name, sk_rnn_impl_words, sk_cuda_graph_words,
+//          sk_tensor_cores_words, sk_precision_words, sk_tensor_cores_parse, sk_tensor_cores_name,
 //          sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name, sk_step_stats, sk_grad_reduce,
 //          sk_train_step_args, sk_backend_train_step, sk_backend_read_stats, sk_precision, sk_precision_parse,
 //          sk_precision_name
@@ -46,27 +47,38 @@
 #include "shakespeare/optim.h"
 #include "shakespeare/sample_draw.h"
 #include "shakespeare/status.h"
+#include "shakespeare/words.h"
 
-// The CUDA backend's LSTM implementation (src/cuda/lstm_impl.h):
+// The CUDA backend's LSTM implementations, one row each: the registry from which the enumeration,
+// its count, the words of --rnn-impl (parse, name, --help, records) derive here, and the CUDA
+// side's table of descriptors (src/cuda/lstm_impl_select.cu: each row's TAG names the
+// descriptor sk_lstm_impl_TAG that the implementation's own file defines, with its fits and
+// create). A new implementation is its own files plus one row here.
 //   auto: for a training backend with rnn_autotune set, the fastest of those that fit, timed at
 //         creation (src/cuda/lstm_autotune.cu); otherwise cuDNN (persistent in bf16, which cuDNN
 //         lacks);
-//   cudnn: cuDNN's RNN API; cudnn-persist: cuDNN on the first of its persistent algorithms that
-//         accepts the shape (refused with cuDNN's reasons when none does);
-//   persistent: our persistent kernels, wavefront over layers (kernels/lstm_persistent.h);
-//   persistent-layerwise: our persistent kernels layer after layer, one grid.sync a step;
-//   persistent-cluster: the same with one thread-block cluster a batch group
-//         (kernels/lstm_layerwise.h; compute capability 9.0 and later).
+//   cudnn-persist: cuDNN on the first of its persistent algorithms that accepts the shape
+//         (refused with cuDNN's reasons when none does);
+//   persistent: kernels/lstm_persistent.h; persistent-layerwise, persistent-cluster:
+//         kernels/lstm_layerwise.h (clusters: compute capability 9.0 and later).
 // The CPU backend has a single implementation and accepts only auto.
-typedef enum {
-    SK_RNN_AUTO = 0,
-    SK_RNN_CUDNN = 1,
-    SK_RNN_PERSISTENT = 2,
-    SK_RNN_CUDNN_PERSIST = 3,
-    SK_RNN_PERSISTENT_LAYERWISE = 4,
-    SK_RNN_PERSISTENT_CLUSTER = 5,
-} sk_rnn_impl;
-#define SK_RNN_IMPL_COUNT 6
+// X(ID, TAG, WORD, HELP):
+#define SK_RNN_IMPLS(X)                                                                                 \
+    X(SK_RNN_AUTO, auto, "auto",                                                                        \
+      "the fastest that fits, measured at the start of a training\n"                                    \
+      "run and cached (a resume keeps the checkpoint's); sampling:\n"                                   \
+      "cudnn, in bf16 the persistent kernels")                                                          \
+    X(SK_RNN_CUDNN, cudnn, "cudnn", "cuDNN's RNN API")                                                  \
+    X(SK_RNN_PERSISTENT, persistent, "persistent", "our persistent kernels, wavefront over layers")      \
+    X(SK_RNN_CUDNN_PERSIST, cudnn_persist, "cudnn-persist", "cuDNN's persistent algorithms")            \
+    X(SK_RNN_PERSISTENT_LAYERWISE, persistent_layerwise, "persistent-layerwise",                        \
+      "our persistent kernels, layer after layer")                                                      \
+    X(SK_RNN_PERSISTENT_CLUSTER, persistent_cluster, "persistent-cluster",                              \
+      "layer after layer, thread-block clusters")
+
+#define SK_RNN_IMPL_ENUM_ROW(id, tag, word, help) id,
+typedef enum { SK_RNN_IMPLS(SK_RNN_IMPL_ENUM_ROW) SK_RNN_IMPL_COUNT } sk_rnn_impl;
+#undef SK_RNN_IMPL_ENUM_ROW
 
 // --cuda-graph: whether the CUDA backend replays train_step as a captured CUDA graph.
 //   on:   capture, and fail with the reason if a capture fails (for benchmarks and tests);
@@ -143,6 +155,21 @@ typedef struct {
     sk_optim_kind optimizer;
 } sk_backend_config;
 
+// What a backend config takes from the run rather than from the options: the model, this rank's
+// share of the batch, the window, and whether it trains.
+typedef struct {
+    sk_model_config model;
+    int batch_size, seq_len, training;
+    uint64_t seed;
+    int stream_offset, global_batch; // 0, 0: one process
+} sk_backend_shape;
+
+// The one converter from a program's options to a backend's config: the settings as the options
+// hold them (an sk_backend_config embedded in the options struct, its table rows pointing into
+// it), with the run's shape for this rank. A new backend setting is then one option row plus the
+// backend code that reads it.
+sk_backend_config sk_backend_config_make(const sk_backend_config *settings, const sk_backend_shape *shape);
+
 typedef enum { SK_MODE_EVAL = 0, SK_MODE_TRAIN = 1 } sk_mode;
 
 // What read_stats hands back about the deferred steps since the last read.
@@ -195,7 +222,8 @@ typedef struct sk_backend_ops sk_backend_ops;
 // device_uuid; ops, impl, err and stats belong to the implementation.
 struct sk_backend {
     const sk_backend_ops *ops;
-    sk_backend_config cfg;
+    sk_backend_config cfg;  // as asked, with what the backend resolved: precision, and (CUDA) rnn_impl and
+                            // plstm_tensor_cores as they run (rnn_choice's)
     sk_param_layout layout; // owned
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error
@@ -297,35 +325,23 @@ void sk_cuda_describe(char *buf, size_t n);
 int sk_cuda_available(int index, char *reason, size_t reason_size);
 // Parses "auto", "cpu", "cuda", "cuda:N"; SK_ERR_ARG otherwise.
 sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *index, sk_error *err);
-// Parses "auto", "on", "off", "try" (--cuda-graph); SK_ERR_ARG otherwise.
+// Each choice's words (words.h), one table each in backend.c: the parsers below, the names (for
+// messages, records and caches; "unknown" for a value outside the table) and the CLI's --help
+// derive from them.
+extern const sk_words sk_rnn_impl_words, sk_cuda_graph_words, sk_tensor_cores_words, sk_precision_words;
+// --cuda-graph: auto, on, off, try.
 sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err);
 const char *sk_cuda_graph_name(sk_cuda_graph g);
-// Parses "auto", "on", "off" (--tensor-cores: SK_TENSOR_CORES_DEFAULT, _ON, _OFF); SK_ERR_ARG otherwise.
+// --tensor-cores: auto, on, off (SK_TENSOR_CORES_DEFAULT, _ON, _OFF).
 sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err);
 const char *sk_tensor_cores_name(sk_tensor_cores t);
-// Parses "auto", "cudnn", "persistent", "cudnn-persist", "persistent-layerwise",
-// "persistent-cluster" (--rnn-impl); SK_ERR_ARG otherwise.
+// --rnn-impl: the words of SK_RNN_IMPLS, in its order.
 sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err);
-// Inline, as sk_precision_name: the backends name it in messages without linking backend.c.
-static inline const char *sk_rnn_impl_name(sk_rnn_impl r) {
-    return r == SK_RNN_AUTO             ? "auto"
-           : r == SK_RNN_CUDNN          ? "cudnn"
-           : r == SK_RNN_PERSISTENT     ? "persistent"
-           : r == SK_RNN_CUDNN_PERSIST  ? "cudnn-persist"
-           : r == SK_RNN_PERSISTENT_LAYERWISE ? "persistent-layerwise"
-           : r == SK_RNN_PERSISTENT_CLUSTER ? "persistent-cluster"
-                                        : "unknown";
-}
-// Parses "fp32", "tf32", "bf16", "auto" (--precision); SK_ERR_ARG otherwise, *out untouched.
+const char *sk_rnn_impl_name(sk_rnn_impl r);
+// --precision: fp32, tf32, bf16, auto. Every parser returns SK_ERR_ARG naming the words on a
+// word outside its table, leaving *out untouched.
 sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err);
-// Inline: the CUDA module names precisions in its messages without linking backend.c.
-static inline const char *sk_precision_name(sk_precision p) {
-    return p == SK_PRECISION_FP32   ? "fp32"
-           : p == SK_PRECISION_TF32 ? "tf32"
-           : p == SK_PRECISION_BF16 ? "bf16"
-           : p == SK_PRECISION_AUTO ? "auto"
-                                    : "unknown";
-}
+const char *sk_precision_name(sk_precision p);
 // The message of b's last failed op, e.g. "cudnnRNNForward failed: CUDNN_STATUS_BAD_PARAM
 // at cudnn_rnn.cu:311"; "no message" when the op left none (never NULL).
 const char *sk_backend_error(const sk_backend *b);

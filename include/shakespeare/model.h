@@ -1,7 +1,8 @@
 // model.h: the model's shape and its parameters, in PyTorch's names and layout.
 // defines: SK_MAX_LAYERS, sk_model_config, sk_model_config_check, sk_model_cell, sk_tensor_info,
 //          sk_param_layout, sk_param_layout_init, sk_param_layout_free, sk_param_find, sk_layer_at,
-//          sk_layer_offsets, sk_layer_tensors, sk_param_tensors, sk_point_params, sk_params_init
+//          sk_layer_offsets, sk_layer_tensors, sk_param_tensors, sk_point_params, sk_params_init,
+//          sk_init_scheme_words, sk_init_scheme_name, sk_init_scheme_parse
 //
 // embedding (V, E) -> L recurrent layers of width H (the cell: cell.h) -> dropout -> linear
 // (H -> V) -> softmax CE. All parameters live in ONE float buffer of layout->total floats;
@@ -22,6 +23,7 @@
 
 #include "shakespeare/cell.h"
 #include "shakespeare/status.h"
+#include "shakespeare/words.h"
 
 #define SK_MAX_LAYERS 64 // L at most (sk_model_config_check)
 
@@ -97,6 +99,11 @@ typedef enum {
     SK_INIT_UNIFORM,  // every parameter ~ U(-a, a), a = init_scale (char-rnn: 0.08)
     SK_INIT_PYTORCH,  // PyTorch's defaults: embedding N(0,1); the cell U(+-1/sqrt(H)); fc U(+-1/sqrt(H))
 } sk_init_scheme;
+// The schemes' words (words.h): uniform, pytorch.
+extern const sk_words sk_init_scheme_words;
+const char *sk_init_scheme_name(sk_init_scheme s);
+// Parses "uniform", "pytorch"; SK_ERR_ARG otherwise, *out untouched.
+sk_status sk_init_scheme_parse(const char *s, sk_init_scheme *out, sk_error *err);
 
 // Fills params (layout->total floats) deterministically from seed; then adds forget_bias
 // to the forget-gate block (cell.h's forget_gate) of every bias_ih_l{k} (0 for none; a cell

@@ -2,7 +2,7 @@
 // clipping, learning-rate schedules.
 // defines: sk_optim_info, sk_optim_of, sk_optim_kind_name, sk_optim_kind_parse, sk_param_decays,
 //          sk_optim_update, sk_optim_update_range, sk_grad_norm, sk_clip_scale,
-//          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_name, sk_lr_kind_parse
+//          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_words, sk_lr_kind_name, sk_lr_kind_parse
 //          (and step_math.h's sk_optim_kind, sk_optim_hparams, sk_optim_args)
 #ifndef SHAKESPEARE_OPTIM_H
 #define SHAKESPEARE_OPTIM_H
@@ -13,6 +13,7 @@
 #include "shakespeare/model.h"
 #include "shakespeare/status.h"
 #include "shakespeare/step_math.h" // sk_optim_kind, sk_optim_hparams, sk_optim_args, the element updates
+#include "shakespeare/words.h"
 
 // One row per optimizer (optim.c's table): what the CLI, the backends' allocations, the memory
 // estimates and the state file ask of it. Its element update is step_math.h's.
@@ -75,6 +76,8 @@ typedef struct {
 // Warm-up (any kind, when warmup_iters > 0): lr * (iter + 1) / warmup_iters.
 float sk_lr_at(const sk_lr_schedule *s, int64_t iter, int64_t epoch);
 
+// The schedules' words (words.h): constant, step, cosine.
+extern const sk_words sk_lr_kind_words;
 const char *sk_lr_kind_name(sk_lr_kind k);
 // Parses "constant", "step", "cosine"; SK_ERR_ARG otherwise.
 sk_status sk_lr_kind_parse(const char *s, sk_lr_kind *out, sk_error *err);

@@ -1,5 +1,5 @@
 // token_cache.h: a text file tokenized once into a file of token ids, memory-mapped by later runs.
-// defines: sk_vocab_mode, sk_vocab_mode_name, sk_vocab_mode_parse, sk_cache_hooks, sk_token_cache,
+// defines: sk_vocab_mode, sk_vocab_mode_words, sk_vocab_mode_name, sk_vocab_mode_parse, sk_cache_hooks, sk_token_cache,
 //          sk_token_cache_open, sk_token_cache_close, sk_token_cache_path, sk_token_cache_default_dir,
 //          sk_token_cache_default_dir_of_file,
 //          SK_TOKEN_CACHE_VERSION
@@ -39,11 +39,14 @@
 #include "shakespeare/batcher.h"
 #include "shakespeare/status.h"
 #include "shakespeare/vocab.h"
+#include "shakespeare/words.h"
 
 #define SK_TOKEN_CACHE_VERSION 1u
 
 typedef enum { SK_VOCAB_UTF8 = 0, SK_VOCAB_BYTES = 1 } sk_vocab_mode;
 
+// The modes' words (words.h): utf8, bytes.
+extern const sk_words sk_vocab_mode_words;
 const char *sk_vocab_mode_name(sk_vocab_mode m); // "utf8" | "bytes"
 sk_status sk_vocab_mode_parse(const char *s, sk_vocab_mode *out, sk_error *err);
 

@@ -59,15 +59,12 @@ typedef struct sk_train_options_s {
                              // the run in out_dir (at its first checkpoint)
     int eval_only;
     uint64_t seed;
-    int threads;
     const char *device;      // auto | cpu | cuda | cuda:N
-    sk_rnn_impl rnn_impl;    // the CUDA backend's LSTM implementation (auto by default)
-    sk_cuda_graph cuda_graph; // --cuda-graph: replay each step as one CUDA graph (one process only)
-    sk_precision precision;  // the arithmetic: auto (the default: tf32 on CUDA, fp32 on the CPU, see
-                             // backend.h), fp32, tf32 or bf16 (CUDA only). A resumed run may change it:
-                             // the checkpoint holds fp32 master weights
-    sk_tensor_cores tensor_cores; // the persistent LSTM kernel's inner products (backend.h)
-    int cudnn_chunk_steps;        // backend.h's sk_backend_config.cudnn_chunk_steps (benchmarks)
+    // The backend's settings as given (backend.h: threads, rnn_impl, precision, whose auto is tf32
+    // on CUDA and fp32 on the CPU, cuda_graph, plstm_tensor_cores, cudnn_chunk_steps); the run
+    // fills the rest per rank (sk_backend_config_make). Once the backend exists, take_resolved
+    // copies back what it resolved, so that the options record names what ran.
+    sk_backend_config backend;
     // The options record stored in checkpoints (train_config): JSON of the options it is given,
     // returned malloc'd (NULL: out of memory). The trainer calls it once the backend has
     // resolved the settings left to it (precision auto), so the record names what ran. NULL: none.
@@ -84,6 +81,12 @@ typedef struct sk_train_options_s {
     // the run keeps the options as given.
     sk_status (*inherit_options)(struct sk_train_options_s *o, const char *train_config, char *notes,
                                  size_t notes_size, sk_error *err);
+    // The settings the backend resolves (precision auto, rnn_impl auto and the inner products it
+    // chose): copies them from `from` into o->backend and returns how many differed, naming those
+    // in took ("--precision tf32, --rnn-impl cudnn", o's values before the copy; took may be NULL).
+    // The trainer calls it with the created backend's cfg (the record), and with the options as
+    // given when the device refuses a checkpoint's choices. NULL: neither happens.
+    int (*take_resolved)(struct sk_train_options_s *o, const sk_backend_config *from, char *took, size_t n);
     volatile sig_atomic_t *stop_flag; // set by a signal handler: finish the step, save, return
     sk_comm *comm;           // borrowed; NULL: one process. With N ranks (data-parallel, see below)
                              // every rank runs the same options.

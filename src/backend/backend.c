@@ -1,9 +1,10 @@
 // backend.c: the backend-independent entry points: the settings' parsers and names, errors,
 // freeing, and the calls that hand each operation to the backend's table (backend_impl.h).
 // Which backend a device makes is src/registry/device.c's (it calls the backends' constructors).
-// defines: sk_device_parse, sk_rnn_impl_parse, sk_cuda_graph_parse, sk_cuda_graph_name,
-//          sk_tensor_cores_parse, sk_tensor_cores_name,
-//          sk_precision_parse, sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
+// defines: sk_device_parse, sk_rnn_impl_words, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_words,
+//          sk_cuda_graph_parse, sk_cuda_graph_name, sk_tensor_cores_words, sk_tensor_cores_parse,
+//          sk_tensor_cores_name, sk_precision_words, sk_precision_parse, sk_precision_name,
+//          sk_backend_config_make, sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
 //          sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
 //          sk_backend_get_state, sk_backend_state_floats, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
@@ -41,66 +42,45 @@ sk_status sk_device_parse(const char *device, int *is_auto, int *is_cuda, int *i
     return sk_fail(err, SK_ERR_ARG, "device expects auto, cpu, cuda or cuda:N, got \"%s\"", device);
 }
 
-// The index of s among the n names of flag's values, or SK_ERR_ARG naming them all.
-static sk_status parse_choice(const char *s, const char *const *names, int n, const char *flag, int *out,
-                              sk_error *err) {
-    char list[160] = "";
-    size_t at = 0;
-    for (int i = 0; i < n; i++) {
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return SK_OK;
-        }
-        if (at < sizeof list)
-            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
-                                   names[i]);
-    }
-    return sk_fail(err, SK_ERR_ARG, "%s expects %s, got \"%s\"", flag, list, s);
-}
+#define RNN_IMPL_ROW(id, tag, w, h) {.value = id, .word = w, .help = h},
+static const sk_word rnn_impl_rows[] = {SK_RNN_IMPLS(RNN_IMPL_ROW)};
+#undef RNN_IMPL_ROW
+const sk_words sk_rnn_impl_words = SK_WORDS("rnn-impl", rnn_impl_rows);
+SK_WORDS_FNS(sk_rnn_impl_parse, sk_rnn_impl_name, sk_rnn_impl, sk_rnn_impl_words)
 
-static const char *const rnn_impl_names[SK_RNN_IMPL_COUNT] = {"auto", "cudnn", "persistent", "cudnn-persist",
-                                                              "persistent-layerwise", "persistent-cluster"};
+static const sk_word cuda_graph_rows[] = {
+    {.value = SK_GRAPH_AUTO, .word = "auto", .help = NULL},
+    {.value = SK_GRAPH_ON, .word = "on", .help = NULL},
+    {.value = SK_GRAPH_OFF, .word = "off", .help = NULL},
+    {.value = SK_GRAPH_TRY, .word = "try", .help = NULL},
+};
+const sk_words sk_cuda_graph_words = SK_WORDS("cuda-graph", cuda_graph_rows);
+SK_WORDS_FNS(sk_cuda_graph_parse, sk_cuda_graph_name, sk_cuda_graph, sk_cuda_graph_words)
 
-sk_status sk_rnn_impl_parse(const char *s, sk_rnn_impl *out, sk_error *err) {
-    int i = 0;
-    sk_status st = parse_choice(s, rnn_impl_names, SK_RNN_IMPL_COUNT, "rnn-impl", &i, err);
-    if (st == SK_OK) *out = (sk_rnn_impl)i;
-    return st;
-}
+static const sk_word tensor_cores_rows[] = {
+    {.value = SK_TENSOR_CORES_DEFAULT, .word = "auto", .help = NULL},
+    {.value = SK_TENSOR_CORES_ON, .word = "on", .help = NULL},
+    {.value = SK_TENSOR_CORES_OFF, .word = "off", .help = NULL},
+};
+const sk_words sk_tensor_cores_words = SK_WORDS("tensor-cores", tensor_cores_rows);
+SK_WORDS_FNS(sk_tensor_cores_parse, sk_tensor_cores_name, sk_tensor_cores, sk_tensor_cores_words)
 
-static const char *const cuda_graph_names[] = {"auto", "on", "off", "try"};
+static const sk_word precision_rows[] = {
+    {.value = SK_PRECISION_FP32, .word = "fp32", .help = NULL},
+    {.value = SK_PRECISION_TF32, .word = "tf32", .help = NULL},
+    {.value = SK_PRECISION_BF16, .word = "bf16", .help = NULL},
+    {.value = SK_PRECISION_AUTO, .word = "auto", .help = NULL},
+};
+const sk_words sk_precision_words = SK_WORDS("precision", precision_rows);
+SK_WORDS_FNS(sk_precision_parse, sk_precision_name, sk_precision, sk_precision_words)
 
-sk_status sk_cuda_graph_parse(const char *s, sk_cuda_graph *out, sk_error *err) {
-    int i = 0;
-    sk_status st = parse_choice(s, cuda_graph_names, 4, "cuda-graph", &i, err);
-    if (st == SK_OK) *out = (sk_cuda_graph)i;
-    return st;
-}
-
-const char *sk_cuda_graph_name(sk_cuda_graph g) {
-    return (unsigned)g < 4 ? cuda_graph_names[g] : "unknown";
-}
-
-static const char *const tensor_cores_names[] = {"auto", "on", "off"}; // sk_tensor_cores' order
-
-sk_status sk_tensor_cores_parse(const char *s, sk_tensor_cores *out, sk_error *err) {
-    int i = 0;
-    sk_status st = parse_choice(s, tensor_cores_names, 3, "tensor-cores", &i, err);
-    if (st == SK_OK) *out = (sk_tensor_cores)i;
-    return st;
-}
-
-const char *sk_tensor_cores_name(sk_tensor_cores t) {
-    return (unsigned)t < 3 ? tensor_cores_names[t] : "unknown";
-}
-
-sk_status sk_precision_parse(const char *s, sk_precision *out, sk_error *err) {
-    const char *const names[4] = {sk_precision_name(SK_PRECISION_FP32), sk_precision_name(SK_PRECISION_TF32),
-                                  sk_precision_name(SK_PRECISION_BF16), sk_precision_name(SK_PRECISION_AUTO)};
-    int i = 0;
-    sk_status st = parse_choice(s, names, 4, "precision", &i, err);
-    if (st == SK_OK) *out = (sk_precision)i;
-    return st;
+sk_backend_config sk_backend_config_make(const sk_backend_config *settings, const sk_backend_shape *shape) {
+    sk_backend_config c = *settings;
+    c.model = shape->model;
+    c.batch_size = shape->batch_size, c.seq_len = shape->seq_len, c.training = shape->training;
+    c.seed = shape->seed;
+    c.stream_offset = shape->stream_offset, c.global_batch = shape->global_batch;
+    return c;
 }
 
 const char *sk_backend_error(const sk_backend *b) {

@@ -3,10 +3,10 @@
 
 #include "shakespeare/backend.h"
 
-ENUM_KIND_FNS(rnn_impl_kind, sk_rnn_impl, sk_rnn_impl_parse, sk_rnn_impl_name)
-ENUM_KIND_FNS(precision_kind, sk_precision, sk_precision_parse, sk_precision_name)
-const cli_kind cli_kind_rnn_impl = {rnn_impl_kind_parse, rnn_impl_kind_name, 1};
-const cli_kind cli_kind_precision = {precision_kind_parse, precision_kind_name, 1};
+WORDS_KIND_FNS(rnn_impl_kind, sk_rnn_impl, sk_rnn_impl_words)
+WORDS_KIND_FNS(precision_kind, sk_precision, sk_precision_words)
+const cli_kind cli_kind_rnn_impl = WORDS_KIND_INIT(rnn_impl_kind, sk_rnn_impl_words);
+const cli_kind cli_kind_precision = WORDS_KIND_INIT(precision_kind, sk_precision_words);
 
 static sk_status device_parse(const char *flag, const char *s, void *field, sk_error *err) {
     (void)flag;
@@ -19,4 +19,4 @@ static const char *device_name(const void *field, char *buf, size_t n) {
     (void)buf, (void)n;
     return *(const char *const *)field;
 }
-const cli_kind cli_kind_device = {device_parse, device_name, 1};
+const cli_kind cli_kind_device = {.parse = device_parse, .name = device_name, .quoted = 1};

@@ -115,6 +115,27 @@ static const char *value_text(const cli_option *o, const void *opts, char *buf, 
 
 #define HELP_INDENT 27 // "  --flag ARG" in a column of 25, then the text
 
+// text at the help column plus `extra`, its continuation lines ('\n') at the same column.
+static void print_indented(const char *text, int extra) {
+    for (const char *s = text; *s; s++) {
+        putchar(*s);
+        if (*s == '\n' && s[1]) printf("%*s", HELP_INDENT + extra, "");
+    }
+}
+
+// Under an option whose kind has words: "  WORD: its help" for each word with help, in the
+// table's order (the words without help are named by the option's own text).
+static void print_words(const cli_kind *k) {
+    if (!k || !k->words) return;
+    for (size_t i = 0; i < k->words->n; i++) {
+        const sk_word *w = &k->words->rows[i];
+        if (!w->help) continue;
+        printf("%*s  %s: ", HELP_INDENT, "", w->word);
+        print_indented(w->help, 4);
+        putchar('\n');
+    }
+}
+
 void cli_print_help(const cli_program *p, const void *defaults) {
     fputs(p->usage, stdout);
     char actions[128] = "";
@@ -130,18 +151,17 @@ void cli_print_help(const cli_program *p, const void *defaults) {
         char flag[80], value[256];
         snprintf(flag, sizeof flag, "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
         printf("  %-24s ", flag);
-        for (const char *s = o->help; *s; s++) {
-            putchar(*s);
-            if (*s == '\n' && s[1]) printf("%*s", HELP_INDENT, "");
-        }
+        print_indented(o->help, 0);
         if (strstr(o->help, "(default:") || strstr(o->help, "(required)")) {
             putchar('\n');
+            print_words(o->type == CLI_KIND ? o->kind : NULL);
             continue;
         }
         const char *d = o->default_text ? o->default_text : value_text(o, defaults, value, sizeof value);
         const size_t len = strlen(o->help);
         if (len && o->help[len - 1] == '\n') printf("%*s(default: %s)\n", HELP_INDENT, "", d);
         else printf("%s(default: %s)\n", len ? " " : "", d);
+        print_words(o->type == CLI_KIND ? o->kind : NULL);
     }
     if (actions[0]) printf("  %s\n", actions);
 }
@@ -294,4 +314,24 @@ sk_status cli_options_inherit(const cli_program *p, void *opts, const unsigned c
         if (parse_recorded(o, v, FIELD(opts, o, void), err) != SK_OK) return SK_ERR_ARG; // checked above
     }
     return SK_OK;
+}
+
+int cli_options_take_resolved(const cli_program *p, void *opts, size_t sub_offset, size_t sub_size, const void *from,
+                              char *took, size_t n) {
+    int differed = 0;
+    size_t at = 0;
+    if (took && n) took[0] = '\0';
+    for (size_t i = 0; i < p->n_opts; i++) {
+        const cli_option *o = &p->opts[i];
+        if (!o->resolved || o->offset < sub_offset || o->offset >= sub_offset + sub_size) continue;
+        char buf[256], mine[256], theirs[256];
+        snprintf(mine, sizeof mine, "%s", field_text(o, CFIELD(opts, o, void), buf, sizeof buf));
+        const char *w = field_text(o, (const char *)from + (o->offset - sub_offset), theirs, sizeof theirs);
+        if (strcmp(mine, w) == 0) continue;
+        sk_error err = {{0}};
+        if (parse_field(o, w, FIELD(opts, o, void), &err) != SK_OK) continue; // a value no word names: keep ours
+        if (took && at < n) at += (size_t)snprintf(took + at, n - at, "%s--%s %s", differed ? ", " : "", o->name, mine);
+        differed++;
+    }
+    return differed;
 }

@@ -2,16 +2,21 @@
 // --help (and so the man page, help2man's reading of it) and the options record (the JSON
 // stored in checkpoints) are made.
 // defines: cli_type, cli_kind, cli_option, cli_program, cli_parse_options, cli_print_help, cli_options_json,
-//          cli_options_identity, cli_options_inherit, cli_kept, cli_kept_free, cli_flag_of, cli_message
+//          cli_options_identity, cli_options_inherit, cli_options_take_resolved, cli_kept, cli_kept_free, cli_flag_of, cli_message
 // A table entry names the long flag, the value's metavariable, the field it sets (an offset
 // into the program's options struct), the range or the choices, the help text and the JSON
-// key. Adding an option is one entry plus the code that uses the field.
+// key. Adding an option is one entry plus the code that uses the field. A backend setting is a
+// field of sk_backend_config (backend.h), which both programs' options embed as `backend`: its
+// entry points at AT(backend.FIELD), sk_backend_config_make hands it to every backend, and
+// .resolved = 1 records what the backend settled on and restores the given value when a device
+// refuses a checkpoint's (cli_options_take_resolved); so the field, the entry and its consumer.
 #ifndef SK_CLI_OPTIONS_H
 #define SK_CLI_OPTIONS_H
 
 #include <stddef.h>
 
 #include "shakespeare/status.h"
+#include "shakespeare/words.h"
 
 typedef enum {
     CLI_ACTION, // no value, no field: handled by the caller (--help, --version)
@@ -31,6 +36,9 @@ typedef struct {
     sk_status (*parse)(const char *flag, const char *s, void *field, sk_error *err);
     const char *(*name)(const void *field, char *buf, size_t n);
     int quoted; // 1: a JSON string in the options record; 0: a bare number
+    // An enumeration's words (words.h), or NULL: --help lists, under the option, each word that
+    // has help with its phrase, so that a new word is one row of the library's table.
+    const sk_words *words;
 } cli_kind;
 
 typedef struct {
@@ -49,6 +57,8 @@ typedef struct {
     const char *json;         // key in the options record; NULL: not recorded
     int set_bit;              // OR-ed into the program's set mask when given (0: none)
     int per_rank;             // 1: data-parallel ranks may differ here (a path, threads): not in the identity
+    int resolved;             // 1: a backend setting that the backend resolves (auto's choice), which the
+                              // options record names as it ran (cli_options_take_resolved)
 } cli_option;
 
 typedef struct {
@@ -93,6 +103,14 @@ void cli_kept_free(cli_kept *k); // safe twice
 // entry keeps its value). Strings taken are copied into *kept. SK_ERR_NOMEM when out of memory.
 sk_status cli_options_inherit(const cli_program *p, void *opts, const unsigned char *named, const char *record,
                               cli_kept *kept, char *notes, size_t notes_size, sk_error *err);
+
+// For every entry marked resolved whose field lies in the struct at sub_offset of opts (an
+// sk_backend_config embedded in the options): takes the value of the same field of `from` (a
+// struct of that type) into opts, by its name (so any type that names and parses its values),
+// and returns how many differed, listed in took ("--precision tf32, --rnn-impl cudnn", opts's
+// values before; took may be NULL).
+int cli_options_take_resolved(const cli_program *p, void *opts, size_t sub_offset, size_t sub_size, const void *from,
+                              char *took, size_t n);
 
 // "--name" of the entry whose name is setting, or NULL.
 const char *cli_flag_of(const cli_program *p, const char *setting, char *buf, size_t n);

@@ -43,15 +43,13 @@ static const cli_option sample_opts[] = {
              "its parent must exist; no file is replaced)", .default_text = "stdout"},
     {.name = "device", .arg = "D", .type = CLI_KIND, .offset = AT(device), .kind = &cli_kind_device,
      .help = "auto | cpu | cuda | cuda:N"},
-    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation: auto (cudnn; in bf16 the persistent kernels) |\n"
-             "cudnn | cudnn-persist | persistent | persistent-layerwise |\n"
-             "persistent-cluster (see shakespeare-train --help); the CPU takes only auto"},
-    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(threads), .hi = 1024,
+    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(backend.rnn_impl), .kind = &cli_kind_rnn_impl,
+     .help = "the CUDA LSTM implementation (the CPU takes only auto)"},
+    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(backend.threads), .hi = 1024,
      .help = "CPU threads; 0 = all cores"},
     // Hidden, for benchmarks (scripts/bench_sample.sh): the loop the fused sampler replaced.
-    {.name = "no-fused-sampler", .type = CLI_FLAG, .offset = AT(no_fused_sampler)},
-    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(precision), .kind = &cli_kind_precision,
+    {.name = "no-fused-sampler", .type = CLI_FLAG, .offset = AT(backend.no_fused_sampler)},
+    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(backend.precision), .kind = &cli_kind_precision,
      .help = "the CUDA arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"
              "the CPU takes only fp32"},
     {.name = "score", .arg = "FILE", .type = CLI_STR, .offset = AT(score),
@@ -76,6 +74,6 @@ const cli_program cli_sample_program = {
 
 cli_sample_options cli_sample_defaults(void) {
     return (cli_sample_options){.device = "auto", .length = 500, .num_samples = 1, .seed = 1,
-                                .sample = {.temperature = 1.0f, .top_p = 1.0f}, .precision = SK_PRECISION_FP32,
-                                .rnn_impl = SK_RNN_AUTO};
+                                .sample = {.temperature = 1.0f, .top_p = 1.0f},
+                                .backend = {.precision = SK_PRECISION_FP32, .rnn_impl = SK_RNN_AUTO}};
 }

@@ -21,12 +21,11 @@ typedef struct {
     const char *device;     // auto | cpu | cuda | cuda:N
     int length;             // characters to generate
     int num_samples;        // 1..CLI_MAX_SAMPLES
-    int threads;            // CPU threads; 0: all cores
     sk_sample_opts sample;  // temperature, top-k, top-p, argmax
     uint64_t seed;
-    sk_precision precision;
-    sk_rnn_impl rnn_impl;
-    int no_fused_sampler;   // 1: the per-character forward loop instead (benchmarks)
+    // The backend's settings as given (threads, precision, rnn_impl, no_fused_sampler); the
+    // model and batch come from the checkpoint and the run (sk_backend_config_make).
+    sk_backend_config backend;
 } cli_sample_options;
 
 extern const cli_program cli_sample_program;

@@ -10,14 +10,6 @@
 #include "cli_args.h"
 #include "cli_kinds.h"
 
-static sk_status init_scheme_parse(const char *s, sk_init_scheme *out, sk_error *err) {
-    if (strcmp(s, "uniform") == 0) *out = SK_INIT_UNIFORM;
-    else if (strcmp(s, "pytorch") == 0) *out = SK_INIT_PYTORCH;
-    else return sk_fail(err, SK_ERR_ARG, "--init expects uniform or pytorch, got \"%s\"", s);
-    return SK_OK;
-}
-static const char *init_scheme_name(sk_init_scheme s) { return s == SK_INIT_UNIFORM ? "uniform" : "pytorch"; }
-
 // --cell: a name of cell.h's table.
 static sk_status cell_parse(const char *s, sk_cell_kind *out, sk_error *err) {
     const sk_cell *c = sk_cell_by_name(s);
@@ -27,13 +19,13 @@ static sk_status cell_parse(const char *s, sk_cell_kind *out, sk_error *err) {
 }
 static const char *cell_name(sk_cell_kind k) { return sk_cell_get(k)->name; }
 
-ENUM_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_parse, sk_vocab_mode_name)
-ENUM_KIND(kind_init, sk_init_scheme, init_scheme_parse, init_scheme_name)
+WORDS_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_words)
+WORDS_KIND(kind_init, sk_init_scheme, sk_init_scheme_words)
 ENUM_KIND(kind_cell, sk_cell_kind, cell_parse, cell_name)
-ENUM_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_parse, sk_lr_kind_name)
+WORDS_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_words)
 ENUM_KIND(kind_optimizer, sk_optim_kind, sk_optim_kind_parse, sk_optim_kind_name)
-ENUM_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name)
-ENUM_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_parse, sk_tensor_cores_name)
+WORDS_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_words)
+WORDS_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_words)
 
 // An int in [0, hi], or a word that stands for -1.
 static sk_status int_or_word_parse(const char *word, long hi, const char *flag, const char *s, void *field,
@@ -53,7 +45,7 @@ static const char *int_or_word_name(const char *word, const void *field, char *b
     static const char *kind##_name(const void *field, char *buf, size_t n) {                            \
         return int_or_word_name(word, field, buf, n);                                                   \
     }                                                                                                   \
-    static const cli_kind kind = {kind##_parse, kind##_name, 1};
+    static const cli_kind kind = {.parse = kind##_parse, .name = kind##_name, .quoted = 1};
 
 INT_OR_WORD_KIND(kind_keep, "all", 1000000)       // --keep-checkpoints N|all
 INT_OR_WORD_KIND(kind_decay_after, "auto", 1 << 30) // --lr-decay-after N|auto: the trainer derives auto
@@ -199,34 +191,34 @@ static const cli_option train_opts[] = {
      .help = "with --init-from: print the validation loss and exit"},
     {.section = "Runtime:", .name = "seed", .arg = "N", .type = CLI_U64, .offset = AT(seed),
      .help = "seed for initialization, dropout and samples", .json = "seed", .set_bit = SK_SET_SEED},
-    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(threads), .hi = 1024,
+    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(backend.threads), .hi = 1024,
      .help = "CPU threads; 0 = all cores", .per_rank = 1},
     {.name = "device", .arg = "D", .type = CLI_KIND, .offset = AT(device), .kind = &cli_kind_device,
      .help = "auto | cpu | cuda | cuda:N"},
-    // The record holds the implementation that ran (auto's choice), which a resume takes again.
-    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation: auto (the fastest that fits, measured at the\n"
-             "start of a run and cached; a resume keeps the checkpoint's) | cudnn |\n"
-             "cudnn-persist (cuDNN's persistent algorithms) | persistent (our kernels,\n"
-             "wavefront) | persistent-layerwise (layer after layer) | persistent-cluster\n"
-             "(layer after layer, thread-block clusters); the CPU takes only auto", .json = "rnn_impl"},
-    {.name = "cuda-graph", .arg = "G", .type = CLI_KIND, .offset = AT(cuda_graph), .kind = &kind_cuda_graph,
+    // The record holds the implementation that ran (auto's choice, resolved), which a resume takes again.
+    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(backend.rnn_impl), .kind = &cli_kind_rnn_impl,
+     .help = "the CUDA LSTM implementation (the CPU takes only auto)", .json = "rnn_impl",
+     .resolved = 1},
+    {.name = "cuda-graph", .arg = "G", .type = CLI_KIND, .offset = AT(backend.cuda_graph), .kind = &kind_cuda_graph,
      .help = "replay each CUDA training step as one captured graph: on (a failed capture\n"
              "is an error) | try (a failed capture: eager from there, with a notice) |\n"
              "auto (= try) | off; graphs are for one process; the CPU runs eagerly and\n"
              "refuses on"},
-    // The record holds the precision computed in: the trainer records its options after the
-    // backend resolved auto (tf32 on CUDA, fp32 on the CPU).
-    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(precision), .kind = &cli_kind_precision,
+    // The record holds the precision computed in (resolved: the trainer records its options after
+    // the backend resolved auto, tf32 on CUDA, fp32 on the CPU).
+    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(backend.precision), .kind = &cli_kind_precision,
      .help = "the arithmetic: auto (tf32 on CUDA, as PyTorch's cuDNN RNNs; fp32 on the\n"
              "CPU) | fp32 (strict fp32) | tf32 (TF32 tensor cores: 10-bit mantissa\n"
              "operands, fp32 accumulation) | bf16 (bf16 LSTM operands, fp32\n"
-             "accumulation, cell state and master weights); the CPU takes only fp32\n", .json = "precision"},
-    {.name = "tensor-cores", .arg = "T", .type = CLI_KIND, .offset = AT(tensor_cores), .kind = &kind_tensor_cores,
+             "accumulation, cell state and master weights); the CPU takes only fp32\n", .json = "precision",
+     .resolved = 1},
+    {.name = "tensor-cores", .arg = "T", .type = CLI_KIND, .offset = AT(backend.plstm_tensor_cores),
+     .kind = &kind_tensor_cores,
      .help = "the persistent LSTM kernel's inner products: auto (tensor cores for tf32\n"
-             "and bf16) | on | off (CUDA cores); others ignore it", .json = "tensor_cores"},
+             "and bf16) | on | off (CUDA cores); others ignore it", .json = "tensor_cores",
+     .resolved = 1},
     // Hidden, for benchmarks (docs/gpu.md): the cuDNN wavefront's chunk length in steps.
-    {.name = "cudnn-chunk-steps", .arg = "N", .type = CLI_INT, .offset = AT(cudnn_chunk_steps), .lo = -1,
+    {.name = "cudnn-chunk-steps", .arg = "N", .type = CLI_INT, .offset = AT(backend.cudnn_chunk_steps), .lo = -1,
      .hi = 1 << 20},
     {.name = "help", .type = CLI_ACTION, .help = ""},
     {.name = "version", .type = CLI_ACTION, .help = ""},
@@ -241,3 +233,8 @@ const cli_program cli_train_program = {
 char *cli_train_options_json(const sk_train_options *o) { return cli_options_json(&cli_train_program, o); }
 
 char *cli_train_options_identity(const sk_train_options *o) { return cli_options_identity(&cli_train_program, o); }
+
+int cli_train_take_resolved(sk_train_options *o, const sk_backend_config *from, char *took, size_t n) {
+    return cli_options_take_resolved(&cli_train_program, o, offsetof(sk_train_options, backend), sizeof *from, from,
+                                     took, n);
+}

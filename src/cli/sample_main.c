@@ -351,10 +351,10 @@ static sk_backend *start_backend(const cli_sample_options *o, const sk_model_fil
     sk_error err = {{0}};
     sk_status st;
     const int n_samples = o->num_samples;
-    sk_backend_config bc = {.model = model->cfg, .batch_size = n_samples,
-                            .seq_len = n_samples > 1 ? BATCH_WINDOW : SCORE_WINDOW, .training = 0,
-                            .threads = o->threads, .seed = o->seed, .precision = o->precision,
-                            .rnn_impl = o->rnn_impl, .no_fused_sampler = o->no_fused_sampler};
+    const sk_backend_shape shape = {.model = model->cfg, .batch_size = n_samples,
+                                    .seq_len = n_samples > 1 ? BATCH_WINDOW : SCORE_WINDOW, .training = 0,
+                                    .seed = o->seed};
+    const sk_backend_config bc = sk_backend_config_make(&o->backend, &shape);
     sk_backend *be;
     char note[512];
     // SK_ERR_ARG: a refused flag (--precision, --rnn-impl the backend lacks)
@@ -432,7 +432,7 @@ int main(int argc, char **argv) {
     cli_sample_options o = cli_sample_defaults();
     if (print_info(cli_parse_options(&cli_sample_program, argc, argv, &o, NULL))) return 0;
     char *ckpt = check_flags(&o);
-    cli_warn_threads(o.threads);
+    cli_warn_threads(o.backend.threads);
     sk_model_file model = {0};
     load_model(ckpt, &o.sample, &model);
     // Inputs are validated before any backend starts.

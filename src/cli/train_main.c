@@ -214,6 +214,7 @@ static void connect_options(sk_train_options *o) {
     o->options_json = cli_train_options_json;
     o->options_identity = cli_train_options_identity;
     o->inherit_options = inherit_options;
+    o->take_resolved = cli_train_take_resolved;
     o->stop_flag = &g_stop;
     o->comm = g_comm;
     // For the tests of data-parallel training on one process and one GPU (README, Tests): not
@@ -343,7 +344,7 @@ int main(int argc, char **argv) {
     char init_file[4200];
     init_from_dir(&o, init_file, sizeof init_file);
     connect_options(&o);
-    if (rank == 0) cli_warn_threads(o.threads);
+    if (rank == 0) cli_warn_threads(o.backend.threads);
     char cache_dir[4096];
     if (!o.cache_dir) o.cache_dir = cli_default_cache_dir(cache_dir, sizeof cache_dir);
     handle_signals();

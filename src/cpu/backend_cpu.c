@@ -415,6 +415,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     b->ops = &cpu_ops;
     b->cfg = *cfg;
     b->cfg.precision = SK_PRECISION_FP32; // what SK_PRECISION_AUTO means here
+    b->cfg.plstm_tensor_cores = SK_TENSOR_CORES_DEFAULT; // what runs: no inner products to choose
     b->impl = c;
     memcpy(b->device, "cpu", sizeof "cpu");
     st = sk_param_layout_init(&b->layout, &cfg->model, err);

@@ -197,7 +197,7 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
 // The LSTM stack: as named; for rnn_impl auto on a training backend that is to measure,
 // lstm_autotune.cu's choice, measured on this backend's own activation buffers, which are
 // zeroed again afterwards as creation leaves them.
-sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
+sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const sk_backend_config *cfg = &b->cfg;
     if (cfg->rnn_impl != SK_RNN_AUTO || !ci->training || !cfg->rnn_autotune) {
@@ -219,6 +219,14 @@ sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
     const sk_lstm_tune_opts o = {cfg->rnn_tune_dir, kAutotuneBudgetSeconds, cfg->plstm_tensor_cores};
     SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, &b->rnn_choice, b->notice, sizeof b->notice, err));
     for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
+    return SK_OK;
+}
+
+// The LSTM stack; b->cfg then holds its choice (rnn_impl and plstm_tensor_cores as they run), as
+// it holds the resolved precision, for the options record.
+sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
+    SK_TRY(create_lstm_stack(b, lc, err));
+    b->cfg.rnn_impl = b->rnn_choice.impl, b->cfg.plstm_tensor_cores = b->rnn_choice.tensor_cores;
     return SK_OK;
 }
 
@@ -382,10 +390,10 @@ sk_status cuda_init(sk_backend *b, sk_error *err) {
         if (ci->dropped_params) ci->dropped_w = sk_point_params(layout, ci->dropped_params);
         SK_TRY(upload_constants(ci, layout, err));
     }
-    const sk_lstm_config lc = {ci->dnn, ci->stream,   layout, ci->B,          ci->T,
-                               ci->E,   ci->H,        ci->L,  ci->training,   ci->p,
-                               ci->args->dropout_key, cfg->stream_offset, cfg->precision,
-                               cfg->plstm_tensor_cores, SK_LSTM_WAVEFRONT, cfg->cudnn_chunk_steps};
+    const sk_lstm_config lc = {.backend = cfg, .dnn = ci->dnn, .stream = ci->stream, .layout = layout, .B = ci->B,
+                               .T = ci->T, .E = ci->E, .H = ci->H, .L = ci->L, .training = ci->training,
+                               .dropout = ci->p, .dropout_keys = ci->args->dropout_key,
+                               .tensor_cores = cfg->plstm_tensor_cores, .family = SK_LSTM_WAVEFRONT};
     SK_TRY(create_lstm(b, &lc, err));
     SK_TRY(create_graphs(ci, cfg->cuda_graph, err));
     if (!ci->training && !cfg->no_fused_sampler) {

@@ -55,10 +55,6 @@ double now_s() {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-const char *tc_word(sk_tensor_cores t) {
-    return t == SK_TENSOR_CORES_ON ? "on" : t == SK_TENSOR_CORES_OFF ? "off" : "auto";
-}
-
 // "persistent-layerwise (tensor cores)", "cudnn".
 void choice_text(sk_rnn_choice c, char *buf, size_t n) {
     snprintf(buf, n, "%s%s", sk_rnn_impl_name(c.impl),
@@ -67,27 +63,38 @@ void choice_text(sk_rnn_choice c, char *buf, size_t n) {
                                                      : "");
 }
 
+// The registry's candidates in its order (cuDNN, the first, fits every shape it takes), each
+// with variants once per inner product: fp32 is strict fp32, CUDA cores only; otherwise both,
+// unless --tensor-cores names one. One that does not fit (its descriptor's fits, or its creation
+// refusing) shows in the report as such.
 int list_candidates(const sk_lstm_config *cfg, sk_tensor_cores request, candidate *out) {
-    int n = 0;
-    const char *unused;
-    if (sk_cudnn_rnn_precision_ok(cfg->precision, &unused)) {
-        out[n++] = {{SK_RNN_CUDNN, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
-        out[n++] = {{SK_RNN_CUDNN_PERSIST, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
-    }
-    // fp32 is strict fp32: CUDA cores only. Otherwise both, unless --tensor-cores names one.
     sk_tensor_cores tcs[2] = {SK_TENSOR_CORES_ON, SK_TENSOR_CORES_OFF};
     int ntc = 2;
-    if (cfg->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
+    if (cfg->backend->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
     else if (request != SK_TENSOR_CORES_DEFAULT) tcs[0] = request, ntc = 1;
-    const sk_rnn_impl persistent[] = {SK_RNN_PERSISTENT_LAYERWISE, SK_RNN_PERSISTENT_CLUSTER, SK_RNN_PERSISTENT};
-    for (sk_rnn_impl impl : persistent)
-        for (int i = 0; i < ntc; i++) out[n++] = {{impl, tcs[i]}, -1.0, ""};
+    int n = 0;
+    for (int id = 0; id < SK_RNN_IMPL_COUNT; id++) {
+        const sk_lstm_impl *d = sk_lstm_impl_of((sk_rnn_impl)id);
+        if (!d->candidate) continue;
+        if (!d->variants) {
+            out[n++] = {{d->id, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
+            continue;
+        }
+        for (int i = 0; i < ntc && n < kMaxCandidates; i++) out[n++] = {{d->id, tcs[i]}, -1.0, ""};
+    }
     return n;
 }
 
+// Creates choice c: SK_ERR_ARG, without creating anything, where its descriptor says it does not fit.
 sk_status create_choice(const sk_lstm_config *cfg, sk_rnn_choice c, sk_lstm **out, sk_error *err) {
+    *out = NULL;
     sk_lstm_config cc = *cfg;
     cc.tensor_cores = c.tensor_cores;
+    const sk_lstm_impl *d = sk_lstm_impl_of(c.impl);
+    int fits = 1;
+    char why[256] = "";
+    if (d && d->fits) SK_TRY(d->fits(&cc, &fits, why, sizeof why, err));
+    if (!fits) return sk_fail(err, SK_ERR_ARG, "rnn-impl %s does not fit: %s", sk_rnn_impl_name(c.impl), why);
     return sk_lstm_create(c.impl, &cc, out, NULL, 0, err);
 }
 
@@ -167,7 +174,7 @@ sk_status cache_key(const sk_lstm_config *cfg, sk_tensor_cores request, char *ke
              "B=%d T=%d E=%d H=%d L=%d dropout=%d precision=%s tensor-cores=%s",
              p.name, p.major, p.minor, p.multiProcessorCount, driver, runtime, cudnnGetVersion(), CUBLAS_VERSION,
              (long long)so.st_size, (long long)so.st_mtim.tv_sec, so.st_mtim.tv_nsec, cfg->B, cfg->T, cfg->E, cfg->H,
-             cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->precision), tc_word(request));
+             cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->backend->precision), sk_tensor_cores_name(request));
     return SK_OK;
 }
 
@@ -191,15 +198,11 @@ int cache_read(const char *path, const char *key, sk_rnn_choice *c) {
              fgets(line, sizeof line, f) && sscanf(line, "choice: %63s tensor-cores=%15s", impl, tc) == 2;
     fclose(f);
     if (!ok) return 0;
-    // By name, as written (backend.c's parsers are the programs', not this module's).
-    c->impl = SK_RNN_AUTO;
-    for (int i = 1; i < SK_RNN_IMPL_COUNT; i++)
-        if (strcmp(impl, sk_rnn_impl_name((sk_rnn_impl)i)) == 0) c->impl = (sk_rnn_impl)i;
-    const sk_tensor_cores words[] = {SK_TENSOR_CORES_DEFAULT, SK_TENSOR_CORES_ON, SK_TENSOR_CORES_OFF};
-    int tc_ok = 0;
-    for (sk_tensor_cores w : words)
-        if (strcmp(tc, tc_word(w)) == 0) c->tensor_cores = w, tc_ok = 1;
-    return c->impl != SK_RNN_AUTO && tc_ok;
+    // By name, as written: the words of backend.h's tables.
+    sk_error unused;
+    *c = {SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
+    return sk_rnn_impl_parse(impl, &c->impl, &unused) == SK_OK && c->impl != SK_RNN_AUTO &&
+           sk_tensor_cores_parse(tc, &c->tensor_cores, &unused) == SK_OK;
 }
 
 sk_status cache_write(const char *dir, const char *path, const char *key, sk_rnn_choice c, const char *times,
@@ -207,7 +210,7 @@ sk_status cache_write(const char *dir, const char *path, const char *key, sk_rnn
     SK_TRY(sk_mkdir_p(dir, "the LSTM choice cache", err));
     char text[2048];
     const int n = snprintf(text, sizeof text, "%s\nkey: %s\nchoice: %s tensor-cores=%s\ntimes: %s\n", kCacheMagic,
-                           key, sk_rnn_impl_name(c.impl), tc_word(c.tensor_cores), times);
+                           key, sk_rnn_impl_name(c.impl), sk_tensor_cores_name(c.tensor_cores), times);
     sk_atomic_file af;
     SK_TRY(sk_atomic_open(&af, path, err));
     sk_status st = sk_atomic_write(&af, text, (size_t)n, err);

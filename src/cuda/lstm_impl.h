@@ -2,13 +2,15 @@
 // (cuDNN in lstm_impl_cudnn.cu, the persistent kernels in lstm_impl_persistent.cu) fills one
 // small table of operations; the backend drives the L-layer LSTM only through it (private
 // to src/cuda/).
-// defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_create, sk_lstm_destroy,
+// defines: sk_lstm_config, sk_lstm, sk_lstm_ops, sk_lstm_impl, sk_lstm_impl_of, sk_lstm_impl_TAG (one
+//          per row of SK_RNN_IMPLS), sk_lstm_create, sk_lstm_destroy,
 //          sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name,
 //          sk_lstm_create_cudnn_wavefront,
 //          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits,
 //          sk_lstm_choice, sk_lstm_family, sk_lstm_io, sk_lstm_tune_opts, sk_lstm_autotune
 //
 // Semantics every implementation keeps (those of the CPU backend, backend_cpu.c):
+//   - weights enter and leave as fp32 in every precision (cfg.backend->precision);
 //   - data tensors are device pointers, batch-major (stream-major): x (B, len, E),
 //     y (B, len, H); states h, c are (L, B, H);
 //   - weights enter and leave in the canonical layout of model.h (the LSTM tensors of the
@@ -16,7 +18,7 @@
 //   - a training forward with dropout p > 0 multiplies the output of layer k < L-1 by the
 //     mask of site k, keyed by cfg.dropout_keys[k] as it stands on the device when the
 //     work runs (hash.h's sk_dropout_key(seed, step, k), written there by the backend; index (b*len + t)*H + j, b the global
-//     stream cfg.stream_offset + b, so that data-parallel ranks draw one process's masks), and the
+//     stream cfg.backend->stream_offset + b, so that data-parallel ranks draw one process's masks), and the
 //     backward applies the same mask to the gradient, so that the CPU and every GPU
 //     implementation drop the same elements and a resumed run is bit-identical;
 //   - backward is truncated BPTT: no gradient enters through hy, cy or leaves through hx, cx;
@@ -39,6 +41,10 @@ extern "C" {
 }
 
 typedef struct {
+    // borrowed, for the implementation's life: the backend's settings (precision, stream_offset:
+    // the global stream of b = 0 for data-parallel masks, cudnn_chunk_steps, ...), read where used,
+    // so that a new setting reaches an implementation without a field here
+    const sk_backend_config *backend;
     cudnnHandle_t dnn;             // borrowed (used by the cuDNN implementation)
     cudaStream_t stream;           // borrowed: every operation is enqueued here
     const sk_param_layout *layout; // borrowed, read at creation only
@@ -46,11 +52,10 @@ typedef struct {
     int training;                  // 0: inference only (no backward buffers)
     float dropout;                 // between layers, training forwards only
     const uint64_t *dropout_keys;  // borrowed, device (L,): site k's key, rewritten every step
-    int stream_offset;             // the global stream of b = 0 (data-parallel; 0: one process)
-    sk_precision precision;        // backend.h; weights enter and leave as fp32 in every precision
-    sk_tensor_cores tensor_cores;  // backend.h: the persistent kernel's inner products (others ignore it)
-    int family;                    // sk_lstm_family: which persistent kernels (others ignore it)
-    int chunk_steps;               // the cuDNN wavefront's (backend.h's cudnn_chunk_steps; others ignore it)
+    // the variant being created: the persistent kernels' inner products (others ignore it); starts
+    // as the backend's plstm_tensor_cores, auto's measurement sets each candidate's
+    sk_tensor_cores tensor_cores;
+    int family;                    // sk_lstm_family: which persistent kernels (set by their registry rows)
 } sk_lstm_config;
 
 // The persistent implementation's kernels (kernels/lstm_persistent.h, kernels/lstm_layerwise.h).
@@ -62,8 +67,31 @@ typedef enum {
 
 typedef struct sk_lstm sk_lstm;
 
+// An implementation as the registry holds it: one descriptor per row of backend.h's
+// SK_RNN_IMPLS (its word and help), defined as sk_lstm_impl_TAG in the implementation's own
+// file. sk_lstm_create and rnn_impl auto's candidates (lstm_autotune.cu) read only these.
+typedef struct sk_lstm_impl {
+    sk_rnn_impl id;  // its row of SK_RNN_IMPLS
+    int candidate;   // 1: rnn_impl auto's measurement times it
+    int variants;    // 1: its inner products are a choice (cfg->tensor_cores ON or OFF), each a candidate;
+                     // 0: it ignores cfg->tensor_cores and runs as SK_TENSOR_CORES_DEFAULT
+    // Whether it can run cfg (its shape, precision and inner products), asked without creating
+    // anything: *fits 1, or 0 and a reason in why. NULL: only creation can tell (refusing with
+    // SK_ERR_ARG and the reason).
+    sk_status (*fits)(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err);
+    // Creates it for cfg (the contract of sk_lstm_create); *notice (may be NULL) gets one line or "".
+    sk_status (*create)(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size, sk_error *err);
+} sk_lstm_impl;
+
+#define SK_LSTM_IMPL_DECLARE(id, tag, word, help) extern const sk_lstm_impl sk_lstm_impl_##tag;
+SK_RNN_IMPLS(SK_LSTM_IMPL_DECLARE)
+#undef SK_LSTM_IMPL_DECLARE
+
+// The descriptor of row `which` of SK_RNN_IMPLS; NULL outside it.
+const sk_lstm_impl *sk_lstm_impl_of(sk_rnn_impl which);
+
 typedef struct {
-    const char *name; // "cudnn", "cudnn-persist", "persistent"
+    const char *name; // "cudnn", "cudnn-persist", "persistent", for messages only (the choice is desc's)
     // Canonical parameters (the whole buffer; only the LSTM tensors are read) -> the
     // implementation's weights. Needed after every change of the parameters.
     sk_status (*import_weights)(sk_lstm *l, const float *params, sk_error *err);
@@ -89,15 +117,18 @@ struct sk_lstm {
     const sk_lstm_ops *ops;
     sk_lstm_config cfg;
     void *impl;
+    const sk_lstm_impl *desc; // the registry's row it was created from (set by sk_lstm_create)
 };
 
-// Creates the implementation `which` asks for (auto: cuDNN, or the persistent kernels in bf16,
-// which cuDNN lacks; lstm_autotune.cu measures instead). *notice (may be NULL) gets one line
-// when cudnn-persist names its algorithm, else "". SK_ERR_ARG when the named one does not
-// support the configuration or is not built. cfg->family is set from which.
+// Creates the implementation `which` asks for, through its descriptor (auto: cuDNN, or the
+// persistent kernels in bf16, which cuDNN lacks; lstm_autotune.cu measures instead), and sets
+// (*out)->desc to the descriptor of what was created. *notice (may be NULL) gets one line when
+// cudnn-persist names its algorithm, else "". SK_ERR_ARG when the named one does not support
+// the configuration or is not built.
 sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm **out, char *notice,
                          size_t notice_size, sk_error *err);
-// What l runs: its implementation and, for the persistent kernels, their inner products.
+// What l runs, read from its descriptor: its implementation and, where that has variants,
+// their inner products.
 sk_rnn_choice sk_lstm_choice(const sk_lstm *l);
 // Safe on NULL.
 void sk_lstm_destroy(sk_lstm *l);

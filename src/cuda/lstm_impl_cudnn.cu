@@ -1,5 +1,6 @@
 // lstm_impl_cudnn.cu: the cuDNN implementation of the LSTM seam (lstm_impl.h).
-// defines: sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo, sk_cudnn_algo_name
+// defines: sk_lstm_impl_cudnn, sk_lstm_impl_cudnn_persist, sk_lstm_create_cudnn, sk_lstm_create_cudnn_algo,
+//          sk_cudnn_algo_name
 //
 // Without inter-layer dropout (p = 0, L = 1, or an inference-only backend) the stack is one
 // cuDNN network over all L layers: one call per direction, here. With a training dropout
@@ -8,6 +9,7 @@
 // data always; fp32 strict (CUDNN_FMA_MATH) or tf32 (CUDNN_DEFAULT_MATH); bf16 refused.
 // A persistent algorithm runs every call once on zeros at creation (sk_cudnn_lstm_trial):
 // cuDNN refuses some shapes only when a call is made, and cudnn-persist then moves on.
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,7 +99,7 @@ sk_status stack_init(sk_lstm *l, sk_error *err) {
     cudnn_stack *s = stack_of(l);
     const sk_lstm_config *c = &l->cfg;
     SK_TRY(sk_cudnn_lstm_init(&s->net, c->dnn, c->stream, c->layout, 0, c->L, c->B, c->T, c->training, s->algo,
-                              sk_cudnn_rnn_math(c->precision), 0, 0, err));
+                              sk_cudnn_rnn_math(c->backend->precision), 0, 0, err));
     CUDA_CHECK(cudaMalloc(&s->work, s->net.work_cap ? s->net.work_cap : 1));
     s->net.work = s->work;
     // A persistent algorithm is tried on every call before it is taken (cudnn_rnn.h).
@@ -129,7 +131,52 @@ sk_status create_stack(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm *
     return SK_OK;
 }
 
+// cuDNN's precisions: fp32 and tf32 (math_mode.h); the shape only creation can tell.
+sk_status cudnn_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    (void)err;
+    const char *reason = "";
+    *fits = sk_cudnn_rnn_precision_ok(cfg->backend->precision, &reason);
+    if (why && why_size) snprintf(why, why_size, "%s", *fits ? "" : reason);
+    return SK_OK;
+}
+
+sk_status create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size, sk_error *err) {
+    (void)notice, (void)notice_size;
+    return sk_lstm_create_cudnn(cfg, out, err);
+}
+
+// cudnn-persist: the first of cuDNN's persistent algorithms that takes the shape (the small-H
+// one first: the fastest where it applies), its name in the notice; else every refusal.
+sk_status create_cudnn_persist(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size,
+                               sk_error *err) {
+    static const cudnnRNNAlgo_t algos[] = {CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H, CUDNN_RNN_ALGO_PERSIST_STATIC,
+                                           CUDNN_RNN_ALGO_PERSIST_DYNAMIC};
+    char why[SK_ERROR_MSG_MAX] = "";
+    size_t at = 0;
+    for (size_t i = 0; i < sizeof algos / sizeof algos[0]; i++) {
+        sk_status st = sk_lstm_create_cudnn_algo(cfg, algos[i], out, err);
+        if (st == SK_OK) {
+            if (notice && notice_size)
+                snprintf(notice, notice_size, "rnn-impl cudnn-persist: cuDNN's %s algorithm",
+                         sk_cudnn_algo_name(algos[i]));
+            return SK_OK;
+        }
+        const char *unused;
+        if (st != SK_ERR_ARG || !sk_cudnn_rnn_precision_ok(cfg->backend->precision, &unused))
+            return st; // not a refusal of the shape: the same for every algorithm
+        if (at < sizeof why)
+            at += (size_t)snprintf(why + at, sizeof why - at, "%s%.150s", i ? "; " : "", err->msg);
+    }
+    return sk_fail(err, SK_ERR_ARG, "rnn-impl cudnn-persist: no persistent cuDNN algorithm takes this model: %s",
+                   why);
+}
+
 } // namespace
+
+const sk_lstm_impl sk_lstm_impl_cudnn = {.id = SK_RNN_CUDNN, .candidate = 1, .variants = 0, .fits = cudnn_fits,
+                                         .create = create_cudnn};
+const sk_lstm_impl sk_lstm_impl_cudnn_persist = {.id = SK_RNN_CUDNN_PERSIST, .candidate = 1, .variants = 0,
+                                                 .fits = cudnn_fits, .create = create_cudnn_persist};
 
 const char *sk_cudnn_algo_name(cudnnRNNAlgo_t algo) {
     switch (algo) {
@@ -148,9 +195,9 @@ sk_status sk_lstm_create_cudnn(const sk_lstm_config *cfg, sk_lstm **out, sk_erro
 sk_status sk_lstm_create_cudnn_algo(const sk_lstm_config *cfg, cudnnRNNAlgo_t algo, sk_lstm **out, sk_error *err) {
     *out = NULL;
     const char *why = "";
-    if (!sk_cudnn_rnn_precision_ok(cfg->precision, &why))
+    if (!sk_cudnn_rnn_precision_ok(cfg->backend->precision, &why))
         return sk_fail(err, SK_ERR_ARG, "rnn-impl %s cannot compute in --precision %s: %s",
-                       algo == CUDNN_RNN_ALGO_STANDARD ? "cudnn" : "cudnn-persist", sk_precision_name(cfg->precision),
+                       algo == CUDNN_RNN_ALGO_STANDARD ? "cudnn" : "cudnn-persist", sk_precision_name(cfg->backend->precision),
                        why);
     sk_status st = create_stack(cfg, algo, out, err);
     if (st != SK_OK) {

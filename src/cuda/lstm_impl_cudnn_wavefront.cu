@@ -21,7 +21,7 @@
 // the lanes off cfg.stream and joins them back (events), so callers, and a CUDA graph
 // capture of cfg.stream, see one stream. d is the divisor of len nearest kChunkSteps within
 // [kChunkSteps/2, 2*kChunkSteps], or len (one chunk: layer after layer) if none;
-// cfg.chunk_steps overrides kChunkSteps for benchmarks (N > 0: about N steps; -1: whole windows).
+// cfg.backend->cudnn_chunk_steps overrides kChunkSteps for benchmarks (N > 0: about N steps; -1: whole windows).
 // A persistent cuDNN algorithm takes whole windows: its kernels must not share the GPU.
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +137,7 @@ char *reserve_of(const lane *ln, int j) { return ln->reserve + (size_t)j * ln->s
 sk_status mask_chunk(const sk_lstm *l, const lane *ln, float *out, const float *in, int j, int site, sk_error *err) {
     const wavefront *w = (const wavefront *)l->impl;
     const sk_lstm_config *c = &l->cfg;
-    const uint64_t first = (uint64_t)c->stream_offset * (uint64_t)w->len * (uint64_t)c->H;
+    const uint64_t first = (uint64_t)c->backend->stream_offset * (uint64_t)w->len * (uint64_t)c->H;
     CUDA_CHECK(sk_cuda_dropout_seq_major(out, in, j * w->d, w->d, c->B, w->len, c->H, first, &c->dropout_keys[site],
                                          c->dropout, 1.0f / (1.0f - c->dropout), ln->stream));
     return SK_OK;
@@ -313,7 +313,7 @@ sk_status lane_init(sk_lstm *l, int k, cudnnRNNAlgo_t algo, sk_error *err) {
     if (!ln->ready) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the LSTM lanes' events");
     for (int j = 0; j < w->max_chunks; j++) CUDA_CHECK(cudaEventCreateWithFlags(&ln->ready[j], cudaEventDisableTiming));
     SK_TRY(sk_cudnn_lstm_init(&ln->net, ln->dnn, ln->stream, c->layout, k, 1, c->B, c->T, 1, algo,
-                              sk_cudnn_rnn_math(c->precision), 1, 1, err));
+                              sk_cudnn_rnn_math(c->backend->precision), 1, 1, err));
     SK_TRY(dev_alloc(&ln->work, ln->net.work_cap, err));
     SK_TRY(dev_alloc(&ln->reserve, reserve_pool(&ln->net, c->T, w->want), err));
     ln->net.work = ln->work;
@@ -336,7 +336,7 @@ sk_status lane_init(sk_lstm *l, int k, cudnnRNNAlgo_t algo, sk_error *err) {
 sk_status wf_init(sk_lstm *l, cudnnRNNAlgo_t algo, sk_error *err) {
     wavefront *w = wf_of(l);
     const sk_lstm_config *c = &l->cfg;
-    const int asked = c->chunk_steps;
+    const int asked = c->backend->cudnn_chunk_steps;
     w->want = algo != CUDNN_RNN_ALGO_STANDARD || asked < 0 ? 0 : asked > 0 ? asked : kChunkSteps;
     w->max_chunks = 1;
     for (int len = 1; len <= c->T; len++)

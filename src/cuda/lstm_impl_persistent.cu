@@ -2,7 +2,8 @@
 // the wavefront kernels of kernels/lstm_persistent.cu for the recurrence (forward,
 // and backward to the gate gradients of every layer), cuBLAS for what has no time
 // dependency (dx of layer 0 and every weight gradient: one GEMM each over the window).
-// defines: sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
+// defines: sk_lstm_impl_persistent, sk_lstm_impl_persistent_layerwise, sk_lstm_impl_persistent_cluster,
+//          sk_lstm_create_persistent, sk_lstm_create_persistent_variant, sk_lstm_persistent_fits
 //
 // Precision (backend.h): fp32 runs the kernels with fp32 operands and cuBLAS without TF32;
 // tf32 the same kernels on CUDA cores (an fp32 recurrence, within TF32's tolerance) or, once
@@ -247,7 +248,7 @@ sk_status build_layer_table(persist *p, const sk_lstm_config *c, sk_error *err) 
 sk_status create_blas(persist *p, const sk_lstm_config *c, sk_error *err) {
     CUBLAS_CHECK(cublasCreate(&p->blas));
     CUBLAS_CHECK(cublasSetStream(p->blas, c->stream));
-    CUBLAS_CHECK(cublasSetMathMode(p->blas, sk_cublas_math(c->precision))); // fp32: no TF32 (math_mode.h)
+    CUBLAS_CHECK(cublasSetMathMode(p->blas, sk_cublas_math(c->backend->precision))); // fp32: no TF32 (math_mode.h)
     // After cublasSetStream, which resets it; cuBLAS's recommendation for Hopper (as the
     // backend's own handle). Without it cuBLAS allocates a default one on its first GEMM,
     // which a stream capture may refuse.
@@ -276,7 +277,7 @@ sk_status init_layerwise(persist *p, const sk_lstm_config *c, const sk_plstm_lw_
     memset(&p->lw, 0, sizeof p->lw);
     sk_plstm_lw_args *w = &p->lw;
     w->B = c->B, w->T = c->T, w->H = c->H, w->L = c->L, w->plan = *lw_plan, w->w = p->w, w->layers = p->layers_dev;
-    w->keys = c->dropout_keys, w->stream_offset = c->stream_offset;
+    w->keys = c->dropout_keys, w->stream_offset = c->backend->stream_offset;
     SK_TRY(alloc_zeroed(&p->xproj, pad_slab(c, 4 * c->H), c->stream, err));
     if (c->training) SK_TRY(alloc_zeroed(&p->dxin, pad_slab(c, c->H), c->stream, err));
     return SK_OK;
@@ -308,7 +309,7 @@ sk_status persist_init(sk_lstm *l, const sk_plstm_plan *plan, const sk_plstm_lw_
     a->plan = *plan;
     a->layers = p->layers_dev;
     a->keys = c->dropout_keys;
-    a->stream_offset = c->stream_offset;
+    a->stream_offset = c->backend->stream_offset;
     SK_TRY(alloc_zeroed(&p->w, p->count, c->stream, err));
     a->w = p->w;
     SK_TRY(alloc_zeroed(&a->hh, (size_t)L * pad_slab(c, H), c->stream, err));
@@ -341,8 +342,8 @@ static const int kBf16TensorCores = 1, kTf32TensorCores = 1;
 // explicit ON, which create refuses).
 static int tensor_cores_for(const sk_lstm_config *cfg) {
     if (cfg->tensor_cores != SK_TENSOR_CORES_DEFAULT) return cfg->tensor_cores == SK_TENSOR_CORES_ON;
-    return cfg->precision == SK_PRECISION_BF16 ? kBf16TensorCores
-           : cfg->precision == SK_PRECISION_TF32 ? kTf32TensorCores
+    return cfg->backend->precision == SK_PRECISION_BF16 ? kBf16TensorCores
+           : cfg->backend->precision == SK_PRECISION_TF32 ? kTf32TensorCores
                                                  : 0;
 }
 
@@ -350,8 +351,8 @@ static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     sk_plstm_operands operands = SK_PLSTM_FP32; // fp32, and tf32 on CUDA cores (an fp32 recurrence)
-    if (cfg->precision == SK_PRECISION_BF16) operands = tensor_cores ? SK_PLSTM_BF16_MMA : SK_PLSTM_BF16;
-    if (cfg->precision == SK_PRECISION_TF32 && tensor_cores) operands = SK_PLSTM_TF32_MMA;
+    if (cfg->backend->precision == SK_PRECISION_BF16) operands = tensor_cores ? SK_PLSTM_BF16_MMA : SK_PLSTM_BF16;
+    if (cfg->backend->precision == SK_PRECISION_TF32 && tensor_cores) operands = SK_PLSTM_TF32_MMA;
     CUDA_CHECK(sk_plstm_plan_make(plan, device, cfg->B, cfg->E, cfg->H, cfg->L, operands));
     return SK_OK;
 }
@@ -361,8 +362,8 @@ static sk_status make_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm
 static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_plstm_lw_plan *plan, sk_error *err) {
     int device = 0;
     CUDA_CHECK(cudaGetDevice(&device));
-    const int bf16 = cfg->precision == SK_PRECISION_BF16;
-    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->precision != SK_PRECISION_FP32,
+    const int bf16 = cfg->backend->precision == SK_PRECISION_BF16;
+    CUDA_CHECK(sk_plstm_lw_plan_make(plan, device, cfg->B, cfg->H, tensor_cores && cfg->backend->precision != SK_PRECISION_FP32,
                                      bf16 ? 2 : 4, cfg->family == SK_LSTM_CLUSTER));
     return SK_OK;
 }
@@ -399,12 +400,37 @@ sk_status sk_lstm_create_persistent(const sk_lstm_config *cfg, sk_lstm **out, sk
     return sk_lstm_create_persistent_variant(cfg, tensor_cores_for(cfg), out, err);
 }
 
+// The registry's three rows: one family each, set on a copy of cfg.
+template <int family>
+static sk_status family_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    sk_lstm_config c = *cfg;
+    c.family = family;
+    return sk_lstm_persistent_fits(&c, fits, why, why_size, err);
+}
+template <int family>
+static sk_status family_create(const sk_lstm_config *cfg, sk_lstm **out, char *notice, size_t notice_size,
+                               sk_error *err) {
+    (void)notice, (void)notice_size;
+    sk_lstm_config c = *cfg;
+    c.family = family;
+    return sk_lstm_create_persistent(&c, out, err);
+}
+const sk_lstm_impl sk_lstm_impl_persistent = {.id = SK_RNN_PERSISTENT, .candidate = 1, .variants = 1,
+                                              .fits = family_fits<SK_LSTM_WAVEFRONT>,
+                                              .create = family_create<SK_LSTM_WAVEFRONT>};
+const sk_lstm_impl sk_lstm_impl_persistent_layerwise = {.id = SK_RNN_PERSISTENT_LAYERWISE, .candidate = 1,
+                                                        .variants = 1, .fits = family_fits<SK_LSTM_LAYERWISE>,
+                                                        .create = family_create<SK_LSTM_LAYERWISE>};
+const sk_lstm_impl sk_lstm_impl_persistent_cluster = {.id = SK_RNN_PERSISTENT_CLUSTER, .candidate = 1,
+                                                      .variants = 1, .fits = family_fits<SK_LSTM_CLUSTER>,
+                                                      .create = family_create<SK_LSTM_CLUSTER>};
+
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err) {
     *out = NULL;
     if (cell_refusal(cfg))
         return sk_fail(err, SK_ERR_ARG, "cell %s: %s", sk_model_cell(&cfg->layout->cfg)->name, cell_refusal(cfg));
-    if (tensor_cores && cfg->precision == SK_PRECISION_FP32)
+    if (tensor_cores && cfg->backend->precision == SK_PRECISION_FP32)
         return sk_fail(err, SK_ERR_ARG, "precision fp32 is strict fp32: the persistent LSTM kernel uses no tensor "
                                         "cores in it (tf32 and bf16 do)");
     sk_plstm_plan plan;

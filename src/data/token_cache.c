@@ -36,14 +36,13 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-const char *sk_vocab_mode_name(sk_vocab_mode m) { return m == SK_VOCAB_BYTES ? "bytes" : "utf8"; }
+static const sk_word vocab_mode_rows[] = {
+    {.value = SK_VOCAB_UTF8, .word = "utf8", .help = NULL},
+    {.value = SK_VOCAB_BYTES, .word = "bytes", .help = NULL},
+};
+const sk_words sk_vocab_mode_words = SK_WORDS("vocab", vocab_mode_rows);
 
-sk_status sk_vocab_mode_parse(const char *s, sk_vocab_mode *out, sk_error *err) {
-    if (strcmp(s, "utf8") == 0) *out = SK_VOCAB_UTF8;
-    else if (strcmp(s, "bytes") == 0) *out = SK_VOCAB_BYTES;
-    else return sk_fail(err, SK_ERR_ARG, "vocab expects utf8 or bytes, got \"%s\"", s);
-    return SK_OK;
-}
+SK_WORDS_FNS(sk_vocab_mode_parse, sk_vocab_mode_name, sk_vocab_mode, sk_vocab_mode_words)
 
 char *sk_token_cache_path(const char *source, sk_vocab_mode mode, const char *cache_dir) {
     char *abs = realpath(source, NULL);

@@ -108,6 +108,14 @@ static void fill_uniform(float *p, size_t n, float a, sk_rng *r) {
     for (size_t i = 0; i < n; i++) p[i] = (2.0f * sk_rng_uniform(r) - 1.0f) * a;
 }
 
+static const sk_word init_scheme_rows[] = {
+    {.value = SK_INIT_UNIFORM, .word = "uniform", .help = NULL},
+    {.value = SK_INIT_PYTORCH, .word = "pytorch", .help = NULL},
+};
+const sk_words sk_init_scheme_words = SK_WORDS("init", init_scheme_rows);
+
+SK_WORDS_FNS(sk_init_scheme_parse, sk_init_scheme_name, sk_init_scheme, sk_init_scheme_words)
+
 void sk_params_init(float *params, const sk_param_layout *l, sk_init_scheme scheme, float init_scale,
                     float forget_bias, uint64_t seed) {
     sk_rng r;

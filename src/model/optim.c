@@ -87,22 +87,11 @@ float sk_lr_at(const sk_lr_schedule *s, int64_t iter, int64_t epoch) {
     return s->lr;
 }
 
-const char *sk_lr_kind_name(sk_lr_kind k) {
-    switch (k) {
-    case SK_LR_CONSTANT: return "constant";
-    case SK_LR_STEP_DECAY: return "step";
-    case SK_LR_COSINE: return "cosine";
-    }
-    return "?";
-}
+static const sk_word lr_kind_rows[] = {
+    {.value = SK_LR_CONSTANT, .word = "constant", .help = NULL},
+    {.value = SK_LR_STEP_DECAY, .word = "step", .help = NULL},
+    {.value = SK_LR_COSINE, .word = "cosine", .help = NULL},
+};
+const sk_words sk_lr_kind_words = SK_WORDS("lr-schedule", lr_kind_rows);
 
-sk_status sk_lr_kind_parse(const char *s, sk_lr_kind *out, sk_error *err) {
-    static const sk_lr_kind kinds[] = {SK_LR_CONSTANT, SK_LR_STEP_DECAY, SK_LR_COSINE};
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        if (strcmp(s, sk_lr_kind_name(kinds[i])) == 0) {
-            *out = kinds[i];
-            return SK_OK;
-        }
-    }
-    return sk_fail(err, SK_ERR_ARG, "lr-schedule expects constant, step or cosine, got \"%s\"", s);
-}
+SK_WORDS_FNS(sk_lr_kind_parse, sk_lr_kind_name, sk_lr_kind, sk_lr_kind_words)

@@ -111,9 +111,9 @@ static int append_char(int32_t id, void *ctx) {
 static sk_status print_sample(sk_trainer *t, sk_error *err) {
     sk_status st;
     if (!t->sampler) {
-        sk_backend_config bc = {.model = t->o.model, .batch_size = 1, .seq_len = t->o.seq_len, .training = 0,
-                                .threads = t->o.threads, .seed = t->st.seed, .rnn_impl = t->be->cfg.rnn_impl,
-                                .precision = t->be->cfg.precision};
+        const sk_backend_shape shape = {.model = t->o.model, .batch_size = 1, .seq_len = t->o.seq_len,
+                                        .training = 0, .seed = t->st.seed};
+        const sk_backend_config bc = sk_backend_config_make(&t->o.backend, &shape); // as recorded: what ran
         char dev[32] = "cpu"; // the trainer's own device
         if (strcmp(sk_backend_name(t->be), "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;

@@ -42,15 +42,14 @@ void sk_train_options_default(sk_train_options *o) {
     o->out_dir = "out";
     o->seed = 1337;
     o->device = "auto";
-    o->precision = SK_PRECISION_AUTO; // tf32 on CUDA, fp32 on the CPU (backend.h)
+    o->backend.precision = SK_PRECISION_AUTO; // tf32 on CUDA, fp32 on the CPU (backend.h)
 }
 
 // The precision the backend computes in and the LSTM implementation it runs become the run's:
 // auto resolves per device (backend.h), and the options record names the result, so that a
 // resume compares like with like and runs the same implementation.
 static sk_status record_options(sk_trainer *t, sk_error *err) {
-    t->o.precision = t->be->cfg.precision;
-    t->o.rnn_impl = t->be->rnn_choice.impl, t->o.tensor_cores = t->be->rnn_choice.tensor_cores;
+    if (t->o.take_resolved) t->o.take_resolved(&t->o, &t->be->cfg, NULL, 0);
     if (!t->o.options_json) return SK_OK;
     if (!(t->train_config = t->o.options_json(&t->o)))
         return sk_fail(err, SK_ERR_NOMEM, "out of memory for the training options");
@@ -135,7 +134,7 @@ static sk_status check_ranks_options(const sk_trainer *t, sk_error *err) {
     if (o->batch_size % t->nranks != 0)
         return sk_fail(err, SK_ERR_ARG, "batch-size %d is not divisible by the %d ranks; use a multiple of %d",
                        o->batch_size, t->nranks, t->nranks);
-    if (t->data_parallel && o->cuda_graph == SK_GRAPH_ON) {
+    if (t->data_parallel && o->backend.cuda_graph == SK_GRAPH_ON) {
         const int one = t->nranks == 1;
         return sk_fail(err, SK_ERR_ARG, "cuda-graph on is for one process; %d data-parallel rank%s all-reduce%s the "
                        "gradients between backward and the norm, and step%s eagerly (use --cuda-graph auto or off)",
@@ -368,30 +367,20 @@ static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error 
 // fixed rule, since ranks that measured apart could choose apart.
 static sk_backend_config backend_config(const sk_trainer *t, const char *tune_dir) {
     const sk_train_options *o = &t->o;
-    return (sk_backend_config){.model = o->model, .batch_size = t->b_local, .seq_len = o->seq_len,
-                               .training = !o->eval_only, .threads = o->threads, .seed = o->seed,
-                               .rnn_impl = o->rnn_impl, .precision = o->precision, .stream_offset = t->b_off,
-                               .global_batch = o->batch_size, .cuda_graph = o->cuda_graph,
-                               .plstm_tensor_cores = o->tensor_cores, .rnn_autotune = t->nranks == 1,
-                               .rnn_tune_dir = tune_dir, .cudnn_chunk_steps = o->cudnn_chunk_steps,
-                               .optimizer = o->optim.kind};
+    const sk_backend_shape shape = {.model = o->model, .batch_size = t->b_local, .seq_len = o->seq_len,
+                                    .training = !o->eval_only, .seed = o->seed, .stream_offset = t->b_off,
+                                    .global_batch = o->batch_size};
+    sk_backend_config c = sk_backend_config_make(&o->backend, &shape);
+    c.rnn_autotune = t->nranks == 1, c.rnn_tune_dir = tune_dir;
+    c.optimizer = o->optim.kind; // the optimizer's options are their own struct (sk_optim_hparams)
+    return c;
 }
 
 // The device choices a resume took from its checkpoint (not named, so differing from given's),
 // as "--precision tf32, --tensor-cores on", and given's values for them, into t->o.
 static int restore_device_choices(sk_trainer *t, const sk_train_options *given, char *took, size_t n) {
-    sk_train_options *o = &t->o;
     took[0] = '\0';
-    size_t k = 0;
-    if (o->precision != given->precision)
-        k += (size_t)snprintf(took + k, n - k, "--precision %s", sk_precision_name(o->precision));
-    if (k < n && o->rnn_impl != given->rnn_impl)
-        k += (size_t)snprintf(took + k, n - k, "%s--rnn-impl %s", k ? ", " : "", sk_rnn_impl_name(o->rnn_impl));
-    if (k < n && o->tensor_cores != given->tensor_cores)
-        k += (size_t)snprintf(took + k, n - k, "%s--tensor-cores %s", k ? ", " : "",
-                              sk_tensor_cores_name(o->tensor_cores));
-    o->precision = given->precision, o->rnn_impl = given->rnn_impl, o->tensor_cores = given->tensor_cores;
-    return k > 0;
+    return t->o.take_resolved && t->o.take_resolved(&t->o, &given->backend, took, n) > 0;
 }
 
 // n bytes for a message: "18.3 GB", "512.0 MB".

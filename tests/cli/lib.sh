@@ -126,11 +126,13 @@ state_step() {
 }
 
 # require_gpu: skip (77) unless shakespeare-train can run a one-step CUDA job here (the
-# GPU tests' common first check); the skip line says why, in the trainer's words.
+# GPU tests' common first check); the skip line says why, in the trainer's words. The probe keeps its
+# caches (tokens, its rnn-impl auto choice) to itself, out of the per-user cache the tests count.
 require_gpu() {
     gen_text .gpu_probe.txt 20 1
-    if ! "$SK_TRAIN" --data .gpu_probe.txt --out-dir .gpu_probe --max-iters 1 --device cuda --embed-size 8 \
-        --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8 > .gpu_probe.out 2>&1; then
+    if ! "$SK_TRAIN" --data .gpu_probe.txt --out-dir .gpu_probe --cache-dir .gpu_probe.cache --max-iters 1 \
+        --device cuda --embed-size 8 --hidden-size 16 --num-layers 1 --batch-size 2 --seq-length 8 \
+        > .gpu_probe.out 2>&1; then
         skip "no usable GPU: $(tail -n 1 .gpu_probe.out)"
     fi
 }
