@@ -73,15 +73,16 @@ int list_candidates(const sk_lstm_config *cfg, sk_tensor_cores request, candidat
     if (cfg->backend->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
     else if (request != SK_TENSOR_CORES_DEFAULT) tcs[0] = request, ntc = 1;
     int n = 0;
-    for (int id = 0; id < SK_RNN_IMPL_COUNT; id++) {
-        const sk_lstm_impl *d = sk_lstm_impl_of((sk_rnn_impl)id);
-        if (!d->candidate) continue;
-        if (!d->variants) {
-            out[n++] = {{d->id, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
-            continue;
+    for (int rank = 1; rank <= SK_RNN_IMPL_COUNT; rank++) // the descriptors' measurement order
+        for (int id = 0; id < SK_RNN_IMPL_COUNT; id++) {
+            const sk_lstm_impl *d = sk_lstm_impl_of((sk_rnn_impl)id);
+            if (d->candidate != rank) continue;
+            if (!d->variants) {
+                out[n++] = {{d->id, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
+                continue;
+            }
+            for (int i = 0; i < ntc && n < kMaxCandidates; i++) out[n++] = {{d->id, tcs[i]}, -1.0, ""};
         }
-        for (int i = 0; i < ntc && n < kMaxCandidates; i++) out[n++] = {{d->id, tcs[i]}, -1.0, ""};
-    }
     return n;
 }
 

@@ -72,7 +72,8 @@ typedef struct sk_lstm sk_lstm;
 // file. sk_lstm_create and rnn_impl auto's candidates (lstm_autotune.cu) read only these.
 typedef struct sk_lstm_impl {
     sk_rnn_impl id;  // its row of SK_RNN_IMPLS
-    int candidate;   // 1: rnn_impl auto's measurement times it
+    int candidate;   // 0: rnn_impl auto's measurement skips it; N in 1..SK_RNN_IMPL_COUNT: it times it,
+                     // in ascending N (the likeliest winners first: a budget that runs out has timed them)
     int variants;    // 1: its inner products are a choice (cfg->tensor_cores ON or OFF), each a candidate;
                      // 0: it ignores cfg->tensor_cores and runs as SK_TENSOR_CORES_DEFAULT
     // Whether it can run cfg (its shape, precision and inner products), asked without creating

@@ -175,7 +175,7 @@ sk_status create_cudnn_persist(const sk_lstm_config *cfg, sk_lstm **out, char *n
 
 const sk_lstm_impl sk_lstm_impl_cudnn = {.id = SK_RNN_CUDNN, .candidate = 1, .variants = 0, .fits = cudnn_fits,
                                          .create = create_cudnn};
-const sk_lstm_impl sk_lstm_impl_cudnn_persist = {.id = SK_RNN_CUDNN_PERSIST, .candidate = 1, .variants = 0,
+const sk_lstm_impl sk_lstm_impl_cudnn_persist = {.id = SK_RNN_CUDNN_PERSIST, .candidate = 2, .variants = 0,
                                                  .fits = cudnn_fits, .create = create_cudnn_persist};
 
 const char *sk_cudnn_algo_name(cudnnRNNAlgo_t algo) {

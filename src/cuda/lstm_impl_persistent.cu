@@ -415,13 +415,13 @@ static sk_status family_create(const sk_lstm_config *cfg, sk_lstm **out, char *n
     c.family = family;
     return sk_lstm_create_persistent(&c, out, err);
 }
-const sk_lstm_impl sk_lstm_impl_persistent = {.id = SK_RNN_PERSISTENT, .candidate = 1, .variants = 1,
+const sk_lstm_impl sk_lstm_impl_persistent = {.id = SK_RNN_PERSISTENT, .candidate = 5, .variants = 1,
                                               .fits = family_fits<SK_LSTM_WAVEFRONT>,
                                               .create = family_create<SK_LSTM_WAVEFRONT>};
-const sk_lstm_impl sk_lstm_impl_persistent_layerwise = {.id = SK_RNN_PERSISTENT_LAYERWISE, .candidate = 1,
+const sk_lstm_impl sk_lstm_impl_persistent_layerwise = {.id = SK_RNN_PERSISTENT_LAYERWISE, .candidate = 3,
                                                         .variants = 1, .fits = family_fits<SK_LSTM_LAYERWISE>,
                                                         .create = family_create<SK_LSTM_LAYERWISE>};
-const sk_lstm_impl sk_lstm_impl_persistent_cluster = {.id = SK_RNN_PERSISTENT_CLUSTER, .candidate = 1,
+const sk_lstm_impl sk_lstm_impl_persistent_cluster = {.id = SK_RNN_PERSISTENT_CLUSTER, .candidate = 4,
                                                       .variants = 1, .fits = family_fits<SK_LSTM_CLUSTER>,
                                                       .create = family_create<SK_LSTM_CLUSTER>};
 
