@@ -10,13 +10,15 @@
 #
 # Usage: scripts/bench_cpu.sh [--threads N] [--steps N] [--warmup N] [--build-dir DIR]
 #                             [--data FILE] [--skip-torch] [--skip-ours] [--as-is]
-#                             [--time-to-quality [F]]
+#                             [--time-to-quality [F]] [--cell lstm|gru|rnn]
 #   --threads  threads for both (default: nproc)      --steps   timed steps (default 30)
 #   --warmup   untimed steps first (default 5)        --build-dir  (default: build)
 # Env: PYTHON (default /usr/bin/python3, Debian's python3-torch); OMP_WAIT_POLICY (default
 # PASSIVE): Debian's torch runs libgomp next to OpenBLAS's own pthreads, and GOMP's
 # spin-waiting threads starve OpenBLAS's on a small machine (2 cores, 2 threads: 3.5k
 # instead of 19k tokens/s). shakespeare uses no OpenMP: the setting does not affect it.
+# --cell: the recurrent cell of both sides (default lstm; shakespeare-train's --cell, and
+# nn.LSTM, nn.GRU or nn.RNN on the PyTorch side).
 # --as-is: leave OMP_WAIT_POLICY and OPENBLAS_CORETYPE as the environment has them (the
 # out-of-the-box comparison); by default both sides get PyTorch's best settings here.
 # --time-to-quality [F]: instead of step throughput, the wall time each side needs from its
@@ -38,6 +40,7 @@ run_ours=1
 python=${PYTHON:-/usr/bin/python3}
 defaults=0
 ttq=""
+cell=lstm
 ttq_every=100
 for a in "$@"; do [ "$a" = --as-is ] && defaults=1; done
 if [ "$defaults" = 1 ]; then
@@ -65,12 +68,13 @@ while [ $# -gt 0 ]; do
     --build-dir) [ $# -ge 2 ] || die "--build-dir needs a value"; build=$2; shift 2 ;;
     --data) [ $# -ge 2 ] || die "--data needs a value"; data=$2; shift 2 ;;
     --skip-torch) run_torch=0; shift ;;
+    --cell) [ $# -ge 2 ] || die "--cell needs a value"; cell=$2; shift 2 ;;
     --skip-ours) run_ours=0; shift ;;
     --as-is) shift ;;
     --time-to-quality)
       ttq=1.60; shift
       if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then ttq=$1; shift; fi ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
@@ -99,7 +103,7 @@ if [ "$run_ours" = 1 ]; then
     t0=$(date +%s.%N)
     : >"$log" # exists before the poll reads it (the background job's redirection may come later)
     "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
-      --seq-length $T --dropout $DROPOUT --threads "$threads" --max-epochs 0 --max-iters 20000 \
+      --seq-length $T --dropout $DROPOUT --cell "$cell" --threads "$threads" --max-epochs 0 --max-iters 20000 \
       --eval-every $ttq_every --checkpoint-every 0 --log-every $ttq_every --out-dir "$out/run" --device cpu \
       >"$log" 2>&1 &
     pid=$!
@@ -119,7 +123,7 @@ if [ "$run_ours" = 1 ]; then
   if [ -z "$ttq" ]; then
   echo "shakespeare-train: $((warmup + steps)) steps, $threads thread(s)..." >&2
   "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
-    --seq-length $T --dropout $DROPOUT --threads "$threads" --max-iters $((warmup + steps)) \
+    --seq-length $T --dropout $DROPOUT --cell "$cell" --threads "$threads" --max-iters $((warmup + steps)) \
     --eval-every 0 --checkpoint-every 0 --out-dir "$out/run" --device cpu >"$log" 2>&1 \
     || { tail -n 20 "$log" >&2; die "shakespeare-train failed"; }
   ours_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' "$log" | tail -n 1 | cut -d= -f2)
@@ -130,7 +134,7 @@ fi
 if [ "$run_torch" = 1 ] && [ -n "$ttq" ]; then
   echo "pytorch: until val_loss <= $ttq, $threads thread(s)..." >&2
   tline=$("$python" "$root/scripts/bench_cpu_torch.py" --data "$data" --embed-size $E --hidden-size $H \
-    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --threads "$threads" \
+    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --cell "$cell" --threads "$threads" \
     --target-val "$ttq" --eval-every $ttq_every) || die "scripts/bench_cpu_torch.py did not reach $ttq"
   torch_ttq=$(grep -o 'time_to_target_s=[0-9.]*' <<<"$tline" | cut -d= -f2)
   torch_ttq_at="$(grep -o ' steps=[0-9]*' <<<"$tline" | cut -d= -f2) $(grep -o 'val_loss=[0-9.]*' <<<"$tline" | cut -d= -f2)"
@@ -138,7 +142,7 @@ if [ "$run_torch" = 1 ] && [ -n "$ttq" ]; then
 elif [ "$run_torch" = 1 ]; then
   echo "pytorch: $warmup + $steps steps, $threads thread(s)..." >&2
   tline=$("$python" "$root/scripts/bench_cpu_torch.py" --data "$data" --embed-size $E --hidden-size $H \
-    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --threads "$threads" \
+    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --cell "$cell" --threads "$threads" \
     --warmup "$warmup" --steps "$steps") || die "scripts/bench_cpu_torch.py failed"
   torch_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' <<<"$tline" | cut -d= -f2)
   torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)

@@ -36,7 +36,7 @@ if os.environ.get("BENCH_OMP_AS_IS") != "1":
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shakespeare_torch import CharLSTM  # noqa: E402
+from shakespeare_torch import CELLS, CharLSTM  # noqa: E402
 
 
 def positive_int(s):
@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--batch-size", type=positive_int, default=32)
     ap.add_argument("--seq-length", type=positive_int, default=100)
     ap.add_argument("--dropout", type=float, default=0.0)
+    ap.add_argument("--cell", choices=sorted(CELLS), default="lstm", help="nn.LSTM, nn.GRU or nn.RNN (tanh)")
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--grad-clip", type=float, default=5.0)
     ap.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1)
@@ -86,7 +87,7 @@ def main():
     xs = ids[: B * S].reshape(B, S)        # (B, S) inputs of each stream
     ys = ids[1: B * S + 1].reshape(B, S)   # (B, S) targets
 
-    model = CharLSTM(len(chars), a.embed_size, a.hidden_size, a.num_layers, a.dropout)
+    model = CharLSTM(len(chars), a.embed_size, a.hidden_size, a.num_layers, a.dropout, cell=a.cell)
     model.train()
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     if a.target_val > 0:
@@ -119,7 +120,8 @@ def step(a, model, opt, x, y, state):
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
     opt.step()
-    return loss, tuple(s.detach() for s in state)
+    # The LSTM's state is (h, c); the GRU's and the RNN's is h alone.
+    return loss, state.detach() if torch.is_tensor(state) else tuple(s.detach() for s in state)
 
 
 @torch.no_grad()

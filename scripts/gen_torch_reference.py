@@ -1,4 +1,4 @@
-"""gen_torch_reference.py: writes tests/data/torch_reference.bin, PyTorch's answer for a tiny model.
+"""gen_torch_reference.py: writes tests/data/torch_reference*.bin, PyTorch's answer for a tiny model of each cell.
 
 The C test tests/test_torch_reference.c feeds the same parameters, inputs and initial state
 to the CPU backend and compares every output with these tensors. PyTorch computes in
@@ -6,14 +6,15 @@ float64 (model.double()); tensors are stored as float32, so the reference is exa
 fp32 rounding and the test's tolerance measures only the backend's own fp32 error.
 
 Case: V=11, E=5, H=7, L=2, B=3, T=6, dropout 0, every parameter ~ U(-0.5, 0.5), nonzero
-initial state (h0, c0) ~ U(-0.5, 0.5). One forward (batch_first) and the mean
+initial state (h0, and the LSTM's c0) ~ U(-0.5, 0.5); the cell nn.LSTM (torch_reference.bin),
+nn.GRU (torch_reference_gru.bin) or nn.RNN with tanh (torch_reference_rnn.bin). One forward (batch_first) and the mean
 cross-entropy over B*T, backward, then from the same gradients two optimizer steps, each
 from the same starting parameters and zero moments, at step 1:
   adam.*   torch.optim.Adam  (lr, betas, eps, no weight decay)
   adamw.*  torch.optim.AdamW with weight decay on the 2-D tensors only (param groups),
            as the C optimizer decays matrices only
 both after clip_grad_norm_(clip) with clip = half the gradient norm, so clipping acts.
-Then two steps of torch.optim.RMSprop (alpha, eps, momentum, weight decay on the 2-D tensors
+Then (the LSTM's file) two steps of torch.optim.RMSprop (alpha, eps, momentum, weight decay on the 2-D tensors
 only, as the C optimizer decays matrices only) from the starting parameters and zero state,
 each after a forward and backward from (h0, c0) on the parameters of the moment and the same
 clip, so that the momentum buffer and the squared average both carry into step 2.
@@ -25,16 +26,17 @@ File format (little-endian):
   count   u32: number of records
   record  u32 name length, name bytes (no NUL), u32 ndim, ndim x u32 dims,
           u32 dtype (0 = f32, 1 = i32), data (prod(dims) x 4 bytes)
-Records: every parameter by its PyTorch name (before any step); x, y (B, T) i32; h0, c0
-(L, B, H); logits (B, T, V); loss (1) mean; hn, cn (L, B, H); grad.<name>; grad_norm (1)
+Records: every parameter by its PyTorch name (before any step); x, y (B, T) i32; h0, and the
+LSTM's c0 (L, B, H); logits (B, T, V); loss (1) mean; hn, and the LSTM's cn (L, B, H); grad.<name>; grad_norm (1)
 before clipping; lr, beta1, beta2, eps, weight_decay (0), clip (1 each); adam.<name>,
 adam_m.<name>, adam_v.<name> (parameters and moments after the Adam step);
-adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step); rmsprop.alpha,
+adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step); the LSTM's only: rmsprop.alpha,
 rmsprop.eps, rmsprop.momentum, rmsprop.weight_decay (1 each); rmsprop1.<name> (parameters after
 RMSprop's step 1), rmsprop.<name>, rmsprop_sq.<name>, rmsprop_buf.<name> (parameters,
 square_avg and momentum_buffer after step 2).
 
-Usage: /usr/bin/python3 scripts/gen_torch_reference.py [OUT]   (default tests/data/torch_reference.bin)
+Usage: /usr/bin/python3 scripts/gen_torch_reference.py [--cell lstm|gru|rnn] [OUT]
+       (default OUT: tests/data/torch_reference.bin for the LSTM, torch_reference_<cell>.bin else)
 """
 
 import copy
@@ -46,7 +48,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shakespeare_torch import CharLSTM  # noqa: E402
+from shakespeare_torch import CELLS, CharRNN  # noqa: E402
 
 V, E, H, L, B, T = 11, 5, 7, 2, 3, 6
 SEED = 20240601
@@ -101,7 +103,7 @@ def optimizer_step(model, grads, clip, decoupled_wd):
     return m, opt
 
 
-def rmsprop_steps(model, x, y, h0, c0, clip):
+def rmsprop_steps(model, x, y, state0, clip):
     """Copy of model after two clipped RMSprop steps, each from its own forward and backward;
     returns (model after step 1's parameters, model after step 2, opt)."""
     m = copy.deepcopy(model)
@@ -111,7 +113,7 @@ def rmsprop_steps(model, x, y, h0, c0, clip):
                               lr=LR, alpha=RMS_ALPHA, eps=RMS_EPS, momentum=RMS_MOMENTUM)
     first = None
     for _ in range(2):
-        logits, _ = m(x, (h0, c0))
+        logits, _ = m(x, state0)
         opt.zero_grad()
         m.loss(logits, y).backward()
         torch.nn.utils.clip_grad_norm_(m.parameters(), clip)
@@ -123,9 +125,17 @@ def rmsprop_steps(model, x, y, h0, c0, clip):
 
 def main(argv):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = argv[1] if len(argv) > 1 else os.path.join(root, "tests", "data", "torch_reference.bin")
+    args = argv[1:]
+    cell = "lstm"
+    if len(args) >= 2 and args[0] == "--cell":
+        cell, args = args[1], args[2:]
+    if cell not in CELLS:
+        print(f"--cell expects one of {', '.join(CELLS)}, got {cell!r}", file=sys.stderr)
+        return 2
+    name = "torch_reference.bin" if cell == "lstm" else f"torch_reference_{cell}.bin"
+    out = args[0] if args else os.path.join(root, "tests", "data", name)
     g = torch.Generator().manual_seed(SEED)
-    model = CharLSTM(V, E, H, L, dropout=0.0).double()
+    model = CharRNN(V, E, H, L, dropout=0.0, cell=cell).double()
     with torch.no_grad():
         for p in model.parameters():
             # Round to float32 first: the C side gets exactly these values.
@@ -133,10 +143,14 @@ def main(argv):
     x = torch.randint(0, V, (B, T), generator=g)
     y = torch.randint(0, V, (B, T), generator=g)
     h0 = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
-    c0 = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
+    states = {"h0": h0}
+    if cell == "lstm":
+        states["c0"] = (torch.rand(L, B, H, generator=g, dtype=torch.float64) - 0.5).float().double()
 
     model.train()
-    logits, (hn, cn) = model(x, (h0, c0))
+    state0 = (states["h0"], states["c0"]) if cell == "lstm" else h0
+    logits, final = model(x, state0)
+    finals = {"hn": final[0], "cn": final[1]} if cell == "lstm" else {"hn": final}
     loss = model.loss(logits, y)
     model.zero_grad()
     loss.backward()
@@ -146,19 +160,20 @@ def main(argv):
 
     adam, adam_opt = optimizer_step(model, grads, clip, None)
     adamw, _ = optimizer_step(model, grads, clip, WD)
-    rms1, rms, rms_opt = rmsprop_steps(model, x, y, h0, c0, clip)
+    # RMSprop's records: the LSTM's file only (test_torch_reference checks them there)
+    rms = rmsprop_steps(model, x, y, state0, clip) if cell == "lstm" else None
 
     w = Writer()
     for name, p in model.named_parameters():
         w.add(name, p)
     w.add("x", x, 1)
     w.add("y", y, 1)
-    w.add("h0", h0)
-    w.add("c0", c0)
+    for name, t in states.items():
+        w.add(name, t)
     w.add("logits", logits)
     w.add("loss", loss)
-    w.add("hn", hn)
-    w.add("cn", cn)
+    for name, t in finals.items():
+        w.add(name, t)
     for name in grads:
         w.add("grad." + name, grads[name])
     w.add("grad_norm", torch.tensor(grad_norm))
@@ -173,15 +188,18 @@ def main(argv):
     w.add("adamw.weight_decay", torch.tensor(WD))
     for name, p in adamw.named_parameters():
         w.add("adamw." + name, p)
-    for name, val in (("alpha", RMS_ALPHA), ("eps", RMS_EPS), ("momentum", RMS_MOMENTUM), ("weight_decay", RMS_WD)):
-        w.add("rmsprop." + name, torch.tensor(val))
-    for name, p in rms1.named_parameters():
-        w.add("rmsprop1." + name, p)
-    for name, p in rms.named_parameters():
-        st = rms_opt.state[p]
-        w.add("rmsprop." + name, p)
-        w.add("rmsprop_sq." + name, st["square_avg"])
-        w.add("rmsprop_buf." + name, st["momentum_buffer"])
+    if rms is not None:
+        rms1, rms_model, rms_opt = rms
+        for name, val in (("alpha", RMS_ALPHA), ("eps", RMS_EPS), ("momentum", RMS_MOMENTUM),
+                          ("weight_decay", RMS_WD)):
+            w.add("rmsprop." + name, torch.tensor(val))
+        for name, p in rms1.named_parameters():
+            w.add("rmsprop1." + name, p)
+        for name, p in rms_model.named_parameters():
+            st = rms_opt.state[p]
+            w.add("rmsprop." + name, p)
+            w.add("rmsprop_sq." + name, st["square_avg"])
+            w.add("rmsprop_buf." + name, st["momentum_buffer"])
 
     blob = w.bytes()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

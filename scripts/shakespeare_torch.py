@@ -2,19 +2,23 @@
 
 The C trainer's model is exactly
 
-    Embedding(V, E) -> nn.LSTM(E, H, num_layers=L, batch_first=True, dropout=p)
+    Embedding(V, E) -> CELL(E, H, num_layers=L, batch_first=True, dropout=p)
                     -> Dropout(p) -> Linear(H, V) -> cross-entropy (mean over B*T)
 
-and its checkpoints (<name>.safetensors) store the parameters under this module's
-state_dict names and shapes:
+with CELL nn.LSTM (--cell lstm, the default), nn.GRU (gru) or nn.RNN with tanh (rnn), and its
+checkpoints (<name>.safetensors) store the parameters under this module's state_dict names and
+shapes, <p> the cell's module name (lstm, gru, rnn) and G its gates (4, 3, 1; CELLS below,
+as include/shakespeare/cell.h):
 
     embedding.weight      (V, E)
-    lstm.weight_ih_l{k}   (4H, E or H)     gate rows in PyTorch's order i, f, g, o
-    lstm.weight_hh_l{k}   (4H, H)
-    lstm.bias_ih_l{k}     (4H,)
-    lstm.bias_hh_l{k}     (4H,)
+    <p>.weight_ih_l{k}    (G*H, E or H)    gate rows in PyTorch's order (LSTM i, f, g, o; GRU r, z, n)
+    <p>.weight_hh_l{k}    (G*H, H)
+    <p>.bias_ih_l{k}      (G*H,)
+    <p>.bias_hh_l{k}      (G*H,)
     fc.weight             (V, H)
     fc.bias               (V,)
+
+The metadata "cell" names the cell (absent: lstm).
 
 so a checkpoint loads with load_state_dict(strict=True):
 
@@ -58,36 +62,54 @@ import torch
 import torch.nn as nn
 
 
-class CharLSTM(nn.Module):
-    """Character-level LSTM language model; forward(x, state) -> (logits, state).
+# The cells, as include/shakespeare/cell.h's table: name -> (the torch.nn module's constructor,
+# the module's name in the state_dict, gates G).
+CELLS = {
+    "lstm": (nn.LSTM, "lstm", 4),
+    "gru": (nn.GRU, "gru", 3),
+    "rnn": (nn.RNN, "rnn", 1),  # nonlinearity="tanh", nn.RNN's default
+}
 
-    x: (B, T) int64 token ids. state: None (zeros) or a tuple (h, c), each (L, B, H).
-    logits: (B, T, V). Dropout p acts between LSTM layers and before fc, in training only.
+
+class CharRNN(nn.Module):
+    """Character-level language model of a recurrent cell; forward(x, state) -> (logits, state).
+
+    cell: "lstm" (nn.LSTM), "gru" (nn.GRU), "rnn" (nn.RNN, tanh): CELLS.
+    x: (B, T) int64 token ids. state: None (zeros), or the module's: a tuple (h, c) for the LSTM,
+    h for the others, each (L, B, H). logits: (B, T, V). Dropout p acts between layers and
+    before fc, in training only.
     """
 
-    def __init__(self, vocab_size, embed_size, hidden_size, num_layers, dropout=0.0):
+    def __init__(self, vocab_size, embed_size, hidden_size, num_layers, dropout=0.0, cell="lstm"):
         super().__init__()
+        if cell not in CELLS:
+            raise ValueError(f"cell must be one of {', '.join(CELLS)}, got {cell!r}")
         self.vocab_size = vocab_size
         self.embed_size = embed_size
         self.hidden_size = hidden_size
         self.num_layers = num_layers
         self.dropout_p = dropout
+        self.cell = cell
+        make, self.cell_name, _ = CELLS[cell]
         self.embedding = nn.Embedding(vocab_size, embed_size)
-        # nn.LSTM warns when dropout > 0 with a single layer; it has no effect there anyway.
-        self.lstm = nn.LSTM(embed_size, hidden_size, num_layers=num_layers, batch_first=True,
-                            dropout=dropout if num_layers > 1 else 0.0)
+        # The modules warn when dropout > 0 with a single layer; it has no effect there anyway.
+        setattr(self, self.cell_name, make(embed_size, hidden_size, num_layers=num_layers, batch_first=True,
+                                           dropout=dropout if num_layers > 1 else 0.0))
         self.drop = nn.Dropout(dropout)  # no parameters: not in the state_dict
         self.fc = nn.Linear(hidden_size, vocab_size)
 
     def forward(self, x, state=None):
-        emb = self.embedding(x)              # (B, T, E)
-        out, state = self.lstm(emb, state)   # (B, T, H); state (L, B, H) each
-        logits = self.fc(self.drop(out))     # (B, T, V)
+        emb = self.embedding(x)                                  # (B, T, E)
+        out, state = getattr(self, self.cell_name)(emb, state)   # (B, T, H); state (L, B, H) each
+        logits = self.fc(self.drop(out))                         # (B, T, V)
         return logits, state
 
     def loss(self, logits, y):
         """Mean cross-entropy over B*T positions, as the C trainer reports it."""
         return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+CharLSTM = CharRNN  # the name before the cells: CharLSTM(V, E, H, L) is the LSTM model
 
 
 # ---- safetensors -------------------------------------------------------------------------
@@ -248,10 +270,10 @@ VOCAB_MODES = ("utf8", "bytes")  # metadata vocab_mode: code points (absent: utf
 
 
 def load_checkpoint(path, dropout=None):
-    """Builds a CharLSTM from a shakespeare checkpoint: (model in eval mode, metadata).
+    """Builds a CharRNN from a shakespeare checkpoint: (model in eval mode, metadata).
 
     metadata has the raw strings plus, parsed: vocab_size, embed_size, hidden_size,
-    num_layers, dropout (ints / float), vocab_mode ("utf8", also when the file has none, or
+    num_layers, dropout (ints / float), cell ("lstm" also when the file has none), vocab_mode ("utf8", also when the file has none, or
     "bytes": a model trained with --vocab bytes) and vocab (list of code points, or of byte
     values in bytes mode; index = token id). token_ids(metadata, text) maps a text onto it.
     dropout overrides the checkpoint's dropout (e.g. 0.0 for inference).
@@ -277,6 +299,9 @@ def load_checkpoint(path, dropout=None):
     meta["vocab"] = [int(c) for c in json.loads(meta["vocab"])]
     if len(meta["vocab"]) != meta["vocab_size"]:
         raise ValueError(f"{path}: vocab has {len(meta['vocab'])} entries, vocab_size is {meta['vocab_size']}")
+    meta["cell"] = meta.get("cell", "lstm")
+    if meta["cell"] not in CELLS:
+        raise ValueError(f"{path}: bad metadata cell {meta['cell']!r} (expected one of {', '.join(CELLS)})")
     meta["start_context"] = meta.get("start_context", "")
     if meta["start_context"] not in ("", "\n"):
         raise ValueError(f"{path}: bad metadata start_context {meta['start_context']!r} (expected '\\n' or none)")
@@ -285,8 +310,8 @@ def load_checkpoint(path, dropout=None):
         raise ValueError(f"{path}: bad metadata vocab_mode {meta['vocab_mode']!r} (expected 'utf8' or 'bytes')")
     if meta["vocab_mode"] == "bytes" and meta["vocab"] and max(meta["vocab"]) > 255:
         raise ValueError(f"{path}: a byte vocabulary with an entry above 255")
-    model = CharLSTM(meta["vocab_size"], meta["embed_size"], meta["hidden_size"], meta["num_layers"],
-                     meta["dropout"] if dropout is None else dropout)
+    model = CharRNN(meta["vocab_size"], meta["embed_size"], meta["hidden_size"], meta["num_layers"],
+                    meta["dropout"] if dropout is None else dropout, cell=meta["cell"])
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
     model.eval()
     return model, meta
@@ -337,7 +362,7 @@ def _check_vocab(vocab, size, vocab_mode="utf8"):
 
 def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer="auto", vocab_mode=None,
                     start_context=None):
-    """Saves a CharLSTM (or its state_dict) as a model file that shakespeare-sample samples and
+    """Saves a CharRNN (or its state_dict; the cell is the one whose tensors it holds) as a model file that shakespeare-sample samples and
     scores and shakespeare-train --init-from fine-tunes (a new run: no optimizer state).
 
     vocab: the model's characters in token-id order, as code points, characters or a str; token ids index
@@ -352,17 +377,20 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
     Returns the metadata written, checksum included."""
     state = model.state_dict() if hasattr(model, "state_dict") else dict(model)
     tensors = {k: v.detach().to(device="cpu", dtype=torch.float32) for k, v in state.items()}
-    if "embedding.weight" not in tensors or "lstm.weight_hh_l0" not in tensors:
-        raise ValueError("not a CharLSTM state: embedding.weight or lstm.weight_hh_l0 is missing")
+    cells = [c for c, (_, prefix, _) in CELLS.items() if f"{prefix}.weight_hh_l0" in tensors]
+    if "embedding.weight" not in tensors or len(cells) != 1:
+        raise ValueError("not a CharRNN state: embedding.weight or one cell's weight_hh_l0 "
+                         f"({', '.join(p + '.weight_hh_l0' for _, p, _ in CELLS.values())}) is missing")
+    cell, prefix = cells[0], CELLS[cells[0]][1]
     V, E = tensors["embedding.weight"].shape
-    H = tensors["lstm.weight_hh_l0"].shape[1]
+    H = tensors[f"{prefix}.weight_hh_l0"].shape[1]
     L = 0
-    while f"lstm.weight_hh_l{L}" in tensors:
+    while f"{prefix}.weight_hh_l{L}" in tensors:
         L += 1
-    expected = CharLSTM(V, E, H, L).state_dict()
+    expected = CharRNN(V, E, H, L, cell=cell).state_dict()
     if set(tensors) != set(expected):
         extra, missing = sorted(set(tensors) - set(expected)), sorted(set(expected) - set(tensors))
-        raise ValueError(f"not a CharLSTM state: unexpected tensors {extra}, missing {missing}")
+        raise ValueError(f"not a CharRNN state: unexpected tensors {extra}, missing {missing}")
     for name, t in expected.items():
         if tensors[name].shape != t.shape:
             raise ValueError(f"tensor {name} has shape {tuple(tensors[name].shape)}, expected {tuple(t.shape)}")
@@ -380,6 +408,8 @@ def save_checkpoint(model, vocab, path, train_config=None, dropout=None, writer=
             "vocab": "[" + ",".join(str(c) for c in cps) + "]"}
     if vocab_mode == "bytes":  # absent means code points, as the C writer does
         meta["vocab_mode"] = "bytes"
+    if cell != "lstm":  # absent means the LSTM, as the C writer does
+        meta["cell"] = cell
     if start_context:
         if start_context != "\n" or (10 not in cps):
             raise ValueError("start_context must be '\\n', with a newline in the vocabulary")
@@ -397,7 +427,7 @@ def main(argv):
         return 2
     model, meta = load_checkpoint(argv[1])
     print(f"loaded {argv[1]}: V={meta['vocab_size']} E={meta['embed_size']} H={meta['hidden_size']} "
-          f"L={meta['num_layers']} dropout={meta['dropout']} vocab_mode={meta['vocab_mode']} "
+          f"L={meta['num_layers']} cell={meta['cell']} dropout={meta['dropout']} vocab_mode={meta['vocab_mode']} "
           f"params={sum(p.numel() for p in model.parameters())}")
     for name, p in model.state_dict().items():
         print(f"  {name:24s} {tuple(p.shape)}")

@@ -17,7 +17,7 @@
 
 int main(void) {
     sk_error err;
-    sk_backend_config cfg = {.model = {5, 4, 8, 1, 0.0f, 0.0f}, .batch_size = 1, .seq_len = 4, .training = 0,
+    sk_backend_config cfg = {.model = {.vocab_size = 5, .embed_size = 4, .hidden_size = 8, .num_layers = 1, .dropout = 0.0f, .weight_drop = 0.0f}, .batch_size = 1, .seq_len = 4, .training = 0,
                              .threads = 1, .seed = 1};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));

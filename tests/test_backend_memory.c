@@ -2,7 +2,8 @@
 // fit, is what sk_backend_create_cpu allocates: glibc's count of the bytes in use (mallinfo2)
 // grows by the estimate, to 1% (the layout, the per-layer pointer arrays and malloc's own
 // headers are not in it), for training with dropout and weight drop, training without them, and
-// inference; the activations are the part that grows with B x T. The available memory is read.
+// inference, and for the GRU and the RNN; the activations are the part that grows with B x T.
+// The available memory is read.
 #include <malloc.h>
 #include <stdio.h>
 
@@ -59,6 +60,16 @@ int main(void) {
     check_estimate("training", cfg);
     cfg.training = 0;
     check_estimate("inference", cfg);
+    // The other cells (fewer gates, one state, the GRU's recurrent side apart).
+    for (sk_cell_kind k = SK_CELL_GRU; k <= SK_CELL_RNN; k = (sk_cell_kind)(k + 1)) {
+        char what[64];
+        cfg.model = m, cfg.model.cell = k, cfg.training = 1;
+        snprintf(what, sizeof what, "%s training, dropout and weight drop", sk_cell_get(k)->name);
+        check_estimate(what, cfg);
+        cfg.training = 0;
+        snprintf(what, sizeof what, "%s inference", sk_cell_get(k)->name);
+        check_estimate(what, cfg);
+    }
     cfg.batch_size = 0;
     CHECK(sk_backend_cpu_bytes(&cfg, NULL) == 0); // a configuration the backend refuses
     const size_t avail = sk_host_memory_available();

@@ -562,8 +562,8 @@ static void fill_state(sk_train_state *s, uint64_t seed) {
     sk_rng r;
     sk_rng_seed(&r, seed);
     for (size_t i = 0; i < (size_t)s->n_slots * s->n_params; i++) s->slots[i] = sk_rng_normal(&r);
-    size_t nh = (size_t)s->L * (size_t)s->B * (size_t)s->H;
-    for (size_t i = 0; i < nh; i++) s->h[i] = sk_rng_normal(&r), s->c[i] = sk_rng_normal(&r);
+    size_t nh = (size_t)s->S * (size_t)s->L * (size_t)s->B * (size_t)s->H;
+    for (size_t i = 0; i < nh; i++) s->state[i] = sk_rng_normal(&r);
     s->step = 1234567890123ll;
     s->epoch = 3;
     s->window = 17;
@@ -575,14 +575,14 @@ static void fill_state(sk_train_state *s, uint64_t seed) {
 }
 
 static int state_equal(const sk_train_state *a, const sk_train_state *b) {
-    size_t nh = (size_t)a->L * (size_t)a->B * (size_t)a->H;
-    return a->n_params == b->n_params && a->L == b->L && a->B == b->B && a->H == b->H && a->T == b->T &&
+    size_t nh = (size_t)a->S * (size_t)a->L * (size_t)a->B * (size_t)a->H;
+    return a->n_params == b->n_params && a->S == b->S && a->L == b->L && a->B == b->B && a->H == b->H && a->T == b->T &&
            a->step == b->step &&
            a->epoch == b->epoch && a->window == b->window && memcmp(&a->best_val_loss, &b->best_val_loss, 8) == 0 &&
            a->best_step == b->best_step && a->seed == b->seed && memcmp(a->rng.s, b->rng.s, sizeof a->rng.s) == 0 &&
            a->optimizer == b->optimizer && a->n_slots == b->n_slots &&
            memcmp(a->slots, b->slots, 4 * a->n_params * (size_t)a->n_slots) == 0 &&
-           memcmp(a->h, b->h, 4 * nh) == 0 && memcmp(a->c, b->c, 4 * nh) == 0;
+           memcmp(a->state, b->state, 4 * nh) == 0;
 }
 
 // Version 2 names the optimizer and its slots: an RMSprop state comes back as RMSprop's, and a
@@ -590,7 +590,7 @@ static int state_equal(const sk_train_state *a, const sk_train_state *b) {
 static void test_state_optimizer(const char *dir) {
     sk_error err;
     sk_train_state s, t;
-    CHECK_OK(sk_train_state_alloc(&s, 13, SK_OPTIM_RMSPROP, 1, 2, 3, &err));
+    CHECK_OK(sk_train_state_alloc(&s, 13, SK_OPTIM_RMSPROP, 2, 1, 2, 3, &err));
     CHECK(s.n_slots == 2 && s.optimizer == SK_OPTIM_RMSPROP);
     fill_state(&s, 5);
     char path[512];
@@ -617,8 +617,8 @@ static void test_state_optimizer(const char *dir) {
 static void test_state(const char *dir) {
     sk_error err;
     sk_train_state s, t;
-    CHECK_OK(sk_train_state_alloc(&s, 37, SK_OPTIM_ADAM, 2, 3, 4, &err));
-    CHECK(s.best_val_loss == INFINITY && s.step == 0 && s.slots[2 * 37 - 1] == 0.0f && s.c[23] == 0.0f);
+    CHECK_OK(sk_train_state_alloc(&s, 37, SK_OPTIM_ADAM, 2, 2, 3, 4, &err));
+    CHECK(s.best_val_loss == INFINITY && s.step == 0 && s.slots[2 * 37 - 1] == 0.0f && s.state[47] == 0.0f);
     fill_state(&s, 9);
     char path[512], bad_path[512];
     join(path, sizeof path, dir, "s.000000001.state");
@@ -628,6 +628,18 @@ static void test_state(const char *dir) {
     CHECK(state_equal(&s, &t));
     sk_train_state_free(&t);
     sk_train_state_free(&t); // twice is safe
+    { // one state tensor a layer (a GRU's or an RNN's h): S comes back from the file's size
+        sk_train_state one, back;
+        char one_path[600];
+        join(one_path, sizeof one_path, dir, "one.000000001.state");
+        CHECK_OK(sk_train_state_alloc(&one, 37, SK_OPTIM_ADAM, 1, 2, 3, 4, &err));
+        fill_state(&one, 10);
+        CHECK_OK(sk_state_save(one_path, &one, 0xABCD1234u, &err));
+        CHECK_OK(sk_state_load(one_path, &back, 0xABCD1234u, &err));
+        CHECK(back.S == 1 && state_equal(&one, &back));
+        sk_train_state_free(&back);
+        sk_train_state_free(&one);
+    }
     CHECK_OK(sk_state_load(path, &t, 0, &err)); // 0: no pairing check
     sk_train_state_free(&t);
     EXPECT_FAIL(sk_state_load(path, &t, 0xABCD1235u, &err), SK_ERR_MISMATCH, path,
@@ -683,7 +695,7 @@ static void test_checkpoint_protocol(const char *dir) {
     model m;
     model_init(&m, TINY_VOCAB, 3, 2, 4, 2, 0.0f, 21);
     sk_train_state s, t;
-    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 2, 4, &err));
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 2, 2, 4, &err));
     fill_state(&s, 4);
     char path[512], name[256], p2[800];
     join(path, sizeof path, dir, "ck.safetensors");
@@ -784,7 +796,7 @@ static void test_kill_during_save(const char *dir) {
     model m;
     model_init(&m, chars, 40, 16, 48, 2, 0.0f, 1);
     sk_train_state s;
-    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 8, 48, &err));
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 2, 8, 48, &err));
     // Kill instants spread over 0..2.5 save durations (fsync makes a save take milliseconds).
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -854,7 +866,7 @@ static void test_param_views(void) {
         CHECK(w.fc_b == b + sk_param_find(&l, "fc.bias")->offset);
         for (int k = 0; k < cfg.num_layers; k++) {
             const char *names[4] = {"weight_ih", "weight_hh", "bias_ih", "bias_hh"};
-            float *const got[4] = {w.lstm[k].w_ih, w.lstm[k].w_hh, w.lstm[k].b_ih, w.lstm[k].b_hh};
+            float *const got[4] = {w.layer[k].w_ih, w.layer[k].w_hh, w.layer[k].b_ih, w.layer[k].b_hh};
             for (int j = 0; j < 4; j++) {
                 char name[SK_TENSOR_NAME_MAX];
                 snprintf(name, sizeof name, "lstm.%s_l%d", names[j], k);

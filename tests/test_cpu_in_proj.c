@@ -17,7 +17,7 @@
 enum { V = 11, E = 6, H = 8, L = 2, B = 2, T = 5 };
 
 static sk_backend *make(int training) {
-    sk_backend_config bc = {.model = {V, E, H, L, 0.0f, 0.0f}, .batch_size = B, .seq_len = T, .training = training,
+    sk_backend_config bc = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f, .weight_drop = 0.0f}, .batch_size = B, .seq_len = T, .training = training,
                             .threads = 1};
     sk_backend *b = NULL;
     sk_error err;
@@ -30,7 +30,7 @@ static sk_backend *make(int training) {
 
 // Logits (B, T, V) of an evaluation of x from a zero state.
 static void eval_logits(sk_backend *b, const int32_t *x, float *out) {
-    OP_OK(sk_backend_set_state(b, NULL, NULL));
+    OP_OK(sk_backend_set_state(b, NULL));
     OP_OK(sk_backend_forward(b, x, NULL, T, SK_MODE_EVAL, 0, NULL));
     OP_OK(sk_backend_get_logits(b, out));
 }
@@ -66,7 +66,7 @@ int main(void) {
     // same model) multiplies the embedded rows by W_ih in a GEMM; the two differ by the order
     // of a dot product of E = 6 terms of size ~0.5, carried through two layers: 1e-5 is ~100
     // fp32 ulps of logits of size ~1.
-    OP_OK(sk_backend_set_state(trained, NULL, NULL));
+    OP_OK(sk_backend_set_state(trained, NULL));
     OP_OK(sk_backend_forward(trained, x, y, T, SK_MODE_TRAIN, 1, NULL));
     OP_OK(sk_backend_get_logits(trained, got));
     printf("  table against the training forward: max |diff| %g (tolerance 1e-5)\n", max_diff(got, want, n));

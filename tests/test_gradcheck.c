@@ -17,19 +17,19 @@
 
 enum { V = 6, E = 3, H = 4, L = 2, B = 2, T = 4 };
 
-static double loss_at(sk_backend *be, const int32_t *x, const int32_t *y, const float *h0, const float *c0,
-                      int64_t step) {
+static double loss_at(sk_backend *be, const int32_t *x, const int32_t *y, const float *s0, int64_t step) {
     sk_error err;
     double s = 0.0;
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, s0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, step, &s));
     return s;
 }
 
-static void check_model(float dropout, float weight_drop) {
+static void check_model(sk_cell_kind cell, float dropout, float weight_drop) {
     sk_error err;
-    sk_backend_config cfg = {.model = {V, E, H, L, dropout, weight_drop}, .batch_size = B, .seq_len = T, .training = 1,
-                             .threads = 1, .seed = 1234};
+    sk_backend_config cfg = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L,
+                                       .dropout = dropout, .weight_drop = weight_drop, .cell = cell},
+                             .batch_size = B, .seq_len = T, .training = 1, .threads = 1, .seed = 1234};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
     const size_t n = be->layout.total;
@@ -41,16 +41,16 @@ static void check_model(float dropout, float weight_drop) {
     sk_rng_seed(&r, 99);
     int32_t x[B * T], y[B * T];
     for (int i = 0; i < B * T; i++) x[i] = (int32_t)(sk_rng_u64(&r) % V), y[i] = (int32_t)(sk_rng_u64(&r) % V);
-    float h0[L * B * H], c0[L * B * H];
-    for (int i = 0; i < L * B * H; i++) h0[i] = sk_rng_uniform(&r) - 0.5f, c0[i] = sk_rng_uniform(&r) - 0.5f;
+    float s0[SK_MAX_CELL_STATES * L * B * H]; // a nonzero initial state: its paths are checked too
+    for (size_t i = 0; i < sk_backend_state_floats(be); i++) s0[i] = sk_rng_uniform(&r) - 0.5f;
 
     const int64_t step = 3;
-    loss_at(be, x, y, h0, c0, step);
+    loss_at(be, x, y, s0, step);
     CHECK_OK(sk_backend_backward(be));
     CHECK_OK(sk_backend_get_grads(be, g));
 
     const float eps = 1e-2f;
-    printf("dropout %.2f, weight drop %.2f\n", (double)dropout, (double)weight_drop);
+    printf("cell %s, dropout %.2f, weight drop %.2f\n", sk_cell_get(cell)->name, (double)dropout, (double)weight_drop);
     for (int ti = 0; ti < be->layout.n_tensors; ti++) {
         const sk_tensor_info *t = &be->layout.tensors[ti];
         float *num = malloc(t->numel * sizeof(float));
@@ -58,10 +58,10 @@ static void check_model(float dropout, float weight_drop) {
             float *pj = &p[t->offset + j], keep = *pj;
             *pj = keep + eps;
             sk_backend_set_params(be, p);
-            double lp = loss_at(be, x, y, h0, c0, step);
+            double lp = loss_at(be, x, y, s0, step);
             *pj = keep - eps;
             sk_backend_set_params(be, p);
-            double lm = loss_at(be, x, y, h0, c0, step);
+            double lm = loss_at(be, x, y, s0, step);
             *pj = keep;
             num[j] = (float)((lp - lm) / (2.0 * eps) / (B * T));
         }
@@ -75,8 +75,12 @@ static void check_model(float dropout, float weight_drop) {
 }
 
 int main(void) {
-    check_model(0.0f, 0.0f);
-    check_model(0.3f, 0.0f);
-    check_model(0.3f, 0.4f);
+    check_model(SK_CELL_LSTM, 0.0f, 0.0f);
+    check_model(SK_CELL_LSTM, 0.3f, 0.0f);
+    check_model(SK_CELL_LSTM, 0.3f, 0.4f);
+    check_model(SK_CELL_GRU, 0.0f, 0.0f);
+    check_model(SK_CELL_GRU, 0.3f, 0.4f);
+    check_model(SK_CELL_RNN, 0.0f, 0.0f);
+    check_model(SK_CELL_RNN, 0.3f, 0.4f);
     return sk_test_done("test_gradcheck");
 }

@@ -222,7 +222,7 @@ static void test_foreign(const char *dir) {
     snprintf(state_path, sizeof state_path, "%s/foreign.000000001.state", dir);
     sk_test_write_file(path, buf, n);
     sk_train_state s;
-    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 1, 2, &err));
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 2, 2, 1, 2, &err));
     CHECK_OK(sk_state_save(state_path, &s, 0x1234u, &err)); // a state that exists, for any model
     sk_train_state_free(&s);
     sk_model_file f;

@@ -37,7 +37,7 @@ int main(void) {
         CHECK(p == SK_PRECISION_TF32); // untouched on failure
     }
 
-    sk_backend_config cfg = {.model = {7, 4, 8, 2, 0.1f, 0.0f}, .batch_size = 2, .seq_len = 3, .training = 1,
+    sk_backend_config cfg = {.model = {.vocab_size = 7, .embed_size = 4, .hidden_size = 8, .num_layers = 2, .dropout = 0.1f, .weight_drop = 0.0f}, .batch_size = 2, .seq_len = 3, .training = 1,
                              .threads = 1, .seed = 3};
     sk_backend *be = NULL;
     CHECK(cfg.precision == SK_PRECISION_FP32);

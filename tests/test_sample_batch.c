@@ -32,8 +32,8 @@ typedef struct {
 
 static fake *fake_of(sk_backend *b) { return b->impl; }
 
-static sk_status fake_set_state(sk_backend *b, const float *h, const float *c) {
-    (void)h, (void)c;
+static sk_status fake_set_state(sk_backend *b, const float *state) {
+    (void)state;
     fake *f = fake_of(b);
     memset(f->last, 0, sizeof f->last), memset(f->seen, 0, sizeof f->seen);
     return SK_OK;

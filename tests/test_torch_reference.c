@@ -1,22 +1,25 @@
-// test_torch_reference.c: a backend against PyTorch's nn.LSTM and torch.optim on a tiny model:
-// the CPU backend, or with the argument "cuda" the CUDA backend in strict fp32 (registered as
-// gpu_test_torch_reference; exit 77 without a usable GPU, and on the emulated device in a build
-// without one). tests/data/torch_reference.bin is written by scripts/gen_torch_reference.py
-// (format there): parameters, inputs, initial state, and PyTorch's logits, mean loss, final
-// state, every gradient, the gradient norm, the parameters (and Adam moments) after one
-// clipped Adam step and one clipped AdamW step, and the parameters and slots after two clipped
-// RMSprop steps. PyTorch computed in float64, so the reference is exact to fp32 rounding; what
-// remains is this backend's fp32 error. Every optimizer step is also held bitwise to
-// sk_optim_update on the host, fed the backend's own parameters, gradients, slots and norm
-// (the CPU loop's element function, which the CUDA kernel must reproduce exactly).
+// test_torch_reference.c: a backend against PyTorch's nn.LSTM, nn.GRU and nn.RNN and
+// torch.optim on a tiny model: the CPU backend, or with the argument "cuda" the CUDA backend in
+// strict fp32 (registered as gpu_test_torch_reference; exit 77 without a usable GPU, and on the
+// emulated device in a build without one). One reference file per cell:
+// tests/data/torch_reference.bin (the LSTM), torch_reference_gru.bin, torch_reference_rnn.bin,
+// written by scripts/gen_torch_reference.py (format there): parameters, inputs, initial state,
+// and PyTorch's logits, mean loss, final state, every gradient, the gradient norm, the parameters
+// (and Adam moments) after one clipped Adam step and one clipped AdamW step, and (the LSTM's
+// file) the parameters and slots after two clipped RMSprop steps. PyTorch computed in float64,
+// so the reference is exact to fp32 rounding; what remains is this backend's fp32 error. Every
+// optimizer step is also held bitwise to sk_optim_update on the host, fed the backend's own
+// parameters, gradients, slots and norm (the CPU loop's element function, which the CUDA kernel
+// must reproduce exactly).
 //
 // Tolerance: |got - ref| <= atol + rtol*|ref|, rtol = 1e-4 (the project's acceptance
 // criterion). atol covers elements that are sums with cancellation: a gradient element is
 // a sum over B*T = 18 positions (and back through T steps of recurrence) of products of
 // size <= ~0.05; fp32 accumulation leaves an absolute error of about 18 * 0.05 * 6e-8
 // ~ 5e-8 whatever the sum's value, so atol = 2e-7 for gradients and Adam moments (the
-// largest gradient is 0.15), and 1e-6 for logits, state, loss and parameters (values of
-// order 1, each from sums of E or H <= 7 products per step, compounded over T = 6 steps).
+// largest gradient of every cell's case is 0.16), and 1e-6 for logits, state, loss and
+// parameters (values of order 1, each from sums of E or H <= 7 products per step,
+// compounded over T = 6 steps).
 // RMSprop: its parameters and momentum buffer after two steps within ATOL_VALUE; square_avg
 // = alpha sq + (1 - alpha) (s g)^2 moves by 2 (1 - alpha) s^2 |g| dg <= 2e-2 * 0.25 * 0.15 * 2e-7
 // = 1.5e-10 per step for a gradient error dg: atol 3e-10.
@@ -197,21 +200,41 @@ static void gather_params(const ref_file *f, const sk_param_layout *lay, float *
     CHECK(covered == lay->total);
 }
 
+// The records "<state>0" (which == '0') or "<state>n" (which == 'n') of every state tensor of
+// the cell (h, then an LSTM's c) into one (S, L, B, H) buffer, as the backend holds the state.
+static void gather_state(const ref_file *f, const sk_cell *cell, char which, size_t S, float *out) {
+    for (int s = 0; s < cell->n_states; s++) {
+        char name[16];
+        snprintf(name, sizeof name, "%s%c", cell->state_names[s], which);
+        memcpy(out + (size_t)s * S, ref_f32(f, name, S), S * sizeof(float));
+    }
+}
+
+// The final state against the records "<state>n".
+static void compare_state(const ref_file *f, const sk_cell *cell, const float *got, size_t S, const char *what) {
+    for (int s = 0; s < cell->n_states; s++) {
+        char name[16], label[48];
+        snprintf(name, sizeof name, "%sn", cell->state_names[s]);
+        snprintf(label, sizeof label, "%s%s", name, what);
+        sk_test_compare(label, got + (size_t)s * S, ref_f32(f, name, S), S, ATOL_VALUE, RTOL);
+    }
+}
+
 // The backend under test: the CPU's, or the CUDA backend's (strict fp32: a zeroed precision).
 static sk_status create(const sk_backend_config *bc, int cuda, sk_backend **out, sk_error *err) {
     return cuda ? sk_backend_create_cuda(bc, out, err) : sk_backend_create_cpu(bc, out, err);
 }
 
 // Two clipped RMSprop steps from the starting parameters and zero slots, each from its own
-// training forward from (h0, c0) and backward, against torch.optim.RMSprop's: the first by
+// training forward from h0 (the LSTM's h0, c0) and backward, against torch.optim.RMSprop's: the first by
 // the eager ops, the second by sk_backend_train_step.
-static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, const float *params) {
+static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, const float *params, const float *h0) {
     sk_error err = {{0}};
     bc.optimizer = SK_OPTIM_RMSPROP;
     sk_backend *be = NULL;
     CHECK_OK(create(&bc, cuda, &be, &err));
     const sk_param_layout *lay = &be->layout;
-    const size_t P = lay->total, S = (size_t)bc.model.num_layers * bc.batch_size * bc.model.hidden_size;
+    const size_t P = lay->total;
     const sk_optim_hparams hp = {.kind = SK_OPTIM_RMSPROP, .alpha = ref_scalar(ref, "rmsprop.alpha"),
                                  .momentum = ref_scalar(ref, "rmsprop.momentum"), .eps = ref_scalar(ref, "rmsprop.eps"),
                                  .weight_decay = ref_scalar(ref, "rmsprop.weight_decay"),
@@ -227,13 +250,13 @@ static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, c
     // Step 1 by the eager ops, held bitwise to the host's update; step 2 as the trainer takes it
     // (sk_backend_train_step: on CUDA the deferred step, its clip scale formed on the device).
     double loss_sum = NAN;
-    CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
+    CHECK_OK(sk_backend_set_state(be, h0));
     CHECK_OK(sk_backend_forward(be, x, y, bc.seq_len, SK_MODE_TRAIN, 1, &loss_sum));
     CHECK_OK(sk_backend_backward(be));
     step_checked(be, &hp, lr, 1);
     CHECK_OK(sk_backend_get_params(be, buf));
     compare_tensors(ref, lay, buf, "rmsprop1.", ATOL_VALUE);
-    CHECK_OK(sk_backend_set_state(be, ref_f32(ref, "h0", S), ref_f32(ref, "c0", S)));
+    CHECK_OK(sk_backend_set_state(be, h0));
     const sk_train_step_args a = {.x = x, .y = y, .len = bc.seq_len, .step = 2, .opt_step = 2, .optim = &hp, .lr = lr};
     sk_step_stats stats;
     CHECK_OK(sk_backend_train_step(be, &a, &err));
@@ -249,31 +272,28 @@ static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, c
     sk_backend_free(be);
 }
 
-int main(int argc, char **argv) {
-    const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
-    char reason[256];
-    if (cuda && !sk_cuda_available(0, reason, sizeof reason)) {
-        printf("skipped: %s\n", reason);
-        return 77;
-    }
+static void check_cell(const char *file, sk_cell_kind kind, int cuda) {
     char path[4096];
-    sk_test_source_path(path, sizeof path, "tests/data/torch_reference.bin");
+    sk_test_source_path(path, sizeof path, file);
     ref_file *ref = malloc(sizeof *ref);
     const char *why = ref ? ref_load(ref, path) : "out of memory";
     if (why) {
         fprintf(stderr, "%s: %s\n", path, why);
         if (ref) ref_free(ref);
         free(ref);
-        return 1;
+        exit(1);
     }
     const int V = (int)ref->cfg[0], E = (int)ref->cfg[1], H = (int)ref->cfg[2], L = (int)ref->cfg[3];
     const int B = (int)ref->cfg[4], T = (int)ref->cfg[5];
-    printf("reference: V=%d E=%d H=%d L=%d B=%d T=%d, %d records\n", V, E, H, L, B, T, ref->n);
+    const sk_cell *cell = sk_cell_get(kind);
+    printf("reference %s (nn.%s): V=%d E=%d H=%d L=%d B=%d T=%d, %d records\n", file, cell->torch_module, V, E, H, L,
+           B, T, ref->n);
 
     sk_error err = {{0}};
     sk_backend_config bc;
     memset(&bc, 0, sizeof bc);
-    bc.model = (sk_model_config){.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f};
+    bc.model = (sk_model_config){.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f,
+                                 .cell = kind};
     bc.batch_size = B;
     bc.seq_len = T;
     bc.training = 1;
@@ -288,27 +308,27 @@ int main(int argc, char **argv) {
     const size_t P = lay->total, S = (size_t)L * B * H, BT = (size_t)B * T;
     float *params = calloc(P, sizeof(float)), *buf = calloc(P, sizeof(float));
     float *m = calloc(P, sizeof(float)), *v = calloc(P, sizeof(float)), *zeros = calloc(P, sizeof(float));
-    float *logits = calloc(BT * V, sizeof(float)), *h = calloc(S, sizeof(float)), *c = calloc(S, sizeof(float));
+    float *logits = calloc(BT * V, sizeof(float)), *h = calloc(SK_MAX_CELL_STATES * S, sizeof(float));
+    float *h0 = calloc(SK_MAX_CELL_STATES * S, sizeof(float)); // (S, L, B, H): h, then an LSTM's c
     int32_t *xs = calloc(BT, sizeof(int32_t));
-    CHECK(params && buf && m && v && zeros && logits && h && c && xs);
+    CHECK(params && buf && m && v && zeros && logits && h && h0 && xs);
     gather_params(ref, lay, params);
+    gather_state(ref, cell, '0', S, h0);
     const int32_t *x = ref_get(ref, "x", BT, 1)->data, *y = ref_get(ref, "y", BT, 1)->data;
-    const float *h0 = ref_f32(ref, "h0", S), *c0 = ref_f32(ref, "c0", S);
     const float *ref_logits = ref_f32(ref, "logits", BT * V);
 
     // ---- training forward from a nonzero carried state, loss, final state --------------
-    printf("forward (train, from h0, c0):\n");
+    printf("forward (train, from a nonzero state):\n");
     double loss_sum = NAN;
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, h0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 1, &loss_sum));
     float loss = (float)(loss_sum / (double)BT);
     sk_test_compare("loss (mean)", &loss, ref_f32(ref, "loss", 1), 1, ATOL_VALUE, RTOL);
     CHECK_OK(sk_backend_get_logits(be, logits));
     sk_test_compare("logits", logits, ref_logits, BT * V, ATOL_VALUE, RTOL);
-    CHECK_OK(sk_backend_get_state(be, h, c));
-    sk_test_compare("hn", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
-    sk_test_compare("cn", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
+    CHECK_OK(sk_backend_get_state(be, h));
+    compare_state(ref, cell, h, S, "");
 
     // ---- backward: every gradient ---------------------------------------------------------
     printf("backward:\n");
@@ -334,7 +354,7 @@ int main(int argc, char **argv) {
     CHECK_OK(sk_backend_get_optimizer_state(be, 1, v));
     compare_tensors(ref, lay, m, "adam_m.", ATOL_GRAD);
     // v = (1 - beta2) (s g)^2 with clip scale s = 0.5, so an error dg in g moves v by
-    // 2 (1 - beta2) s^2 |g| dg <= 2e-3 * 0.25 * 0.15 * 2e-7 = 1.5e-11: atol 3e-11.
+    // 2 (1 - beta2) s^2 |g| dg <= 2e-3 * 0.25 * 0.16 * 2e-7 = 1.6e-11: atol 3e-11.
     compare_tensors(ref, lay, v, "adam_v.", 3e-11);
 
     // ---- clipped AdamW step 1 (decay on matrices only) from the same start ------------------
@@ -344,7 +364,7 @@ int main(int argc, char **argv) {
     CHECK_OK(sk_backend_set_params(be, params));
     CHECK_OK(sk_backend_set_optimizer_state(be, 0, zeros));
     CHECK_OK(sk_backend_set_optimizer_state(be, 1, zeros));
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, h0));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, 2, &loss_sum));
     CHECK_OK(sk_backend_backward(be));
     hp.weight_decay = ref_scalar(ref, "adamw.weight_decay");
@@ -360,7 +380,7 @@ int main(int argc, char **argv) {
     const int len1 = T > 2 ? T - 2 : 1, len2 = T - len1;
     printf("forward (eval, windows of %d and %d):\n", len1, len2);
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_state(be, h0, c0));
+    CHECK_OK(sk_backend_set_state(be, h0));
     int start = 0;
     for (int w = 0; w < 2; w++) {
         const int len = w == 0 ? len1 : len2;
@@ -375,11 +395,10 @@ int main(int argc, char **argv) {
         }
         start += len;
     }
-    CHECK_OK(sk_backend_get_state(be, h, c));
-    sk_test_compare("hn (eval)", h, ref_f32(ref, "hn", S), S, ATOL_VALUE, RTOL);
-    sk_test_compare("cn (eval)", c, ref_f32(ref, "cn", S), S, ATOL_VALUE, RTOL);
+    CHECK_OK(sk_backend_get_state(be, h));
+    compare_state(ref, cell, h, S, " (eval)");
 
-    check_rmsprop(ref, bc, cuda, params);
+    if (kind == SK_CELL_LSTM) check_rmsprop(ref, bc, cuda, params, h0); // RMSprop's records: the LSTM's file
     sk_backend_free(be);
     free(params);
     free(buf);
@@ -388,9 +407,21 @@ int main(int argc, char **argv) {
     free(zeros);
     free(logits);
     free(h);
-    free(c);
+    free(h0);
     free(xs);
     ref_free(ref);
     free(ref);
+}
+
+int main(int argc, char **argv) {
+    const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
+    char reason[256];
+    if (cuda && !sk_cuda_available(0, reason, sizeof reason)) {
+        printf("skipped: %s\n", reason);
+        return 77;
+    }
+    check_cell("tests/data/torch_reference.bin", SK_CELL_LSTM, cuda);
+    check_cell("tests/data/torch_reference_gru.bin", SK_CELL_GRU, cuda);
+    check_cell("tests/data/torch_reference_rnn.bin", SK_CELL_RNN, cuda);
     return sk_test_done("test_torch_reference");
 }

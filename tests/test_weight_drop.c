@@ -26,7 +26,7 @@ static const uint64_t kSeed = 4242;
 
 static sk_backend *make_backend(float weight_drop) {
     sk_error err;
-    sk_backend_config cfg = {.model = {V, E, H, L, kDropout, weight_drop}, .batch_size = B, .seq_len = T,
+    sk_backend_config cfg = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = kDropout, .weight_drop = weight_drop}, .batch_size = B, .seq_len = T,
                              .training = 1, .threads = 2, .seed = kSeed};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
@@ -43,7 +43,7 @@ static double train_pass(sk_backend *be, const float *params, const int32_t *x, 
     sk_error err;
     double loss = 0.0;
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_state(be, NULL, NULL));
+    CHECK_OK(sk_backend_set_state(be, NULL));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_TRAIN, step, &loss));
     CHECK_OK(sk_backend_get_logits(be, logits));
     CHECK_OK(sk_backend_backward(be));
@@ -55,7 +55,7 @@ static double eval_pass(sk_backend *be, const float *params, const int32_t *x, c
     sk_error err;
     double loss = 0.0;
     CHECK_OK(sk_backend_set_params(be, params));
-    CHECK_OK(sk_backend_set_state(be, NULL, NULL));
+    CHECK_OK(sk_backend_set_state(be, NULL));
     CHECK_OK(sk_backend_forward(be, x, y, T, SK_MODE_EVAL, 0, &loss));
     return loss;
 }
@@ -76,7 +76,7 @@ int main(void) {
     for (int64_t step = 0; step < 3; step++) {
         memcpy(q, p, n * sizeof(float));
         for (int k = 0; k < L; k++) {
-            size_t off = sk_lstm_layer(lay, k).w_hh;
+            size_t off = sk_layer_at(lay, k).w_hh;
             for (size_t i = 0; i < nw; i++) q[off + i] = p[off + i] * factor(step, k, i);
         }
         double l_wd = train_pass(wd, p, x, y, step, lg_wd, g_wd);
@@ -84,7 +84,7 @@ int main(void) {
         CHECK(l_wd == l_plain);
         CHECK(memcmp(lg_wd, lg_plain, (size_t)B * T * V * sizeof(float)) == 0);
         for (int k = 0; k < L; k++) {
-            size_t off = sk_lstm_layer(lay, k).w_hh;
+            size_t off = sk_layer_at(lay, k).w_hh;
             for (size_t i = 0; i < nw; i++) g_plain[off + i] *= factor(step, k, i);
         }
         int same = memcmp(g_wd, g_plain, n * sizeof(float)) == 0;

@@ -2,7 +2,7 @@
 // dev/cuda): every implementation behind the CUDA backend's LSTM seam (cuDNN on each of its
 // RNN algorithms: STANDARD, PERSIST_STATIC, PERSIST_DYNAMIC, PERSIST_STATIC_SMALL_H; our
 // persistent kernel on CUDA cores and, in tf32 and bf16, on tensor cores) in every precision
-// (--precision fp32, tf32, bf16) against the CPU reference layer (src/cpu/lstm_cpu.c), then
+// (--precision fp32, tf32, bf16) against the CPU reference layer (src/cpu/layer_cpu.c), then
 // timed, in one small program.
 // defines: main
 //
@@ -27,7 +27,7 @@
 #include "lstm_impl.h"
 
 extern "C" {
-#include "cpu/lstm_cpu.h"
+#include "cpu/layer_cpu.h"
 #include "shakespeare/model.h"
 #include "shakespeare/rng.h"
 }
@@ -86,29 +86,34 @@ void cpu_reference(const sk_param_layout *lay, int B, int T, const float *p, con
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) memcpy(in[0] + ((size_t)t * B + b) * E, x + ((size_t)b * T + t) * E, E * 4);
     for (int k = 0; k < L; k++) {
-        sk_lstm_layer_offsets o = sk_lstm_layer(lay, k);
-        sk_lstm_cpu_layer l = {B, H, o.in, 1, p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh, NULL, 0, 0, 0}; // CBLAS
+        sk_layer_offsets o = sk_layer_at(lay, k);
+        sk_layer_cpu l = sk_layer_cpu_make(SK_CELL_LSTM, B, H, o.in, 1,
+                                           p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh);
         gates[k] = host_f(rows * 4 * H), tc[k] = host_f(rows * H);
         hb[k] = host_f(rows * H + (size_t)B * H), cb[k] = host_f(rows * H + (size_t)B * H);
         memcpy(hb[k], h0 + (size_t)k * B * H, sizeof(float) * B * H);
         memcpy(cb[k], c0 + (size_t)k * B * H, sizeof(float) * B * H);
-        sk_lstm_cpu_forward(&l, T, in[k], gates[k], tc[k], hb[k], cb[k]);
+        float *const states[2] = {hb[k], cb[k]};
+        sk_layer_cpu_forward(&l, T, in[k], gates[k], tc[k], states);
         in[k + 1] = hb[k] + (size_t)B * H;
         memcpy(ref->hy + (size_t)k * B * H, hb[k] + rows * H, sizeof(float) * B * H);
         memcpy(ref->cy + (size_t)k * B * H, cb[k] + rows * H, sizeof(float) * B * H);
     }
     float *d = host_f(rows * (E > H ? E : H)), *dn = host_f(rows * (E > H ? E : H));
-    float *dg = host_f(rows * 4 * H), *dh = host_f((size_t)B * H), *dc = host_f((size_t)B * H);
+    float *dg = host_f(rows * 4 * H), *dh = host_f((size_t)B * H), *dc = host_f(2 * (size_t)B * H); // dc: (h, c)
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             memcpy(ref->y + ((size_t)b * T + t) * H, in[L] + ((size_t)t * B + b) * H, H * 4);
             memcpy(d + ((size_t)t * B + b) * H, dy + ((size_t)b * T + t) * H, H * 4);
         }
     for (int k = L - 1; k >= 0; k--) {
-        sk_lstm_layer_offsets o = sk_lstm_layer(lay, k);
-        sk_lstm_cpu_layer l = {B, H, o.in, 1, p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh, NULL, 0, 0, 0}; // CBLAS
-        sk_lstm_cpu_grads g = {ref->grads + o.w_ih, ref->grads + o.w_hh, ref->grads + o.b_ih, ref->grads + o.b_hh};
-        sk_lstm_cpu_backward(&l, T, in[k], gates[k], tc[k], hb[k], cb[k], d, dg, dh, dc, &g, dn);
+        sk_layer_offsets o = sk_layer_at(lay, k);
+        sk_layer_cpu l = sk_layer_cpu_make(SK_CELL_LSTM, B, H, o.in, 1,
+                                           p + o.w_ih, p + o.w_hh, p + o.b_ih, p + o.b_hh);
+        sk_layer_cpu_grads g = {ref->grads + o.w_ih, ref->grads + o.w_hh, ref->grads + o.b_ih, ref->grads + o.b_hh};
+        sk_layer_cpu_scratch sc = {dg, NULL, dh, dc};
+        float *const states[2] = {hb[k], cb[k]};
+        sk_layer_cpu_backward(&l, T, in[k], gates[k], tc[k], states, d, &sc, &g, dn);
         float *s = d;
         d = dn, dn = s;
     }
@@ -146,7 +151,7 @@ int main(int argc, char **argv) {
     sk_error err = {{0}};
     sk_param_layout lay;
     sk_model_config mc = {.vocab_size = 2, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f,
-                          .weight_drop = 0.0f};
+                          .weight_drop = 0.0f, .cell = SK_CELL_LSTM};
     DIE_IF(sk_param_layout_init(&lay, &mc, &err) != SK_OK, "%s", err.msg);
     const size_t n = lay.total, xs = (size_t)B * T * E, ys = (size_t)B * T * H, ss = (size_t)L * B * H;
     float *p = host_f(n), *x = host_f(xs), *dy = host_f(ys), *h0 = host_f(ss), *c0 = host_f(ss);
@@ -216,7 +221,7 @@ int main(int argc, char **argv) {
             printf("%-34s max |diff| / max |ref|: y %.2e  hy %.2e  cy %.2e  dx %.2e", name, rel_err(dyo, ref.y, ys),
                    rel_err(dhy, ref.hy, ss), rel_err(dcy, ref.cy, ss), rel_err(ddx, ref.dx, xs));
             for (int k = 0; k < L; k++) {
-                sk_lstm_layer_offsets o = sk_lstm_layer(&lay, k);
+                sk_layer_offsets o = sk_layer_at(&lay, k);
                 size_t nih = (size_t)4 * H * o.in, nhh = (size_t)4 * H * H;
                 printf("  dW_ih%d %.2e dW_hh%d %.2e db%d %.2e", k, rel_err(dgr + o.w_ih, ref.grads + o.w_ih, nih), k,
                        rel_err(dgr + o.w_hh, ref.grads + o.w_hh, nhh), k,

@@ -5,7 +5,7 @@
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda, sk_backend_cuda_memory,
 //          sk_backend_name, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
-//          sk_backend_get_state, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
+//          sk_backend_get_state, sk_backend_state_floats, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
 //          sk_backend_grad_buffer, sk_backend_grad_norm, sk_backend_update, sk_backend_has_sampler,
 //          sk_backend_sample,
 //          sk_backend_memory, sk_backend_memory_of, sk_backend_cpu_bytes, sk_host_memory_available,
@@ -18,7 +18,7 @@
 //
 // A backend owns, in its own memory: the parameters, their gradients, the optimizer's slots (all
 // in the canonical layout of model.h, or a private one it converts on copy), the carried
-// LSTM state h, c (L, B, H), and every activation buffer for windows of up to T steps.
+// state (S, L, B, H) of the cell's S state tensors (cell.h), and every activation buffer for windows of up to T steps.
 // Everything is allocated at creation; nothing is allocated per step.
 //
 // Errors: an op that fails returns its status and leaves one line in b->err naming what
@@ -26,7 +26,7 @@
 // sk_backend_error(b) reads it for the caller's own message.
 //
 // Tensor layouts at this interface: x, y (B, len) stream-major token ids; logits
-// (B, len, V); h, c (L, B, H). All host pointers, except the gradient buffer, which is
+// (B, len, V); the state (S, L, B, H). All host pointers, except the gradient buffer, which is
 // the backend's own memory (host or device) so that it can be all-reduced in place.
 //
 // A training step has one entry point, sk_backend_train_step: forward -> backward ->
@@ -248,9 +248,11 @@ sk_status sk_backend_get_grads(sk_backend *b, float *grads);
 // is m, 1 is v); SK_ERR_ARG for a slot the optimizer lacks or an inference-only backend.
 sk_status sk_backend_set_optimizer_state(sk_backend *b, int slot, const float *x);
 sk_status sk_backend_get_optimizer_state(sk_backend *b, int slot, float *x);
-// Carried LSTM state h, c (L, B, H); NULL pointers reset it to zeros.
-sk_status sk_backend_set_state(sk_backend *b, const float *h, const float *c);
-sk_status sk_backend_get_state(sk_backend *b, float *h, float *c);
+// The carried state, (S, L, B, H): the cell's S state tensors (cell.h: h first, then an LSTM's
+// c), each (L, B, H); sk_backend_state_floats(b) floats. NULL resets it to zeros.
+sk_status sk_backend_set_state(sk_backend *b, const float *state);
+sk_status sk_backend_get_state(sk_backend *b, float *state);
+size_t sk_backend_state_floats(const sk_backend *b);
 // Runs the model over window x (B, len), 1 <= len <= T, from the carried state, and
 // leaves the final state carried. With y, *loss_sum = sum over B*len of -log p(y).
 // SK_MODE_TRAIN applies dropout with masks keyed by step and keeps what backward needs.

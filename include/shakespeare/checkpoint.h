@@ -13,6 +13,8 @@
 //   vocab_size, embed_size, hidden_size, num_layers   required
 //   dropout       optional for files from other writers (0 when absent)
 //   weight_drop   optional: written when above 0 (0 when absent)
+//   cell          optional: the recurrent cell (cell.h), "gru" or "rnn"; written when not "lstm"
+//                 (absent: "lstm", as in every file before the cells)
 //   vocab         required: JSON array of the vocabulary's code points, e.g. "[10,32,33]"
 //   vocab_mode    optional "bytes": the vocabulary holds byte values (absent or "utf8": code points)
 //   start_context optional "\n": the texts begin after a newline, which sampling and scoring feed
@@ -95,18 +97,18 @@ typedef struct {
     int64_t best_step;
     uint64_t seed;         // the run's seed (dropout keys derive from it and step)
     sk_rng rng;            // the trainer's generator (samples printed during training)
-    int L, B, H;           // shape of the carried state
+    int S, L, B, H;        // shape of the carried state: the cell's S state tensors (cell.h) of (L, B, H)
     int T;                 // window length the carried state ends (0: not recorded)
     sk_optim_kind optimizer; // whose state the slots are (a version 1 file's: adam)
     int n_slots;           // sk_optim_of(optimizer)->n_slots
     size_t n_params;       // floats per slot
     float *slots;          // (n_slots, n_params) the optimizer's state, slot k at slots + k * n_params, owned
-    float *h, *c;          // (L, B, H) carried LSTM state, owned
+    float *state;          // (S, L, B, H) carried state, owned: h, then an LSTM's c
 } sk_train_state;
 
-// Zeroed slots for optimizer, zero LSTM state; SK_ERR_ARG for bad sizes or an optimizer not in the table.
-sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind optimizer, int L, int B, int H,
-                               sk_error *err);
+// Zeroed slots for optimizer, zero state; SK_ERR_ARG for bad sizes or an optimizer not in the table.
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind optimizer, int S, int L, int B,
+                               int H, sk_error *err);
 void sk_train_state_free(sk_train_state *s);
 
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err);

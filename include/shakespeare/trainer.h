@@ -20,7 +20,8 @@
 #include "shakespeare/token_cache.h"
 
 enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16,
-       SK_SET_WEIGHT_DROP = 32, SK_SET_SEED = 64, SK_SET_MAX_ITERS = 128, SK_SET_MAX_EPOCHS = 256 };
+       SK_SET_WEIGHT_DROP = 32, SK_SET_SEED = 64, SK_SET_MAX_ITERS = 128, SK_SET_MAX_EPOCHS = 256,
+       SK_SET_CELL = 512 };
 
 typedef struct sk_train_options_s {
     const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)

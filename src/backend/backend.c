@@ -7,7 +7,7 @@
 //          sk_backend_config_make, sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
 //          sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
-//          sk_backend_get_state, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
+//          sk_backend_get_state, sk_backend_state_floats, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
 //          sk_backend_grad_buffer, sk_backend_grad_norm, sk_backend_update, sk_backend_has_sampler,
 //          sk_backend_sample
 #include <errno.h>
@@ -128,9 +128,13 @@ sk_status sk_backend_get_optimizer_state(sk_backend *b, int slot, float *x) {
     return st == SK_OK ? b->ops->get_optimizer_state(b, slot, x) : st;
 }
 
-sk_status sk_backend_set_state(sk_backend *b, const float *h, const float *c) { return b->ops->set_state(b, h, c); }
+sk_status sk_backend_set_state(sk_backend *b, const float *state) { return b->ops->set_state(b, state); }
 
-sk_status sk_backend_get_state(sk_backend *b, float *h, float *c) { return b->ops->get_state(b, h, c); }
+sk_status sk_backend_get_state(sk_backend *b, float *state) { return b->ops->get_state(b, state); }
+size_t sk_backend_state_floats(const sk_backend *b) {
+    const sk_model_config *m = &b->layout.cfg;
+    return (size_t)sk_model_cell(m)->n_states * m->num_layers * b->cfg.batch_size * m->hidden_size;
+}
 
 sk_status sk_backend_forward(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode, int64_t step,
                              double *loss_sum) {

@@ -20,8 +20,8 @@ struct sk_backend_ops {
     // Slot `slot` of the optimizer's state; slot checked by backend.c against cfg.optimizer.
     sk_status (*set_optimizer_state)(sk_backend *b, int slot, const float *x);
     sk_status (*get_optimizer_state)(sk_backend *b, int slot, float *x);
-    sk_status (*set_state)(sk_backend *b, const float *h, const float *c); // NULL pointers: zeros
-    sk_status (*get_state)(sk_backend *b, float *h, float *c);
+    sk_status (*set_state)(sk_backend *b, const float *state); // (S, L, B, H); NULL: zeros
+    sk_status (*get_state)(sk_backend *b, float *state);
     sk_status (*forward)(sk_backend *b, const int32_t *x, const int32_t *y, int len, sk_mode mode,
                          int64_t step, double *loss_sum);
     sk_status (*get_logits)(sk_backend *b, float *logits);

@@ -24,8 +24,9 @@
 //   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
 //           4*n_params     f32 slot 0
 //           ...            (S slots)
-//           4*L*B*H        f32 h
-//           4*L*B*H        f32 c
+//           4*N*L*B*H      f32 the carried state: the cell's N state tensors (cell.h) of (L, B, H),
+//                          h first (an LSTM's h then c, as version 1 files have always held them;
+//                          a GRU's or RNN's h alone): N is what the file's size leaves for them
 //   end-4   4     u32 CRC-32 (sk_crc32) of every byte before it
 // Version 1 has neither the optimizer's name nor its slots' count and names: its 120-byte
 // header is followed by Adam's m and v, then h and c, which load as the optimizer adam.
@@ -64,33 +65,33 @@ static size_t lbh(int64_t L, int64_t B, int64_t H) {
     return (size_t)(lb * (uint64_t)H);
 }
 
-sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind optimizer, int L, int B, int H,
-                               sk_error *err) {
+sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind optimizer, int S, int L, int B,
+                               int H, sk_error *err) {
     memset(s, 0, sizeof *s);
     size_t nh = lbh(L, B, H);
     const sk_optim_info *opt = sk_optim_of(optimizer);
-    if (nh == SIZE_MAX || n_params > SIZE_MAX / (4 * SK_OPTIM_MAX_SLOTS) || !opt)
-        return sk_fail(err, SK_ERR_ARG, "training state: bad sizes (n_params %zu, L %d, B %d, H %d) or optimizer %d",
-                       n_params, L, B, H, (int)optimizer);
-    s->L = L, s->B = B, s->H = H;
+    if (nh == SIZE_MAX || n_params > SIZE_MAX / (4 * SK_OPTIM_MAX_SLOTS) || !opt || S < 1 || S > SK_MAX_CELL_STATES)
+        return sk_fail(err, SK_ERR_ARG,
+                       "training state: bad sizes (n_params %zu, S %d, L %d, B %d, H %d) or optimizer %d", n_params, S,
+                       L, B, H, (int)optimizer);
+    nh *= (size_t)S;
+    s->S = S, s->L = L, s->B = B, s->H = H;
     s->n_params = n_params;
     s->optimizer = optimizer, s->n_slots = opt->n_slots;
     s->best_val_loss = INFINITY;
     const size_t slots = (size_t)opt->n_slots * n_params;
     s->slots = calloc(slots ? slots : 1, sizeof(float));
-    s->h = calloc(nh ? nh : 1, sizeof(float));
-    s->c = calloc(nh ? nh : 1, sizeof(float));
-    if (!s->slots || !s->h || !s->c) {
+    s->state = calloc(nh ? nh : 1, sizeof(float));
+    if (!s->slots || !s->state) {
         sk_train_state_free(s);
-        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", slots, 2 * nh);
+        return sk_fail(err, SK_ERR_NOMEM, "out of memory for a training state of %zu + %zu floats", slots, nh);
     }
     return SK_OK;
 }
 
 void sk_train_state_free(sk_train_state *s) {
     free(s->slots);
-    free(s->h);
-    free(s->c);
+    free(s->state);
     memset(s, 0, sizeof *s);
 }
 
@@ -106,7 +107,8 @@ static void put_optimizer(unsigned char *rec, const sk_optim_info *opt) {
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err) {
     size_t nh = lbh(s->L, s->B, s->H);
     const sk_optim_info *opt = sk_optim_of(s->optimizer);
-    if (nh == SIZE_MAX || !opt || s->n_slots != opt->n_slots || !s->slots || !s->h || !s->c)
+    if (nh == SIZE_MAX || !opt || s->n_slots != opt->n_slots || s->S < 1 || s->S > SK_MAX_CELL_STATES || !s->slots ||
+        !s->state)
         return sk_fail(err, SK_ERR_ARG, "%s: training state with bad sizes or missing buffers", path);
     unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS)];
     const size_t header = STATE_HEADER + STATE_OPTIM(opt->n_slots);
@@ -133,8 +135,7 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     sk_status st = sk_atomic_open(&af, path, err);
     if (st == SK_OK) st = sk_atomic_write(&af, hd, header, err);
     if (st == SK_OK) st = sk_write_f32_le(&af, s->slots, (size_t)s->n_slots * s->n_params, &crc, err);
-    if (st == SK_OK) st = sk_write_f32_le(&af, s->h, nh, &crc, err);
-    if (st == SK_OK) st = sk_write_f32_le(&af, s->c, nh, &crc, err);
+    if (st == SK_OK) st = sk_write_f32_le(&af, s->state, (size_t)s->S * nh, &crc, err);
     unsigned char tail[4];
     sk_put_le32(tail, crc);
     if (st == SK_OK) st = sk_atomic_write(&af, tail, 4, err);
@@ -222,21 +223,25 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (nh == SIZE_MAX || sk_get_le32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
-    uint64_t need = header + 4 * (S * n + 2 * (uint64_t)nh) + 4;
+    // N, the state tensors, from the size: as many as the bytes after the slots begin (at least
+    // 1, at most SK_MAX_CELL_STATES); the file must then hold them exactly.
+    const uint64_t fixed = header + 4 * S * n + 4, per = 4 * (uint64_t)nh;
+    uint64_t N = r->size > fixed && per ? (r->size - fixed + per - 1) / per : 1;
+    N = N < 1 ? 1 : N > SK_MAX_CELL_STATES ? SK_MAX_CELL_STATES : N;
+    const uint64_t need = fixed + N * per;
     if (r->size < need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (header says %llu bytes, file has %llu)", path,
                        (unsigned long long)need, (unsigned long long)r->size);
     if (r->size > need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: %llu unexpected bytes after the training state", path,
                        (unsigned long long)(r->size - need));
-    if ((st = sk_train_state_alloc(out, (size_t)n, kind, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked
+    if ((st = sk_train_state_alloc(out, (size_t)n, kind, (int)N, (int)L, (int)B, (int)H, err)) != SK_OK) // sizes checked
         return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a training state of %llu bytes", path,
                        (unsigned long long)need);
     out->T = (int)sk_get_le32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, header);
     if (st == SK_OK) st = sk_read_f32_le(r, out->slots, (size_t)S * out->n_params, &crc, path, err);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->h, nh, &crc, path, err);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->c, nh, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->state, (size_t)N * nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
     if (sk_get_le32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);

@@ -171,6 +171,7 @@ static sk_status prepare(const sk_model_config *cfg, const sk_vocab *vocab, cons
     META("num_layers", num[3]);
     META("dropout", drop);
     if (cfg->weight_drop > 0.0f) META("weight_drop", wdrop); // absent: 0 (and files before it)
+    if (cfg->cell != SK_CELL_LSTM) META("cell", sk_model_cell(cfg)->name); // absent: lstm (and files before it)
     META("vocab", vs.oom ? "" : vs.s);
     if (train_config) META("train_config", train_config);
     if (state_file) META("state_file", state_file);
@@ -335,7 +336,7 @@ static sk_status read_meta(const char *path, const sk_json *doc, size_t meta, me
     return SK_OK;
 }
 
-// The hyperparameters into out->cfg: the sizes, the optional dropout and weight_drop.
+// The hyperparameters into out->cfg: the sizes, the optional dropout, weight_drop and cell.
 static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
     char q[64];
     static const char *ints[] = {"vocab_size", "embed_size", "hidden_size", "num_layers"};
@@ -353,6 +354,15 @@ static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model
     if ((e = meta_find(m, "weight_drop")) && !parse_dropout(e->val, e->vlen, &out->cfg.weight_drop))
         return bad(err, path, "bad metadata weight_drop = %s (expected a number in [0, 1))",
                    quoted(q, sizeof q, e->val, e->vlen));
+    if ((e = meta_find(m, "cell"))) { // absent: an LSTM, as every file before cells were named
+        char name[16] = "";
+        if (e->vlen < sizeof name) memcpy(name, e->val, e->vlen);
+        const sk_cell *cell = sk_cell_by_name(name); // a longer value names no cell
+        if (!cell)
+            return bad(err, path, "bad metadata cell = %s (expected one of %s)", quoted(q, sizeof q, e->val, e->vlen),
+                       sk_cell_names());
+        out->cfg.cell = cell->kind;
+    }
     sk_status st = sk_model_config_check(&out->cfg, err);
     if (st != SK_OK) {
         char tmp[SK_ERROR_MSG_MAX];

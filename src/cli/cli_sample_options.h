@@ -9,7 +9,7 @@
 #include "shakespeare/backend.h"
 #include "shakespeare/sampler.h"
 
-// A batch's activations grow with it (4096 x 32 steps x 4H gates: 0.5 GB at H=256).
+// A batch's activations grow with it (4096 x 32 steps x an LSTM's 4H gates: 0.5 GB at H=256).
 #define CLI_MAX_SAMPLES 4096
 
 typedef struct {

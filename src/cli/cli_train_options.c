@@ -10,8 +10,18 @@
 #include "cli_args.h"
 #include "cli_kinds.h"
 
+// --cell: a name of cell.h's table.
+static sk_status cell_parse(const char *s, sk_cell_kind *out, sk_error *err) {
+    const sk_cell *c = sk_cell_by_name(s);
+    if (!c) return sk_fail(err, SK_ERR_ARG, "--cell expects %s, got \"%s\"", sk_cell_names(), s);
+    *out = c->kind;
+    return SK_OK;
+}
+static const char *cell_name(sk_cell_kind k) { return sk_cell_get(k)->name; }
+
 WORDS_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_words)
 WORDS_KIND(kind_init, sk_init_scheme, sk_init_scheme_words)
+ENUM_KIND(kind_cell, sk_cell_kind, cell_parse, cell_name)
 WORDS_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_words)
 ENUM_KIND(kind_optimizer, sk_optim_kind, sk_optim_kind_parse, sk_optim_kind_name)
 WORDS_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_words)
@@ -65,12 +75,15 @@ static const cli_option train_opts[] = {
      .help = "leading fraction used for training", .json = "train_frac"},
     {.name = "val-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(val_frac), .hi = 1, .hi_open = 1,
      .help = "next fraction used for validation; the rest is test", .json = "val_frac"},
-    {.section = "Model:", .name = "embed-size", .arg = "N", .type = CLI_INT, .offset = AT(model.embed_size), .lo = 1,
+    {.section = "Model:", .name = "cell", .arg = "lstm|gru|rnn", .type = CLI_KIND, .offset = AT(model.cell),
+     .kind = &kind_cell, .help = "the recurrent cell: lstm (nn.LSTM), gru (nn.GRU) or rnn (nn.RNN, tanh);\n"
+     "a resumed or fine-tuned model keeps its own", .set_bit = SK_SET_CELL},
+    {.name = "embed-size", .arg = "N", .type = CLI_INT, .offset = AT(model.embed_size), .lo = 1,
      .hi = 65536, .help = "embedding width E", .set_bit = SK_SET_EMBED},
     {.name = "hidden-size", .arg = "N", .type = CLI_INT, .offset = AT(model.hidden_size), .lo = 1, .hi = 65536,
-     .help = "LSTM width H", .set_bit = SK_SET_HIDDEN},
+     .help = "hidden width H of every layer", .set_bit = SK_SET_HIDDEN},
     {.name = "num-layers", .arg = "N", .type = CLI_INT, .offset = AT(model.num_layers), .lo = 1, .hi = 64,
-     .help = "LSTM layers L", .set_bit = SK_SET_LAYERS},
+     .help = "recurrent layers L", .set_bit = SK_SET_LAYERS},
     {.name = "dropout", .arg = "P", .type = CLI_FLOAT, .offset = AT(model.dropout), .hi = 1, .hi_open = 1,
      .help = "dropout between layers and before the output layer, in [0, 1)", .json = "dropout",
      .set_bit = SK_SET_DROPOUT},
@@ -83,7 +96,8 @@ static const cli_option train_opts[] = {
     {.name = "init-scale", .arg = "A", .type = CLI_FLOAT, .offset = AT(init_scale), .hi = 100, .lo_open = 1,
      .help = "the uniform initialization's bound", .json = "init_scale"},
     {.name = "forget-bias", .arg = "F", .type = CLI_FLOAT, .offset = AT(forget_bias), .lo = -100, .hi = 100,
-     .help = "added to the forget-gate bias at initialization", .json = "forget_bias"},
+     .help = "added to the forget-gate bias at initialization (lstm: the others have no forget gate)",
+     .json = "forget_bias"},
     {.section = "Batching:", .name = "batch-size", .arg = "N", .type = CLI_INT, .offset = AT(batch_size), .lo = 1,
      .hi = 1 << 20, .help = "parallel streams B", .json = "batch_size"},
     {.name = "seq-length", .arg = "N", .type = CLI_INT, .offset = AT(seq_len), .lo = 1, .hi = 1 << 20,

@@ -1,5 +1,5 @@
-// backend_cpu.c: the CPU reference backend. Embedding -> LSTM stack (lstm_cpu.c) ->
-// dropout -> linear -> softmax cross-entropy, forward and backward, and the optimizer's update.
+// backend_cpu.c: the CPU reference backend. Embedding -> recurrent stack (stack_cpu.h, with
+// dropout) -> linear -> softmax cross-entropy, forward and backward, and the optimizer's update.
 // Internally rows are time-major (r = t*B + b); the interface is stream-major (b, t).
 #include <cblas.h>
 #include <math.h>
@@ -11,59 +11,35 @@
 
 #include "backend/backend_impl.h"
 #include "embedding_cpu.h"
-#include "lstm_cpu.h"
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
 #include "shakespeare/rng.h"
+#include "stack_cpu.h"
 #include "xent_cpu.h"
 
 typedef struct {
     int V, E, H, L, B, T;
     int stream_offset, global_batch; // data-parallel: see sk_backend_config
-    float p;        // dropout probability
-    float wdrop;    // weight drop probability (model.h)
     int training;   // backward buffers allocated
-    int threads;    // BLAS threads, and spans of the LSTM recurrence
+    int threads;    // BLAS threads, and spans of the recurrence
     int len;        // steps of the last forward
     int last_train; // the last forward was SK_MODE_TRAIN (backward allowed)
-    int64_t step;   // the last forward's step (keys the weight-drop masks again in backward)
     // One allocation, llm.c's layout: params, then (training) grads and cfg.optimizer's slots
     // (optim.h), each (total,) in the canonical layout; params owns it.
     float *params, *grads; // (total,)
     float *opt_state;      // (n_slots, total), slot k at opt_state + k * total
     int n_slots;           // sk_optim_of(cfg.optimizer)->n_slots when training, else 0
     sk_param_tensors w, dw;         // named views of params and (training) grads
+    sk_cpu_stack *stack; // the recurrent layers, their dropout and the carried state (stack_cpu.h)
     int32_t *x, *y;  // (T*B) time-major copies of the window
-    float *emb;      // (T*B, E) embedded inputs
-    float **hbuf;    // [L] ((T+1)*B, H): initial state then h_t, see lstm_cpu.h
-    float **cbuf;    // [L] ((T+1)*B, H)
-    float **gates;   // [L] (T*B, 4H)
-    float **tanh_c;  // [L] (T*B, H)
-    float **w_hh_t;  // [L] (H, 4H) W_hh laid out for the recurrent kernels (recurrent_gemm.h)
-    float **w_hh_dropped; // [L] (4H, H) W_hh times the step's weight-drop factors; training with wdrop only
-    float **mask;    // [L] (T*B, H) dropout multipliers (0 or 1/(1-p)) for site k; training only
-    float **dropped; // [L] (T*B, H) h * mask: what layer k+1 (or fc for k = L-1) reads
+    float *emb;      // (T*B, E) embedded inputs (training forwards)
+    const float *top; // (T*B, H) what fc read in the last forward (the stack's)
     float *logits;   // (T*B, V)
     float *row_loss; // (T*B) per-row -log p(y), summed in row order for determinism
     // backward scratch
     float *dlogits;  // (T*B, V)
-    float *dtop;     // (T*B, max(H, E)) gradient flowing down into a layer's output
-    float *dx;       // (T*B, max(H, E)) gradient w.r.t. a layer's input
-    float *dgates;   // (T*B, 4H)
-    float *dh, *dc;  // (B, H)
-    float *h_state, *c_state; // (L, B, H) carried state
-    // (V, 4H) layer 0's gate inputs of every token, b_ih + b_hh + emb[v] W_ih^T: an inference
-    // forward reads its rows instead of multiplying (a seventh of a character's arithmetic at
-    // config A). Each row is made by the product one batch-1 step would run, so a sample comes
-    // out as it did without the table. Stale (in_proj_ok = 0) after set_params and update.
-    float *in_proj;
-    int in_proj_ok;
-    // Inference forwards keep w_hh_t from one call to the next (a batch of samples steps one
-    // character per call, and laying W_hh out again each time cost more than the product):
-    // 1 when w_hh_t holds the parameters' W_hh, laid out by an inference forward. Stale after
-    // set_params, update, and a training forward (which lays out its weight-dropped W_hh).
-    int w_hh_t_ok;
+    float *dtop;     // (T*B, H) gradient w.r.t. top
 } cpu_impl;
 
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
@@ -71,14 +47,8 @@ static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
 static void cpu_destroy(sk_backend *b) {
     cpu_impl *c = impl_of(b);
     if (c) {
-        float **per_layer[] = {c->hbuf, c->cbuf, c->gates, c->tanh_c, c->w_hh_t, c->w_hh_dropped, c->mask, c->dropped};
-        for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) {
-            if (!per_layer[i]) continue;
-            for (int k = 0; k < c->L; k++) free(per_layer[i][k]);
-            free(per_layer[i]);
-        }
-        float *flat[] = {c->params, c->emb,     c->logits,  c->row_loss, c->dlogits, c->dtop,   c->dx,
-                         c->dgates, c->dh,      c->dc,      c->h_state,  c->c_state, c->in_proj}; // params: grads, slots too
+        sk_cpu_stack_destroy(c->stack);
+        float *flat[] = {c->params, c->emb, c->logits, c->row_loss, c->dlogits, c->dtop}; // params: grads, slots too
         for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
         free(c->x);
         free(c->y);
@@ -90,7 +60,7 @@ static void cpu_destroy(sk_backend *b) {
 
 static sk_status cpu_set_params(sk_backend *b, const float *params) {
     memcpy(impl_of(b)->params, params, sizeof(float) * b->layout.total);
-    impl_of(b)->in_proj_ok = 0, impl_of(b)->w_hh_t_ok = 0;
+    impl_of(b)->stack->ops->params_changed(impl_of(b)->stack);
     return SK_OK;
 }
 static sk_status cpu_get_params(sk_backend *b, float *params) {
@@ -111,93 +81,26 @@ static sk_status cpu_get_optimizer_state(sk_backend *b, int slot, float *x) {
     memcpy(x, impl_of(b)->opt_state + (size_t)slot * b->layout.total, sizeof(float) * b->layout.total);
     return SK_OK;
 }
-static sk_status cpu_set_state(sk_backend *b, const float *h, const float *c_) {
+// The carried state: the stack's (S, L, B, H), S the cell's states (cell.h).
+static size_t state_floats(const cpu_impl *c) {
+    return (size_t)c->stack->cfg.cell->n_states * c->L * c->B * c->H;
+}
+static sk_status cpu_set_state(sk_backend *b, const float *state) {
     cpu_impl *c = impl_of(b);
-    size_t n = (size_t)c->L * c->B * c->H;
-    if (h) memcpy(c->h_state, h, sizeof(float) * n);
-    else memset(c->h_state, 0, sizeof(float) * n);
-    if (c_) memcpy(c->c_state, c_, sizeof(float) * n);
-    else memset(c->c_state, 0, sizeof(float) * n);
+    if (state) memcpy(c->stack->state, state, sizeof(float) * state_floats(c));
+    else memset(c->stack->state, 0, sizeof(float) * state_floats(c));
     return SK_OK;
 }
-static sk_status cpu_get_state(sk_backend *b, float *h, float *c_) {
+static sk_status cpu_get_state(sk_backend *b, float *state) {
     cpu_impl *c = impl_of(b);
-    size_t n = (size_t)c->L * c->B * c->H;
-    if (h) memcpy(h, c->h_state, sizeof(float) * n);
-    if (c_) memcpy(c_, c->c_state, sizeof(float) * n);
+    memcpy(state, c->stack->state, sizeof(float) * state_floats(c));
     return SK_OK;
 }
-
-// Dropout at `site` over (len*B, H) time-major rows: out = h * mask. Masks are keyed by
-// the stream-major index (b*len + t)*H + j, b the global stream, so every backend and
-// every split of the batch over ranks draws the same ones (rng.h). Each element is its own
-// hash, so the rows are split over the threads with the same result for any thread count
-// (two hashes an element: a few percent of a default training step's time).
-typedef struct {
-    const cpu_impl *c;
-    uint64_t key;
-    int len;
-    const float *h;
-    float *mask, *out;
-} dropout_job;
-
-static void dropout_span(void *ctx, int i, int n) {
-    const dropout_job *d = ctx;
-    const cpu_impl *c = d->c;
-    const int B = c->B, H = c->H;
-    const float keep_scale = 1.0f / (1.0f - c->p);
-    const size_t rows = (size_t)d->len * B;
-    for (size_t r = rows * i / n; r < rows * (i + 1) / n; r++) {
-        const size_t t = r / B, b = r % B;
-        const uint64_t stream = (uint64_t)c->stream_offset + (uint64_t)b; // global stream index
-        const uint64_t base = (stream * (uint64_t)d->len + (uint64_t)t) * (uint64_t)H;
-        for (int j = 0; j < H; j++) {
-            float mk = sk_hash_uniform(d->key, base + (uint64_t)j) >= c->p ? keep_scale : 0.0f;
-            d->mask[r * H + j] = mk;
-            d->out[r * H + j] = d->h[r * H + j] * mk;
-        }
-    }
-}
-
-static void apply_dropout(const cpu_impl *c, uint64_t seed, int64_t step, int site, int len, const float *h,
-                          float *mask, float *out) {
-    dropout_job d = {c, sk_dropout_key(seed, step, site), len, h, mask, out};
-    sk_parallel_for(c->threads, dropout_span, &d);
-}
-
-// Weight drop (hash.h): out = layer k's W_hh (or its gradient) times the mask of a training
-// step at `step` (out == w_hh allowed).
-static void drop_weights(const cpu_impl *c, uint64_t seed, int64_t step, int k, const float *w_hh, float *out) {
-    const uint64_t key = sk_dropout_key(seed, step, SK_WEIGHT_DROP_SITE + k);
-    for (size_t i = 0; i < (size_t)4 * c->H * c->H; i++) out[i] = w_hh[i] * sk_weight_drop_factor(key, i, c->wdrop);
-}
-
-// Layer k's W_hh for the last (or this) forward: the dropped copy in training steps with
-// weight drop, the parameters' own otherwise.
-static const float *w_hh_used(const cpu_impl *c, int k, int train) {
-    return train && c->wdrop > 0.0f ? c->w_hh_dropped[k] : c->w.lstm[k].w_hh;
-}
-
-// Layer k's input width: in_0 = E, in_k = H (model.h).
-static int layer_in(const cpu_impl *c, int k) { return k == 0 ? c->E : c->H; }
 
 // Numerically stable log-softmax cross-entropy per row (xent_cpu.c); keeps the logits.
 static void row_losses(cpu_impl *c, int rows) {
     const int V = c->V;
     for (int r = 0; r < rows; r++) c->row_loss[r] = sk_xent_row_loss(c->logits + (size_t)r * V, V, c->y[r]);
-}
-
-// c->in_proj from the parameters: row v by the product of an inference step (the biases,
-// then sk_matvec_rows over emb[v]), so a table row is what the step would compute itself.
-static void fill_in_proj(cpu_impl *c) {
-    const int G4 = 4 * c->H, E = c->E;
-    const sk_lstm_tensors *w = &c->w.lstm[0];
-    for (int v = 0; v < c->V; v++) {
-        float *row = c->in_proj + (size_t)v * G4;
-        for (int j = 0; j < G4; j++) row[j] = w->b_ih[j] + w->b_hh[j];
-    }
-    sk_matvec_rows(G4, E, w->w_ih, c->V, c->w.embedding, E, c->in_proj, G4);
-    c->in_proj_ok = 1;
 }
 
 // Stream-major (b, t) -> time-major rows; out-of-range ids are a caller bug, refused.
@@ -218,50 +121,6 @@ static sk_status gather_window(sk_backend *b, cpu_impl *c, const int32_t *x, con
         }
     }
     return SK_OK;
-}
-
-// Layer 0's input: in training the embedded rows; in inference its gate inputs from the
-// table (the embedded rows are not needed).
-static void embed_window(cpu_impl *c, int rows, int train) {
-    const int H = c->H;
-    if (!train) {
-        if (!c->in_proj_ok) fill_in_proj(c);
-        for (int r = 0; r < rows; r++)
-            memcpy(c->gates[0] + (size_t)r * 4 * H, c->in_proj + (size_t)c->x[r] * 4 * H, sizeof(float) * 4 * H);
-    } else {
-        sk_embedding_cpu_forward(c->emb, c->w.embedding, c->x, rows, c->E);
-    }
-}
-
-// The LSTM stack over the window from the carried state (carrying the final state into the
-// next window), with dropout after each layer in training; returns what fc reads.
-static const float *lstm_stack_forward(const sk_backend *b, cpu_impl *c, int len, int train, int infer_step,
-                                       int64_t step) {
-    const int B = c->B, H = c->H, L = c->L;
-    const int drop = train && c->p > 0.0f;
-    const float *in = c->emb;
-    for (int k = 0; k < L; k++) {
-        const sk_lstm_tensors *w = &c->w.lstm[k];
-        if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, w->w_hh, c->w_hh_dropped[k]);
-        sk_lstm_cpu_layer layer = {B, H, layer_in(c, k), c->threads, w->w_ih, w_hh_used(c, k, train), w->b_ih,
-                                   w->b_hh, c->w_hh_t[k], !train && k == 0, !train && c->w_hh_t_ok,
-                                   infer_step};
-        memcpy(c->hbuf[k], c->h_state + (size_t)k * B * H, sizeof(float) * B * H);
-        memcpy(c->cbuf[k], c->c_state + (size_t)k * B * H, sizeof(float) * B * H);
-        sk_lstm_cpu_forward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k]);
-        const float *h_out = c->hbuf[k] + (size_t)B * H;
-        if (drop) {
-            apply_dropout(c, b->cfg.seed, step, k, len, h_out, c->mask[k], c->dropped[k]);
-            in = c->dropped[k];
-        } else {
-            in = h_out;
-        }
-        // Carry the final state into the next window.
-        memcpy(c->h_state + (size_t)k * B * H, c->hbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
-        memcpy(c->c_state + (size_t)k * B * H, c->cbuf[k] + (size_t)len * B * H, sizeof(float) * B * H);
-    }
-    c->w_hh_t_ok = !train; // every layer's w_hh_t now holds what this forward laid out
-    return in;
 }
 
 // logits = top W_fc^T + b_fc
@@ -288,10 +147,11 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const int infer_step = !train && len == 1;
     sk_status st = gather_window(b, c, x, y, len);
     if (st != SK_OK) return st;
-    embed_window(c, rows, train);
-    fc_forward(c, lstm_stack_forward(b, c, len, train, infer_step, step), rows, infer_step);
+    if (train) sk_embedding_cpu_forward(c->emb, c->w.embedding, c->x, rows, c->E);
+    st = c->stack->ops->forward(c->stack, &c->w, len, train, infer_step, step, c->x, c->emb, &c->top, &b->err);
+    if (st != SK_OK) return st;
+    fc_forward(c, c->top, rows, infer_step);
     c->len = len;
-    c->step = step;
     c->last_train = train && y != NULL;
     if (y) {
         row_losses(c, rows);
@@ -316,44 +176,26 @@ static sk_status cpu_get_logits(sk_backend *b, float *logits) {
 static sk_status cpu_backward(sk_backend *b) {
     cpu_impl *c = impl_of(b);
     if (!c->last_train) return sk_fail(&b->err, SK_ERR_ARG, "backward without a training forward before it");
-    const int B = c->B, H = c->H, E = c->E, V = c->V, L = c->L, len = c->len, rows = len * B;
-    const int drop = c->p > 0.0f;
+    const int H = c->H, E = c->E, V = c->V, len = c->len, rows = len * c->B;
     const sk_param_tensors *G = &c->dw;
     const float inv_n = 1.0f / (float)(len * c->global_batch);
 
     // dlogits = (softmax - onehot(y)) / rows of the global batch
     for (int r = 0; r < rows; r++)
         sk_xent_row_dlogits(c->logits + (size_t)r * V, V, c->y[r], inv_n, c->dlogits + (size_t)r * V);
-    const float *top = drop ? c->dropped[L - 1] : c->hbuf[L - 1] + (size_t)B * H;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, rows, 1.0f, c->dlogits, V, top, H, 0.0f, G->fc_w, H);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, V, H, rows, 1.0f, c->dlogits, V, c->top, H, 0.0f, G->fc_w, H);
     float *gb = G->fc_b;
     memset(gb, 0, sizeof(float) * V);
     for (int r = 0; r < rows; r++)
         for (int v = 0; v < V; v++) gb[v] += c->dlogits[(size_t)r * V + v];
-    // dtop = dlogits W_fc, then through the dropout mask before fc.
+    // dtop = dlogits W_fc; the stack takes it back through its dropout and layers.
     sk_sgemm_rows(c->threads, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, c->w.fc_w, H, 0.0f, c->dtop,
                   H);
-    for (int k = L - 1; k >= 0; k--) {
-        if (drop) {
-            const float *mk = c->mask[k];
-            for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
-        }
-        const sk_lstm_tensors *w = &c->w.lstm[k], *g = &G->lstm[k];
-        sk_lstm_cpu_layer layer = {B, H, layer_in(c, k), c->threads, w->w_ih, w_hh_used(c, k, 1), w->b_ih, w->b_hh,
-                                   c->w_hh_t[k], 0, 0, 0};
-        sk_lstm_cpu_grads lg = {g->w_ih, g->w_hh, g->b_ih, g->b_hh};
-        const float *in = k == 0 ? c->emb : (drop ? c->dropped[k - 1] : c->hbuf[k - 1] + (size_t)B * H);
-        sk_lstm_cpu_backward(&layer, len, in, c->gates[k], c->tanh_c[k], c->hbuf[k], c->cbuf[k], c->dtop, c->dgates,
-                             c->dh, c->dc, &lg, c->dx);
-        // The input gradient of layer k is the output gradient of layer k-1.
-        float *swap = c->dtop;
-        c->dtop = c->dx;
-        c->dx = swap;
-        // d W_hh = d (W_hh used) times the same factors (0 where an element was dropped).
-        if (c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, c->step, k, g->w_hh, g->w_hh);
-    }
-    // Embedding gradient: scatter-add in row order (deterministic). dtop now holds d emb.
-    sk_embedding_cpu_backward(G->embedding, c->dtop, c->x, rows, V, E);
+    const float *demb = NULL;
+    sk_status st = c->stack->ops->backward(c->stack, &c->w, G, c->dtop, &demb, &b->err);
+    if (st != SK_OK) return st;
+    // Embedding gradient: scatter-add in row order (deterministic).
+    sk_embedding_cpu_backward(G->embedding, demb, c->x, rows, V, E);
     return SK_OK;
 }
 
@@ -421,7 +263,7 @@ static sk_status cpu_update(sk_backend *b, const sk_optim_hparams *h, float lr, 
                        c->training ? "a training" : "an inference-only");
     step_job j = {.c = c, .layout = &b->layout, .h = h, .lr = lr, .clip_scale = clip_scale, .step = step};
     sk_parallel_for(step_spans(b, c), update_span, &j);
-    c->in_proj_ok = 0, c->w_hh_t_ok = 0;
+    c->stack->ops->params_changed(c->stack);
     return SK_OK;
 }
 
@@ -450,16 +292,6 @@ static float *alloc_floats(size_t n, int *ok) {
     return p;
 }
 
-static float **alloc_per_layer(int L, size_t n, int *ok) {
-    float **p = calloc((size_t)L, sizeof(float *));
-    if (!p) {
-        *ok = 0;
-        return NULL;
-    }
-    for (int k = 0; k < L; k++) p[k] = alloc_floats(n, ok);
-    return p;
-}
-
 // One line when OpenBLAS runs kernels without AVX2 on a CPU that has it (OPENBLAS_CORETYPE
 // forcing an old core, or a build without them): a training step then takes about 2.5x as
 // long for the same result. The cores listed are OpenBLAS's x86-64 AVX2 and AVX-512 kernels.
@@ -478,29 +310,41 @@ static void slow_blas_notice(char *notice, size_t n) {
 #endif
 }
 
-// sk_backend_create_cpu's buffers for cfg with `total` parameters, in bytes (ids are 4 bytes, as
-// floats): per row of a window (T x B rows) the embedding, each layer's h, c, gates and tanh(c),
-// the logits, the row losses and the ids; when training also the logits' gradient, the gradient
-// flowing through the layers, the gates' gradient and the dropout masks; besides the rows, the
-// parameters (with gradients and the optimizer's slots when training), W_hh laid out (and weight-dropped),
-// the carried state and its rows before the window, layer 0's gate table.
+// The threads the backend runs: cfg's, or one per online core.
+static int threads_of(const sk_backend_config *cfg) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cfg->threads > 0 ? cfg->threads : (int)(cores > 0 ? cores : 1);
+    return n > SK_MAX_THREADS ? SK_MAX_THREADS : n;
+}
+
+static sk_cpu_stack_config stack_config(const sk_backend_config *cfg) {
+    const sk_model_config *m = &cfg->model;
+    return (sk_cpu_stack_config){.cell = sk_model_cell(m), .V = m->vocab_size, .E = m->embed_size,
+                                 .H = m->hidden_size, .L = m->num_layers, .B = cfg->batch_size, .T = cfg->seq_len,
+                                 .threads = threads_of(cfg), .training = cfg->training, .dropout = m->dropout,
+                                 .weight_drop = m->weight_drop, .seed = cfg->seed, .stream_offset = cfg->stream_offset};
+}
+
+// sk_backend_create_cpu's buffers for cfg, in bytes (ids are 4 bytes, as floats): per row of a
+// window (T x B rows) the embedding, the logits, the row losses and the ids, and when training the
+// logits' gradient and the top layer's; besides the rows, the parameters (with gradients and
+// the optimizer's slots when training, in one allocation); and the stack's (sk_cpu_stack_bytes).
 size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     sk_param_layout layout;
     if (cfg->batch_size < 1 || cfg->seq_len < 1 || sk_param_layout_init(&layout, &cfg->model, NULL) != SK_OK) return 0;
     const size_t total = layout.total;
     sk_param_layout_free(&layout);
-    const size_t L = (size_t)cfg->model.num_layers, H = (size_t)cfg->model.hidden_size, E = (size_t)cfg->model.embed_size;
-    const size_t V = (size_t)cfg->model.vocab_size, B = (size_t)cfg->batch_size, wide = H > E ? H : E;
-    const size_t rows = (size_t)cfg->seq_len * B;
-    const int train = cfg->training, drop = train && cfg->model.dropout > 0.0f, wdrop = train && cfg->model.weight_drop > 0.0f;
-    size_t per_row = E + L * 7 * H + V + 1 + 2;
-    if (train) per_row += V + 2 * wide + 4 * H + (drop ? 2 * L * H : 0);
+    const size_t H = (size_t)cfg->model.hidden_size, E = (size_t)cfg->model.embed_size;
+    const size_t V = (size_t)cfg->model.vocab_size, rows = (size_t)cfg->seq_len * cfg->batch_size;
+    size_t per_row = E + V + 1 + 2;
+    if (cfg->training) per_row += V + H;
     const sk_optim_info *opt = sk_optim_of(cfg->optimizer);
-    if (train && !opt) return 0;
-    const size_t fixed = total * (train ? 2 + (size_t)opt->n_slots : 1) + L * 4 * H * H * (wdrop ? 2 : 1) +
-                         4 * L * B * H + V * 4 * H + (train ? 2 * B * H : 0);
-    if (activations) *activations = sizeof(float) * rows * per_row;
-    return sizeof(float) * (rows * per_row + fixed);
+    if (cfg->training && !opt) return 0;
+    const sk_cpu_stack_config sc = stack_config(cfg);
+    size_t stack_rows = 0;
+    const size_t stack = sk_cpu_stack_bytes(&sc, &stack_rows);
+    if (activations) *activations = sizeof(float) * rows * per_row + stack_rows;
+    return sizeof(float) * (rows * per_row + total * (cfg->training ? 2 + (size_t)opt->n_slots : 1)) + stack;
 }
 
 // The settings only a CUDA device can honour, and a batch that does not fit the config.
@@ -528,52 +372,32 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
     return SK_OK;
 }
 
-// The shape, the threads and the probabilities the backend runs with.
+// The shape and the threads the backend runs with.
 static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    c->threads = cfg->threads > 0 ? cfg->threads : (int)(cores > 0 ? cores : 1);
-    if (c->threads > SK_MAX_THREADS) c->threads = SK_MAX_THREADS;
+    c->threads = threads_of(cfg);
     c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
-    c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len, c->p = cfg->model.dropout;
-    c->wdrop = cfg->model.weight_drop;
+    c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len;
     c->stream_offset = cfg->stream_offset;
     c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
     c->training = cfg->training;
     c->n_slots = cfg->training ? sk_optim_of(cfg->optimizer)->n_slots : 0; // kind checked by check_cpu_config
 }
 
-// Every buffer (sk_backend_cpu_bytes counts them); 0 when one could not be allocated.
+// Every buffer (sk_backend_cpu_bytes counts them) but the stack's; 0 when one could not be allocated.
 static int alloc_buffers(cpu_impl *c, size_t total) {
-    const size_t rows = (size_t)c->T * c->B, H = (size_t)c->H, wide = H > (size_t)c->E ? H : (size_t)c->E;
+    const size_t rows = (size_t)c->T * c->B;
     int ok = 1;
     c->params = alloc_floats(total * (c->training ? 2 + (size_t)c->n_slots : 1), &ok);
     c->x = calloc(rows, sizeof(int32_t));
     c->y = calloc(rows, sizeof(int32_t));
     if (!c->x || !c->y) ok = 0;
     c->emb = alloc_floats(rows * c->E, &ok);
-    c->hbuf = alloc_per_layer(c->L, rows * H + (size_t)c->B * H, &ok);
-    c->cbuf = alloc_per_layer(c->L, rows * H + (size_t)c->B * H, &ok);
-    c->gates = alloc_per_layer(c->L, rows * 4 * H, &ok);
-    c->tanh_c = alloc_per_layer(c->L, rows * H, &ok);
-    c->w_hh_t = alloc_per_layer(c->L, 4 * H * H, &ok);
     c->logits = alloc_floats(rows * c->V, &ok);
     c->row_loss = alloc_floats(rows, &ok);
-    c->h_state = alloc_floats((size_t)c->L * c->B * H, &ok);
-    c->c_state = alloc_floats((size_t)c->L * c->B * H, &ok);
-    c->in_proj = alloc_floats((size_t)c->V * 4 * H, &ok);
     if (!c->training) return ok;
     if (c->params) c->grads = c->params + total, c->opt_state = c->params + 2 * total;
-    if (c->p > 0.0f) {
-        c->mask = alloc_per_layer(c->L, rows * H, &ok);
-        c->dropped = alloc_per_layer(c->L, rows * H, &ok);
-    }
-    if (c->wdrop > 0.0f) c->w_hh_dropped = alloc_per_layer(c->L, 4 * H * H, &ok);
     c->dlogits = alloc_floats(rows * c->V, &ok);
-    c->dtop = alloc_floats(rows * wide, &ok);
-    c->dx = alloc_floats(rows * wide, &ok);
-    c->dgates = alloc_floats(rows * 4 * H, &ok);
-    c->dh = alloc_floats((size_t)c->B * H, &ok);
-    c->dc = alloc_floats((size_t)c->B * H, &ok);
+    c->dtop = alloc_floats(rows * c->H, &ok);
     return ok;
 }
 
@@ -608,6 +432,11 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
         cpu_destroy(b);
         return sk_fail(err, SK_ERR_NOMEM, "out of memory allocating CPU buffers for B=%d T=%d H=%d L=%d",
                        cfg->batch_size, cfg->seq_len, cfg->model.hidden_size, cfg->model.num_layers);
+    }
+    const sk_cpu_stack_config sc = stack_config(cfg);
+    if ((st = sk_cpu_stack_create_reference(&sc, &c->stack, err)) != SK_OK) {
+        cpu_destroy(b);
+        return st;
     }
     c->w = sk_point_params(&b->layout, c->params);
     if (c->training) c->dw = sk_point_params(&b->layout, c->grads);

@@ -1,9 +1,9 @@
-// recurrent_gemm.c: the LSTM's per-step recurrent products, libxsmm or CBLAS (see
+// recurrent_gemm.c: a recurrent layer's per-step products, libxsmm or CBLAS (see
 // recurrent_gemm.h). libxsmm is column-major: a row-major (r, c) matrix is its (c, r)
-// column-major transpose, so
-//   forward   g^T (4H, nb) += W_hh (4H, H) h_prev^T (H, nb): A = W_hh column-major, which
-//             is W_hh^T row-major (w_hh_t), lda 4H; B = h_prev as stored, ldb H
-//   backward  dh^T (H, nb) = W_hh^T (H, 4H) dg^T (4H, nb): A = W_hh as stored, lda H.
+// column-major transpose, so, with GH = G*H the rows of W_hh,
+//   forward   g^T (GH, nb) += W_hh (GH, H) h_prev^T (H, nb): A = W_hh column-major, which
+//             is W_hh^T row-major (w_hh_t), lda GH; B = h_prev as stored, ldb H
+//   backward  dh^T (H, nb) = W_hh^T (H, GH) dg^T (GH, nb): A = W_hh as stored, lda H.
 #include "recurrent_gemm.h"
 
 #include <cblas.h>
@@ -31,25 +31,23 @@ void sk_recur_init(void) {}
 const char *sk_recur_library(void) { return "CBLAS"; }
 #endif
 
-void sk_recur_prepare(int H, const float *w_hh, float *w_hh_t) {
+void sk_recur_prepare(int H, int GH, const float *w_hh, float *w_hh_t) {
 #ifndef SK_HAVE_LIBXSMM
     if (w_hh_t) return; // the CBLAS path reads W_hh as it is
 #endif
     if (!w_hh_t) return;
-    const int G4 = 4 * H;
-    for (int i = 0; i < G4; i++)
-        for (int j = 0; j < H; j++) w_hh_t[(size_t)j * G4 + i] = w_hh[(size_t)i * H + j];
+    for (int i = 0; i < GH; i++)
+        for (int j = 0; j < H; j++) w_hh_t[(size_t)j * GH + i] = w_hh[(size_t)i * H + j];
 }
 
-void sk_recur_forward(int nb, int H, const float *w_hh, const float *w_hh_t, const float *h_prev, float *g) {
-    const int G4 = 4 * H;
+void sk_recur_forward(int nb, int H, int GH, const float *w_hh, const float *w_hh_t, const float *h_prev, float *g) {
     if (nb == 1) { // one stream (sampling, scoring): a matrix-vector product over W_hh as stored
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, G4, H, 1.0f, w_hh, H, h_prev, 1, 1.0f, g, 1);
+        cblas_sgemv(CblasRowMajor, CblasNoTrans, GH, H, 1.0f, w_hh, H, h_prev, 1, 1.0f, g, 1);
         return;
     }
 #ifdef SK_HAVE_LIBXSMM
     if (w_hh_t) {
-        libxsmm_smmfunction f = kernel(G4, nb, H, G4, H, G4, 1.0f);
+        libxsmm_smmfunction f = kernel(GH, nb, H, GH, H, GH, 1.0f);
         if (f) {
             f(w_hh_t, h_prev, g);
             return;
@@ -58,21 +56,20 @@ void sk_recur_forward(int nb, int H, const float *w_hh, const float *w_hh_t, con
 #else
     (void)w_hh_t;
 #endif
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, G4, H, 1.0f, h_prev, H, w_hh, H, 1.0f, g, G4);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nb, GH, H, 1.0f, h_prev, H, w_hh, H, 1.0f, g, GH);
 }
 
-void sk_recur_backward(int nb, int H, const float *w_hh, const float *dg, float *dh) {
-    const int G4 = 4 * H;
+void sk_recur_backward(int nb, int H, int GH, const float *w_hh, const float *dg, float *dh) {
     if (nb == 1) {
-        cblas_sgemv(CblasRowMajor, CblasTrans, G4, H, 1.0f, w_hh, H, dg, 1, 0.0f, dh, 1);
+        cblas_sgemv(CblasRowMajor, CblasTrans, GH, H, 1.0f, w_hh, H, dg, 1, 0.0f, dh, 1);
         return;
     }
 #ifdef SK_HAVE_LIBXSMM
-    libxsmm_smmfunction f = kernel(H, nb, G4, H, G4, H, 0.0f);
+    libxsmm_smmfunction f = kernel(H, nb, GH, H, GH, H, 0.0f);
     if (f) {
         f(w_hh, dg, dh);
         return;
     }
 #endif
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, H, G4, 1.0f, dg, G4, w_hh, H, 0.0f, dh, H);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nb, H, GH, 1.0f, dg, GH, w_hh, H, 0.0f, dh, H);
 }

@@ -71,6 +71,7 @@ typedef struct {
 typedef struct {
     int device;
     int V, E, H, L, B, T;
+    int G;            // the cell's gates (cell.h): W_hh is (G*H, H)
     float p;          // dropout probability
     float wdrop;      // weight drop probability (model.h)
     int training;     // gradient and optimizer buffers allocated
@@ -235,6 +236,7 @@ void set_shape(cuda_impl *ci, const sk_backend_config *cfg, const sk_param_layou
     ci->V = cfg->model.vocab_size, ci->E = cfg->model.embed_size, ci->H = cfg->model.hidden_size;
     ci->L = cfg->model.num_layers, ci->B = cfg->batch_size, ci->T = cfg->seq_len, ci->p = cfg->model.dropout;
     ci->wdrop = cfg->model.weight_drop;
+    ci->G = sk_model_cell(&cfg->model)->gates;
     ci->training = cfg->training != 0;
     ci->total = layout->total;
     const sk_optim_info *opt = sk_optim_of(cfg->optimizer); // NULL: refused by sk_cuda_backend_create
@@ -468,27 +470,29 @@ static sk_status cuda_get_optimizer_state(sk_backend *b, int slot, float *x) {
     return download(ci, x, ci->opt_state + (size_t)slot * ci->total, sizeof(float) * ci->total, &b->err);
 }
 
-static sk_status cuda_set_state(sk_backend *b, const float *h, const float *c) {
+// The carried state (S, L, B, H) of the cell's S state tensors (cell.h): h, then an LSTM's c.
+static sk_status cuda_set_state(sk_backend *b, const float *state) {
     cuda_impl *ci = impl_of(b);
     sk_error *err = &b->err;
-    const size_t bytes = sizeof(float) * (size_t)ci->L * ci->B * ci->H;
-    float *dh = ci->h[ci->cur], *dc = ci->c[ci->cur];
+    const size_t n = (size_t)ci->L * ci->B * ci->H, bytes = sizeof(float) * n;
+    float *dev[SK_MAX_CELL_STATES] = {ci->h[ci->cur], ci->c[ci->cur]};
     CUDA_CHECK(cudaSetDevice(ci->device));
-    if (h) CUDA_CHECK(cudaMemcpyAsync(dh, h, bytes, cudaMemcpyHostToDevice, ci->stream));
-    else CUDA_CHECK(cudaMemsetAsync(dh, 0, bytes, ci->stream));
-    if (c) CUDA_CHECK(cudaMemcpyAsync(dc, c, bytes, cudaMemcpyHostToDevice, ci->stream));
-    else CUDA_CHECK(cudaMemsetAsync(dc, 0, bytes, ci->stream));
+    for (int s = 0; s < sk_model_cell(&b->layout.cfg)->n_states; s++) {
+        if (state) CUDA_CHECK(cudaMemcpyAsync(dev[s], state + s * n, bytes, cudaMemcpyHostToDevice, ci->stream));
+        else CUDA_CHECK(cudaMemsetAsync(dev[s], 0, bytes, ci->stream));
+    }
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
 }
 
-static sk_status cuda_get_state(sk_backend *b, float *h, float *c) {
+static sk_status cuda_get_state(sk_backend *b, float *state) {
     cuda_impl *ci = impl_of(b);
     sk_error *err = &b->err;
-    const size_t bytes = sizeof(float) * (size_t)ci->L * ci->B * ci->H;
+    const size_t n = (size_t)ci->L * ci->B * ci->H, bytes = sizeof(float) * n;
+    const float *dev[SK_MAX_CELL_STATES] = {ci->h[ci->cur], ci->c[ci->cur]};
     CUDA_CHECK(cudaSetDevice(ci->device));
-    if (h) CUDA_CHECK(cudaMemcpyAsync(h, ci->h[ci->cur], bytes, cudaMemcpyDeviceToHost, ci->stream));
-    if (c) CUDA_CHECK(cudaMemcpyAsync(c, ci->c[ci->cur], bytes, cudaMemcpyDeviceToHost, ci->stream));
+    for (int s = 0; s < sk_model_cell(&b->layout.cfg)->n_states; s++)
+        CUDA_CHECK(cudaMemcpyAsync(state + s * n, dev[s], bytes, cudaMemcpyDeviceToHost, ci->stream));
     CUDA_CHECK(cudaStreamSynchronize(ci->stream));
     return SK_OK;
 }
@@ -522,7 +526,7 @@ static sk_status stage(sk_backend *b, const int32_t *x, const int32_t *y, int le
 static sk_status enqueue_w_hh_masks(cuda_impl *ci, const sk_param_tensors *dst, const sk_param_tensors *src,
                                     sk_error *err) {
     for (int k = 0; k < ci->L; k++)
-        CUDA_CHECK(sk_cuda_dropout(dst->lstm[k].w_hh, src->lstm[k].w_hh, (size_t)4 * ci->H * ci->H, 0,
+        CUDA_CHECK(sk_cuda_dropout(dst->layer[k].w_hh, src->layer[k].w_hh, (size_t)ci->G * ci->H * ci->H, 0,
                                    &ci->args->weight_drop_key[k], ci->wdrop, 1.0f / (1.0f - ci->wdrop), ci->stream));
     return SK_OK;
 }
@@ -533,8 +537,8 @@ static sk_status enqueue_weight_drop(cuda_impl *ci, const float **which, sk_erro
     *which = ci->params;
     if (ci->wdrop <= 0.0f) return SK_OK;
     // The LSTM tensors lie together, from layer 0's W_ih up to fc.weight (model.h).
-    const float *first = ci->w.lstm[0].w_ih;
-    CUDA_CHECK(cudaMemcpyAsync(ci->dropped_w.lstm[0].w_ih, first, sizeof(float) * (size_t)(ci->w.fc_w - first),
+    const float *first = ci->w.layer[0].w_ih;
+    CUDA_CHECK(cudaMemcpyAsync(ci->dropped_w.layer[0].w_ih, first, sizeof(float) * (size_t)(ci->w.fc_w - first),
                                cudaMemcpyDeviceToDevice, ci->stream));
     SK_TRY(enqueue_w_hh_masks(ci, &ci->dropped_w, &ci->w, err));
     *which = ci->dropped_params;
@@ -924,7 +928,8 @@ sk_status sk_cuda_backend_create(const sk_backend_config *asked, sk_backend **ou
         const sk_model_config *m = &cfg->model;
         size_t rows = (size_t)cfg->batch_size * (size_t)cfg->seq_len, wide = (size_t)m->vocab_size;
         if ((size_t)m->embed_size > wide) wide = (size_t)m->embed_size;
-        if ((size_t)4 * m->hidden_size > wide) wide = (size_t)4 * m->hidden_size;
+        const size_t gh = (size_t)sk_model_cell(m)->gates * m->hidden_size;
+        if (gh > wide) wide = gh;
         if (rows > (size_t)INT32_MAX / wide ||
             (size_t)m->num_layers * cfg->batch_size > (size_t)INT32_MAX / (size_t)m->hidden_size)
             st = sk_fail(err, SK_ERR_ARG,

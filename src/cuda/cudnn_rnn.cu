@@ -1,9 +1,9 @@
-// cudnn_rnn.cu: consecutive LSTM layers as one cuDNN RNN v8 network (see cudnn_rnn.h).
+// cudnn_rnn.cu: consecutive recurrent layers as one cuDNN RNN v8 network (see cudnn_rnn.h).
 // defines: sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len, sk_cudnn_lstm_pack,
 //          sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward, sk_cudnn_lstm_backward_data,
 //          sk_cudnn_lstm_backward_weights, sk_cudnn_lstm_trial, sk_cuda_probe_kernels
 //
-// Configuration: CUDNN_LSTM, two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
+// Configuration: the cell's mode (CUDNN_LSTM, CUDNN_GRU, CUDNN_RNN_TANH), two bias vectors (b_ih and b_hh, as PyTorch), unidirectional,
 // a learned input matrix, no dropout (the stack in lstm_impl_cudnn.cu applies the project's
 // keyed dropout between separate networks), the caller's algorithm (standard or persistent),
 // fp32 data and fp32 math with the caller's math type: CUDNN_FMA_MATH for --precision fp32
@@ -69,29 +69,30 @@ sk_status ws_offset(const sk_cudnn_lstm *r, const void *addr, sk_wseg *seg, sk_e
     return SK_OK;
 }
 
-// cuDNN layer k's (the model's layer k0 + k, at offsets o) eight matrices and biases: shapes
+// cuDNN layer k's (the model's layer k0 + k, at offsets o) 2G matrices and biases: shapes
 // and bounds checked, appended to segs as (canonical, weight-space) pairs at *count.
-sk_status locate_layer(const sk_cudnn_lstm *r, int k, const sk_lstm_layer_offsets *o, cudnnTensorDescriptor_t mdesc,
+sk_status locate_layer(const sk_cudnn_lstm *r, int k, const sk_layer_offsets *o, cudnnTensorDescriptor_t mdesc,
                        cudnnTensorDescriptor_t bdesc, sk_wseg *segs, int *count, sk_error *err) {
     const int H = r->H, layer = r->first_layer + k;
-    for (int lin = 0; lin < 8; lin++) {
+    const int G = r->G;
+    for (int lin = 0; lin < 2 * G; lin++) {
         void *maddr = NULL, *baddr = NULL;
         cudnnStatus_t cs = cudnnGetRNNWeightParams(r->dnn, r->rnn, k, r->w_bytes, r->w, lin, mdesc, &maddr, bdesc,
                                                    &baddr);
         if (cs != CUDNN_STATUS_SUCCESS)
             return sk_fail(err, SK_ERR_DEVICE, "cudnnGetRNNWeightParams(layer %d, id %d) failed: %s", layer, lin,
                            cudnnGetErrorString(cs));
-        const int gate = lin % 4, cols = lin < 4 ? o->in : H;
+        const int gate = lin % G, cols = lin < G ? o->in : H;
         SK_TRY(check_shape(mdesc, maddr, H, cols, layer, lin, "matrix", err));
         SK_TRY(check_shape(bdesc, baddr, H, 1, layer, lin, "bias", err));
-        // Linear ids 0-3 act on the layer input (W_ih), 4-7 on h_{t-1} (W_hh); gates
-        // i, f, g, o within each; bias ids likewise b_ih, b_hh.
+        // Linear ids 0..G-1 act on the layer input (W_ih), G..2G-1 on h_{t-1} (W_hh); the
+        // gates in PyTorch's order within each (cell.h); bias ids likewise b_ih, b_hh.
         const size_t mat = (size_t)H * cols;
         sk_wseg *sm = &segs[*count], *sb = &segs[*count + 1];
         *count += 2;
-        sm->canon = (lin < 4 ? o->w_ih : o->w_hh) + gate * mat;
+        sm->canon = (lin < G ? o->w_ih : o->w_hh) + gate * mat;
         sm->n = mat;
-        sb->canon = (lin < 4 ? o->b_ih : o->b_hh) + (size_t)gate * H;
+        sb->canon = (lin < G ? o->b_ih : o->b_hh) + (size_t)gate * H;
         sb->n = (size_t)H;
         SK_TRY(ws_offset(r, maddr, sm, err));
         SK_TRY(ws_offset(r, baddr, sb, err));
@@ -123,7 +124,8 @@ sk_status merge_segments(sk_wseg *segs, int *count, size_t begin, size_t total, 
         else segs[m++] = segs[i];
     }
     if (at != begin + total)
-        return sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu LSTM parameters", at - begin, total);
+        return sk_fail(err, SK_ERR_DEVICE, "cuDNN weight table covers %zu of %zu recurrent parameters", at - begin,
+                       total);
     *count = m;
     return SK_OK;
 }
@@ -148,7 +150,7 @@ sk_status upload_segments(sk_cudnn_lstm *r, const sk_wseg *segs, int count, sk_e
 // uploads the merged (canonical, weight-space) segment table.
 sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_error *err) {
     const int H = r->H, L = r->L, k0 = r->first_layer;
-    sk_wseg *segs = (sk_wseg *)calloc((size_t)(16 * L), sizeof *segs);
+    sk_wseg *segs = (sk_wseg *)calloc((size_t)(4 * r->G * L), sizeof *segs);
     if (!segs) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the cuDNN weight table");
     cudnnTensorDescriptor_t mdesc = NULL, bdesc = NULL;
     sk_status st = SK_OK;
@@ -159,9 +161,9 @@ sk_status build_segments(sk_cudnn_lstm *r, const sk_param_layout *layout, sk_err
         st = sk_fail(err, SK_ERR_DEVICE, "cudnnCreateTensorDescriptor failed");
     for (int k = 0; k < L && st == SK_OK; k++) {
         // cuDNN's layer k of this network is the model's layer k0 + k.
-        const sk_lstm_layer_offsets o = sk_lstm_layer(layout, k0 + k);
+        const sk_layer_offsets o = sk_layer_at(layout, k0 + k);
         if (k == 0) lstm_begin = o.w_ih;
-        lstm_total += (size_t)4 * H * ((size_t)o.in + H + 2);
+        lstm_total += (size_t)r->G * H * ((size_t)o.in + H + 2);
         st = locate_layer(r, k, &o, mdesc, bdesc, segs, &count, err);
     }
     if (st == SK_OK) st = check_no_overlap(segs, count, err);
@@ -188,7 +190,7 @@ sk_status check_math(const sk_cudnn_lstm *r, cudnnMathType_t want, sk_error *err
     uint32_t aux;
     CUDNN_CHECK(cudnnGetRNNDescriptor_v8(r->rnn, &algo, &cell, &bias, &dir, &input, &data, &prec, &math, &in, &hid,
                                          &proj, &layers, &drop, &aux));
-    if (data != CUDNN_DATA_FLOAT || prec != CUDNN_DATA_FLOAT || math != want || algo != r->algo)
+    if (data != CUDNN_DATA_FLOAT || prec != CUDNN_DATA_FLOAT || math != want || algo != r->algo || cell != r->mode)
         return sk_fail(err, SK_ERR_DEVICE,
                        "cuDNN's RNN descriptor reads back data type %d, math precision %d, math type %d, algorithm %d; "
                        "asked for %d, %d, %d, %d", (int)data, (int)prec, (int)math, (int)algo, (int)CUDNN_DATA_FLOAT,
@@ -234,6 +236,7 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
     r->stream = stream;
     r->first_layer = first_layer;
     r->B = B, r->T = T, r->H = m->hidden_size, r->L = layers;
+    r->G = sk_model_cell(m)->gates, r->mode = (cudnnRNNMode_t)sk_model_cell(m)->cudnn_mode;
     r->E = first_layer == 0 ? m->embed_size : m->hidden_size;
     r->training = training;
     r->seq_major = seq_major;
@@ -247,7 +250,7 @@ sk_status sk_cudnn_lstm_init(sk_cudnn_lstm *r, cudnnHandle_t dnn, cudaStream_t s
 
     // No dropout inside the network: a stateless descriptor with probability 0.
     CUDNN_CHECK(cudnnSetDropoutDescriptor(r->drop, dnn, 0.0f, NULL, 0, 0));
-    CUDNN_CHECK(cudnnSetRNNDescriptor_v8(r->rnn, algo, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS,
+    CUDNN_CHECK(cudnnSetRNNDescriptor_v8(r->rnn, algo, r->mode, CUDNN_RNN_DOUBLE_BIAS,
                                          CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                          math, r->E, r->H, r->H, r->L, r->drop, CUDNN_RNN_PADDED_IO_ENABLED));
     SK_TRY(check_math(r, math, err));

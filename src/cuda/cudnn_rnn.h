@@ -1,5 +1,5 @@
-// cudnn_rnn.h: consecutive layers [first_layer, first_layer + layers) of the model's LSTM
-// stack as one cuDNN RNN v8 network, fed from the canonical parameter layout of model.h
+// cudnn_rnn.h: consecutive layers [first_layer, first_layer + layers) of the model's recurrent
+// stack, any cell (cell.h: its cuDNN mode), as one cuDNN RNN v8 network, fed from the canonical parameter layout of model.h
 // (private to src/cuda/; lstm_impl_cudnn.cu builds the LSTM implementation from one or more).
 // defines: sk_cudnn_lstm, sk_cudnn_lstm_init, sk_cudnn_lstm_free, sk_cudnn_lstm_set_len,
 //          sk_cudnn_lstm_pack, sk_cudnn_lstm_unpack, sk_cudnn_lstm_forward,
@@ -37,13 +37,15 @@ typedef struct {
     cudaStream_t stream; // borrowed
     int first_layer; // the model's layer that is this network's layer 0
     int B, T, E, H, L; // E: this network's input width; L: its layer count
+    int G;             // the cell's gates: cuDNN's linear ids 0..G-1 act on the input, G..2G-1 on h
+    cudnnRNNMode_t mode; // the cell's (cell.h's cudnn_mode)
     int training;      // reserve space and weight-gradient space allocated
     int seq_major;     // data tensors (len, B, width); 0: (B, len, width)
     cudnnRNNAlgo_t algo;
     cudnnRNNDescriptor_t rnn;
     cudnnDropoutDescriptor_t drop; // probability 0 (cuDNN wants one)
     cudnnRNNDataDescriptor_t xdesc, ydesc;
-    cudnnTensorDescriptor_t hdesc; // (L, B, H), for h and c alike
+    cudnnTensorDescriptor_t hdesc; // (L, B, H), for h and an LSTM's c alike (other cells have no c)
     float *w, *dw; // weight space and its gradient, w_bytes each
     size_t w_bytes;
     void *work;      // borrowed: the caller's workspace of at least work_cap bytes

@@ -34,7 +34,7 @@ typedef struct {
     size_t begin, count; // the LSTM range of the canonical buffer (floats)
     float *w;            // (count,) own copy
     sk_plstm_layer *layers_dev;
-    sk_lstm_layer_offsets *layers; // (L,) canonical offsets
+    sk_layer_offsets *layers; // (L,) canonical offsets
     float *xpad, *dxpad;           // (B, T+1, E): layer 0's input and its gradient, row stride len+1
     float *ones;                   // (B*(T+1),)
     int phase;                     // 0 none, 1 training forward, 2 backward data
@@ -76,7 +76,7 @@ sk_status lw_forward(persist *p, const sk_lstm_config *c, sk_error *err) {
     w->train = a->train, w->p = a->p, w->keep_scale = a->keep_scale, w->dy = NULL, w->dxin = NULL;
     const float one = 1.0f, zero = 0.0f;
     for (int k = 0; k < c->L; k++) {
-        const sk_lstm_layer_offsets *o = &p->layers[k];
+        const sk_layer_offsets *o = &p->layers[k];
         const float *in = k == 0 ? a->x : a->xin + (size_t)k * pad_slab(c, c->H);
         const int rows = k == 0 ? c->B * len : c->B * (len + 1);
         // xproj (rows, 4H) = in (rows, in) W_ih^T (row-major; cuBLAS sees the transposes).
@@ -163,7 +163,7 @@ sk_status p_backward_weights(sk_lstm *l, float *grads, sk_error *err) {
     CUDA_CHECK(cudaMemset2DAsync(p->xpad + (size_t)len * E, (len + 1) * row, 0, row, (size_t)c->B, c->stream));
     const float one = 1.0f, zero = 0.0f;
     for (int k = 0; k < c->L; k++) {
-        const sk_lstm_layer_offsets *o = &p->layers[k];
+        const sk_layer_offsets *o = &p->layers[k];
         const float *dg = a->dg + (size_t)k * pad_slab(c, H4);
         const float *xin = k == 0 ? p->xpad : a->xin + (size_t)k * pad_slab(c, H);
         const float *hprev = a->hh + (size_t)k * pad_slab(c, H); // row (b, t) = h(t-1), row (b, 0) = hx
@@ -219,17 +219,17 @@ sk_status alloc_zeroed16(uint16_t **ptr, size_t n, cudaStream_t stream, sk_error
 // LSTM tensors lie together in the canonical layout, [begin, begin + count).
 sk_status build_layer_table(persist *p, const sk_lstm_config *c, sk_error *err) {
     const int L = c->L, H = c->H;
-    p->layers = (sk_lstm_layer_offsets *)calloc((size_t)L, sizeof *p->layers);
+    p->layers = (sk_layer_offsets *)calloc((size_t)L, sizeof *p->layers);
     sk_plstm_layer *host = (sk_plstm_layer *)calloc((size_t)L, sizeof *host);
     if (!p->layers || !host) {
         free(host);
         return sk_fail(err, SK_ERR_NOMEM, "out of memory for the persistent LSTM's layer table");
     }
-    for (int k = 0; k < L; k++) p->layers[k] = sk_lstm_layer(c->layout, k);
+    for (int k = 0; k < L; k++) p->layers[k] = sk_layer_at(c->layout, k);
     p->begin = p->layers[0].w_ih;
     p->count = p->layers[L - 1].b_hh + (size_t)4 * H - p->begin;
     for (int k = 0; k < L; k++) {
-        const sk_lstm_layer_offsets *o = &p->layers[k];
+        const sk_layer_offsets *o = &p->layers[k];
         host[k] = {o->w_ih - p->begin, o->w_hh - p->begin, o->b_ih - p->begin, o->b_hh - p->begin, o->in};
     }
     cudaError_t ce = cudaMalloc((void **)&p->layers_dev, sizeof(sk_plstm_layer) * (size_t)L);
@@ -368,7 +368,19 @@ static sk_status make_lw_plan(const sk_lstm_config *cfg, int tensor_cores, sk_pl
     return SK_OK;
 }
 
+// The persistent kernels are the LSTM's (kernels/lstm_persistent_kernels.cuh): another cell's
+// refusal, or NULL.
+static const char *cell_refusal(const sk_lstm_config *cfg) {
+    static const char *why = "the persistent kernels run the lstm cell only (use --rnn-impl cudnn or auto)";
+    return cfg->layout->cfg.cell == SK_CELL_LSTM ? NULL : why;
+}
+
 sk_status sk_lstm_persistent_fits(const sk_lstm_config *cfg, int *fits, char *why, size_t why_size, sk_error *err) {
+    if (cell_refusal(cfg)) {
+        *fits = 0;
+        if (why && why_size) snprintf(why, why_size, "%s", cell_refusal(cfg));
+        return SK_OK;
+    }
     const int tc = tensor_cores_for(cfg);
     if (cfg->family != SK_LSTM_WAVEFRONT) {
         sk_plstm_lw_plan lw;
@@ -416,6 +428,8 @@ const sk_lstm_impl sk_lstm_impl_persistent_cluster = {.id = SK_RNN_PERSISTENT_CL
 sk_status sk_lstm_create_persistent_variant(const sk_lstm_config *cfg, int tensor_cores, sk_lstm **out,
                                             sk_error *err) {
     *out = NULL;
+    if (cell_refusal(cfg))
+        return sk_fail(err, SK_ERR_ARG, "cell %s: %s", sk_model_cell(&cfg->layout->cfg)->name, cell_refusal(cfg));
     if (tensor_cores && cfg->backend->precision == SK_PRECISION_FP32)
         return sk_fail(err, SK_ERR_ARG, "precision fp32 is strict fp32: the persistent LSTM kernel uses no tensor "
                                         "cores in it (tf32 and bf16 do)");

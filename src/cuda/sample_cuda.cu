@@ -40,6 +40,10 @@ sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, floa
     *out = NULL;
     const sk_model_config *m = &layout->cfg;
     const int L = m->num_layers, H = m->hidden_size;
+    if (m->cell != SK_CELL_LSTM) { // its kernel is the LSTM's (kernels/sample_persistent.h)
+        snprintf(why, why_size, "the fused sampler runs the lstm cell, not %s", sk_model_cell(m)->name);
+        return SK_OK;
+    }
     const sk_param_tensors w = sk_point_params(layout, params);
     sk_sample_plan plan;
     CUDA_CHECK(sk_sample_plan_make(&plan, device, B, m->vocab_size, m->embed_size, H, L));
@@ -55,7 +59,7 @@ sk_status sk_cuda_sampler_create(int device, const sk_param_layout *layout, floa
         s->off_emb = offset_of(w.embedding, params), s->off_fcw = offset_of(w.fc_w, params);
         s->off_fcb = offset_of(w.fc_b, params);
         for (int k = 0; k < L; k++) {
-            const sk_lstm_tensors *t = &w.lstm[k];
+            const sk_layer_tensors *t = &w.layer[k];
             host[k] = (sk_plstm_layer){.w_ih = offset_of(t->w_ih, params), .w_hh = offset_of(t->w_hh, params),
                                        .b_ih = offset_of(t->b_ih, params), .b_hh = offset_of(t->b_hh, params),
                                        .in = k == 0 ? m->embed_size : H};

@@ -25,8 +25,12 @@ sk_status sk_model_config_check(const sk_model_config *c, sk_error *err) {
         return sk_fail(err, SK_ERR_ARG, "dropout must be in [0, 1), got %g", (double)c->dropout);
     if (!(c->weight_drop >= 0.0f && c->weight_drop < 1.0f))
         return sk_fail(err, SK_ERR_ARG, "weight drop must be in [0, 1), got %g", (double)c->weight_drop);
+    if (!sk_cell_get(c->cell))
+        return sk_fail(err, SK_ERR_ARG, "cell %d is not one of %s", (int)c->cell, sk_cell_names());
     return SK_OK;
 }
+
+const sk_cell *sk_model_cell(const sk_model_config *cfg) { return sk_cell_get(cfg->cell); }
 
 static void add_tensor(sk_param_layout *l, const char *name, int ndim, int d0, int d1) {
     sk_tensor_info *t = &l->tensors[l->n_tensors++];
@@ -44,20 +48,23 @@ sk_status sk_param_layout_init(sk_param_layout *l, const sk_model_config *cfg, s
     sk_status st = sk_model_config_check(cfg, err);
     if (st != SK_OK) return st;
     int V = cfg->vocab_size, E = cfg->embed_size, H = cfg->hidden_size, L = cfg->num_layers;
+    const sk_cell *cell = sk_model_cell(cfg);
+    const int GH = cell->gates * H;
     l->cfg = *cfg;
     l->tensors = calloc((size_t)(3 + 4 * L), sizeof *l->tensors);
     if (!l->tensors) return sk_fail(err, SK_ERR_NOMEM, "out of memory for the parameter layout");
     char name[SK_TENSOR_NAME_MAX];
     add_tensor(l, "embedding.weight", 2, V, E);
+    const char *p = cell->torch_prefix;
     for (int k = 0; k < L; k++) {
-        snprintf(name, sizeof name, "lstm.weight_ih_l%d", k);
-        add_tensor(l, name, 2, 4 * H, k == 0 ? E : H);
-        snprintf(name, sizeof name, "lstm.weight_hh_l%d", k);
-        add_tensor(l, name, 2, 4 * H, H);
-        snprintf(name, sizeof name, "lstm.bias_ih_l%d", k);
-        add_tensor(l, name, 1, 4 * H, 0);
-        snprintf(name, sizeof name, "lstm.bias_hh_l%d", k);
-        add_tensor(l, name, 1, 4 * H, 0);
+        snprintf(name, sizeof name, "%s.weight_ih_l%d", p, k);
+        add_tensor(l, name, 2, GH, k == 0 ? E : H);
+        snprintf(name, sizeof name, "%s.weight_hh_l%d", p, k);
+        add_tensor(l, name, 2, GH, H);
+        snprintf(name, sizeof name, "%s.bias_ih_l%d", p, k);
+        add_tensor(l, name, 1, GH, 0);
+        snprintf(name, sizeof name, "%s.bias_hh_l%d", p, k);
+        add_tensor(l, name, 1, GH, 0);
     }
     add_tensor(l, "fc.weight", 2, V, H);
     add_tensor(l, "fc.bias", 1, V, 0);
@@ -77,10 +84,10 @@ const sk_tensor_info *sk_param_find(const sk_param_layout *l, const char *name) 
     return NULL;
 }
 
-sk_lstm_layer_offsets sk_lstm_layer(const sk_param_layout *l, int k) {
+sk_layer_offsets sk_layer_at(const sk_param_layout *l, int k) {
     // Tensor 0 is the embedding; layer k's four tensors follow in order.
     const sk_tensor_info *t = &l->tensors[1 + 4 * k];
-    sk_lstm_layer_offsets o = {t[0].offset, t[1].offset, t[2].offset, t[3].offset, t[0].shape[1]};
+    sk_layer_offsets o = {t[0].offset, t[1].offset, t[2].offset, t[3].offset, t[0].shape[1]};
     return o;
 }
 
@@ -89,8 +96,8 @@ sk_param_tensors sk_point_params(const sk_param_layout *l, float *buf) {
     memset(&v, 0, sizeof v);
     v.embedding = buf + sk_param_find(l, "embedding.weight")->offset;
     for (int k = 0; k < l->cfg.num_layers; k++) {
-        const sk_lstm_layer_offsets o = sk_lstm_layer(l, k);
-        v.lstm[k] = (sk_lstm_tensors){buf + o.w_ih, buf + o.w_hh, buf + o.b_ih, buf + o.b_hh};
+        const sk_layer_offsets o = sk_layer_at(l, k);
+        v.layer[k] = (sk_layer_tensors){buf + o.w_ih, buf + o.w_hh, buf + o.b_ih, buf + o.b_hh};
     }
     v.fc_w = buf + sk_param_find(l, "fc.weight")->offset;
     v.fc_b = buf + sk_param_find(l, "fc.bias")->offset;
@@ -121,14 +128,15 @@ void sk_params_init(float *params, const sk_param_layout *l, sk_init_scheme sche
             fill_uniform(p, t->numel, init_scale, &r);
         } else if (i == 0) { // nn.Embedding: N(0, 1)
             for (size_t j = 0; j < t->numel; j++) p[j] = sk_rng_normal(&r);
-        } else { // nn.LSTM: U(+-1/sqrt(H)); nn.Linear(H, V): U(+-1/sqrt(fan_in = H))
+        } else { // nn.LSTM, nn.GRU, nn.RNN: U(+-1/sqrt(H)); nn.Linear(H, V): U(+-1/sqrt(fan_in = H))
             fill_uniform(p, t->numel, 1.0f / sqrtf((float)H), &r);
         }
     }
-    if (forget_bias != 0.0f) {
+    const int fg = sk_model_cell(&l->cfg)->forget_gate;
+    if (forget_bias != 0.0f && fg >= 0) {
         for (int k = 0; k < l->cfg.num_layers; k++) {
-            float *b = params + sk_lstm_layer(l, k).b_ih;
-            for (int j = H; j < 2 * H; j++) b[j] += forget_bias;
+            float *b = params + sk_layer_at(l, k).b_ih;
+            for (int j = fg * H; j < (fg + 1) * H; j++) b[j] += forget_bias;
         }
     }
 }

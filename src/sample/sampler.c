@@ -75,7 +75,7 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
         goto done;
     }
     for (int s = 0; s < B; s++) keys[s] = sk_sample_key(seed + (uint64_t)s);
-    if ((st = sk_backend_set_state(b, NULL, NULL)) != SK_OK) goto failed;
+    if ((st = sk_backend_set_state(b, NULL)) != SK_OK) goto failed;
     // The prime but its last character one per step, as the sampled ones: every product of a
     // stream then goes through the CPU backend's step arithmetic, the same for any B
     // (matvec_cpu.h), so stream s's text is that of a batch of one. The last one is the first
@@ -140,7 +140,7 @@ sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, int32_t start, sk
     int32_t *x = malloc(sizeof(int32_t) * (T + 1)); // a window's inputs; its targets are x + 1
     if (!x) return sk_fail(err, SK_ERR_NOMEM, "out of memory while scoring");
     double total = 0.0;
-    sk_status st = sk_backend_set_state(b, NULL, NULL);
+    sk_status st = sk_backend_set_state(b, NULL);
     for (size_t at = 0; st == SK_OK && at + 1 < n; at += T) {
         size_t len = n - 1 - at < T ? n - 1 - at : T;
         read_started(ids, start, at, len + 1, x);

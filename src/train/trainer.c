@@ -32,8 +32,8 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
     sk_backend *be = t->be;
     // Keep the carried training state aside; evaluation starts every stream from zero.
     // Each rank scores its own streams; the sums meet in one reduction at the end.
-    sk_status st = sk_backend_get_state(be, t->h_local, t->c_local);
-    if (st == SK_OK) st = sk_backend_set_state(be, NULL, NULL);
+    sk_status st = sk_backend_get_state(be, t->state_local);
+    if (st == SK_OK) st = sk_backend_set_state(be, NULL);
     double total = 0.0;
     size_t windows = sk_batcher_windows(bt, 1);
     for (size_t w = 0; w < windows && st == SK_OK; w++) {
@@ -43,7 +43,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
         st = sk_backend_forward(be, t->x + first, t->y + first, len, SK_MODE_EVAL, 0, &s);
         total += s;
     }
-    sk_status restored = sk_backend_set_state(be, t->h_local, t->c_local);
+    sk_status restored = sk_backend_set_state(be, t->state_local);
     if (st == SK_OK) st = restored;
     if (st != SK_OK) sk_backend_fail(err, st, be, "during evaluation");
     if ((st = sk_shard_reduce(t->comm, st, &total, 1, err)) != SK_OK) return st;
@@ -69,14 +69,15 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     sk_status st = sk_backend_get_params(be, t->params);
     for (int k = 0; k < t->st.n_slots && st == SK_OK; k++)
         st = sk_backend_get_optimizer_state(be, k, t->st.slots + (size_t)k * t->st.n_params);
-    if (st == SK_OK) st = sk_backend_get_state(be, t->h_local, t->c_local);
+    if (st == SK_OK) st = sk_backend_get_state(be, t->state_local);
     if (st != SK_OK) sk_backend_fail(err, st, be, "to hand over its state for %s", name);
-    // Every rank's streams into rank 0's (L, B, H) state; rank 0 alone writes what it holds,
-    // so the ranks must first be seen to hold the same model and moments.
-    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK ||
-        (st = sk_shard_gather_state(t->comm, t->h_local, t->gathered, t->st.h, L, B, t->b_local, H, 0, err)) != SK_OK ||
-        (st = sk_shard_gather_state(t->comm, t->c_local, t->gathered, t->st.c, L, B, t->b_local, H, 0, err)) != SK_OK)
-        return st;
+    // Every rank's streams into rank 0's (S, L, B, H) state, one state tensor at a time; rank 0
+    // alone writes what it holds, so the ranks must first be seen to hold the same model and moments.
+    if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK) return st;
+    for (int s = 0; s < t->n_states; s++)
+        if ((st = sk_shard_gather_state(t->comm, t->state_local + (size_t)s * L * t->b_local * H, t->gathered,
+                                        t->st.state + (size_t)s * L * B * H, L, B, t->b_local, H, 0, err)) != SK_OK)
+            return st;
     if (t->rank == 0) {
         st = sk_checkpoint_save(t->o.out_dir, name, &t->o.model, &t->vocab, t->params, t->train_config,
                                 &t->st, err);
@@ -350,7 +351,7 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     const sk_train_options *o = &t->o;
     sk_backend *be = t->be;
     sk_status st;
-    if (t->st.window == 0 && (st = sk_backend_set_state(be, NULL, NULL)) != SK_OK) { // streams restart each epoch
+    if (t->st.window == 0 && (st = sk_backend_set_state(be, NULL)) != SK_OK) { // streams restart each epoch
         t->failed_alone = t->nranks > 1;
         return sk_backend_fail(err, st, be, "to reset its state");
     }

@@ -29,8 +29,9 @@ struct sk_trainer {
     int rank, nranks;
     int data_parallel;   // the data-parallel step: several ranks, or o.data_parallel_step
     int b_off, b_local;  // this rank's streams [b_off, b_off + b_local) of B
-    float *h_local, *c_local; // (L, b_local, H) this rank's carried state
-    float *gathered;     // (nranks, L, b_local, H) every rank's state, on rank 0
+    int n_states;        // S: the cell's state tensors (cell.h)
+    float *state_local;  // (S, L, b_local, H) this rank's carried state
+    float *gathered;     // (nranks, L, b_local, H) every rank's part of one state tensor, on rank 0
     int failed_alone;    // the last error was this rank's alone (see trainer.h)
     int stop;            // a stop was requested on some rank (agreed every step)
     sk_backend *sampler; // batch-1 inference backend, created on first use

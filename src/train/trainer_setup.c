@@ -183,10 +183,14 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
         {SK_SET_HIDDEN, "hidden-size", o->model.hidden_size, ck->hidden_size},
         {SK_SET_LAYERS, "num-layers", o->model.num_layers, ck->num_layers},
     };
+    const char *from = o->init_from ? o->init_from : o->init_weights;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if ((o->model_set & f[i].bit) && f[i].want != f[i].have)
             return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
-                           f[i].setting, f[i].want, o->init_from ? o->init_from : o->init_weights, f[i].have);
+                           f[i].setting, f[i].want, from, f[i].have);
+    if ((o->model_set & SK_SET_CELL) && o->model.cell != ck->cell)
+        return sk_fail(err, SK_ERR_ARG, "cell %s differs from the checkpoint %s (%s); a resumed or fine-tuned model "
+                       "keeps its cell", sk_model_cell(&o->model)->name, from, sk_model_cell(ck)->name);
     return SK_OK;
 }
 
@@ -350,6 +354,10 @@ static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error 
         o->model.vocab_size = t->vocab.size;
     }
     if ((st = sk_model_config_check(&o->model, err)) != SK_OK) return st;
+    const sk_cell *cell = sk_model_cell(&o->model);
+    if (!sp->from && o->forget_bias != 0.0f && cell->forget_gate < 0)
+        return sk_fail(err, SK_ERR_ARG, "--forget-bias %g needs a forget gate, and the %s cell has none (leave it at 0, "
+                       "or use --cell lstm)", (double)o->forget_bias, cell->name);
     return setup_splits(t, err);
 }
 
@@ -467,12 +475,13 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
 }
 
 // The training state and the host buffers: parameters (L layers, the layout's total), a batch
-// of ids (B x T, x and y), this rank's LSTM state (L x b_local x H, h and c), and on rank 0
-// room to gather every rank's state (L x B x H).
+// of ids (B x T, x and y), this rank's carried state (S x L x b_local x H, the cell's S state
+// tensors), and on rank 0 room to gather every rank's part of one state tensor (L x B x H).
 static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
     const sk_param_layout *lay = &t->be->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
-    sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, L, B, H, err);
+    t->n_states = sk_model_cell(&t->o.model)->n_states;
+    sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, t->n_states, L, B, H, err);
     if (st != SK_OK) return st;
     t->st.best_step = -1;
     t->st.seed = o->seed;
@@ -482,10 +491,9 @@ static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *er
     t->x = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
     t->y = malloc(sizeof(int32_t) * (size_t)B * o->seq_len);
     const size_t local_state = (size_t)L * t->b_local * H;
-    t->h_local = malloc(sizeof(float) * local_state);
-    t->c_local = malloc(sizeof(float) * local_state);
+    t->state_local = malloc(sizeof(float) * local_state * (size_t)t->n_states);
     t->gathered = t->rank == 0 ? malloc(sizeof(float) * local_state * (size_t)t->nranks) : NULL;
-    if (!t->params || !t->x || !t->y || !t->h_local || !t->c_local || (t->rank == 0 && !t->gathered))
+    if (!t->params || !t->x || !t->y || !t->state_local || (t->rank == 0 && !t->gathered))
         return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     return SK_OK;
 }
@@ -497,12 +505,12 @@ static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const sta
     else sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
     sk_status st;
     if ((st = sk_backend_set_params(t->be, t->params)) != SK_OK ||
-        (st = sk_backend_set_state(t->be, NULL, NULL)) != SK_OK)
+        (st = sk_backend_set_state(t->be, NULL)) != SK_OK)
         return sk_backend_fail(err, st, t->be, "to take the parameters");
     return SK_OK;
 }
 
-// A resume with another batch shape (B x T): the carried LSTM state does not fit it, but the
+// A resume with another batch shape (B x T): the carried state does not fit it, but the
 // epoch goes on from as many tokens into it as the checkpoint's run had consumed (its window
 // times its B x T), rounded down to a window of the new shape, so that nothing of the epoch is
 // skipped (and less than one window is seen again). A checkpoint without its T starts the next epoch.
@@ -516,9 +524,9 @@ static void continue_epoch(sk_trainer *t, const sk_train_state *saved) {
                      t->o.batch_size, t->o.seq_len, saved->B, saved->T);
     if (w < windows)
         snprintf(line + k, sizeof line - (size_t)k, "the epoch goes on %llu tokens in, where the checkpoint's run "
-                 "stopped, with a zero LSTM state", (unsigned long long)(w * per_window));
+                 "stopped, with a zero carried state", (unsigned long long)(w * per_window));
     else
-        snprintf(line + k, sizeof line - (size_t)k, "the next epoch starts%s, with a zero LSTM state",
+        snprintf(line + k, sizeof line - (size_t)k, "the next epoch starts%s, with a zero carried state",
                  saved->T <= 0 ? " (the checkpoint does not record its window length)" : "");
     t->st.epoch += w >= windows;
     t->st.window = w < windows ? (int64_t)w : 0;
@@ -535,7 +543,7 @@ static sk_status check_resume_optimizer(const sk_train_options *o, const sk_trai
                    theirs);
 }
 
-// Resume: optimizer slots, counters, generator, the position in the epoch; the carried LSTM
+// Resume: optimizer slots, counters, generator, the position in the epoch; the carried
 // state when the batching (B and T) is unchanged.
 static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
     const sk_train_state *saved = &sp->saved;
@@ -547,13 +555,18 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     for (int k = 0; k < saved->n_slots && st == SK_OK; k++)
         st = sk_backend_set_optimizer_state(t->be, k, saved->slots + (size_t)k * saved->n_params);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
+    if (saved->S != t->n_states)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: its training state holds %d state tensor%s a layer; the model's %s cell "
+                       "carries %d", o->init_from, saved->S, saved->S == 1 ? "" : "s", sk_model_cell(&t->o.model)->name,
+                       t->n_states);
     if (saved->B == B && saved->T == o->seq_len && saved->L == L && saved->H == H &&
         (size_t)saved->window < sk_batcher_windows(&t->train, 0)) {
         t->st.window = saved->window;
-        sk_shard_slice_state(saved->h, t->h_local, L, B, t->b_off, t->b_local, H);
-        sk_shard_slice_state(saved->c, t->c_local, L, B, t->b_off, t->b_local, H);
-        if ((st = sk_backend_set_state(t->be, t->h_local, t->c_local)) != SK_OK)
-            return sk_backend_fail(err, st, t->be, "to take the LSTM state");
+        const size_t global = (size_t)L * B * H, local = (size_t)L * t->b_local * H;
+        for (int s = 0; s < t->n_states; s++)
+            sk_shard_slice_state(saved->state + s * global, t->state_local + s * local, L, B, t->b_off, t->b_local, H);
+        if ((st = sk_backend_set_state(t->be, t->state_local)) != SK_OK)
+            return sk_backend_fail(err, st, t->be, "to take the carried state");
     } else {
         continue_epoch(t, saved);
     }
@@ -651,8 +664,7 @@ void sk_trainer_free(sk_trainer *t) {
     free(t->train_config);
     free(t->x);
     free(t->y);
-    free(t->h_local);
-    free(t->c_local);
+    free(t->state_local);
     free(t->gathered);
     sk_comm_free(t->own_comm);
     free(t);

@@ -19,7 +19,7 @@
 // headers' comments; each check below names its rule. What a GPU does with a broken
 // contract (garbage, a fault) is here a fault on the device (sk_emu_fault) or an error
 // status with cudnnGetLastErrorString saying why, whichever comes first.
-// Modelled: CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, fp32
+// Modelled: CUDNN_LSTM, CUDNN_GRU, CUDNN_RNN_TANH, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, fp32
 // data and math precision, no projection (projSize == hiddenSize), dropout probability 0,
 // CUDNN_RNN_ALGO_STANDARD, every sequence of the full maxSeqLength, all three data layouts.
 // Refused with CUDNN_STATUS_NOT_SUPPORTED and "not modelled by the emulated cuDNN": the
@@ -142,7 +142,7 @@ bool unpacked(cudnnRNNDataLayout_t l) {
 cudnnStatus_t network(const char *call, cudnnHandle_t h, cudnnRNNDescriptor_t r, sk_emu_lstm *n) {
     if (!live(h)) return fail(CUDNN_STATUS_BAD_PARAM, "%s: invalid handle", call);
     if (!live(r) || !r->set) return fail(CUDNN_STATUS_BAD_PARAM, "%s: rnnDesc is not a set RNN descriptor", call);
-    n->L = r->layers, n->H = r->hid, n->E = r->in;
+    n->L = r->layers, n->H = r->hid, n->E = r->in, n->mode = (int)r->cell;
     n->tf32 = r->math != CUDNN_FMA_MATH;
     sk_emu_lstm_plan(n);
     return CUDNN_STATUS_SUCCESS;
@@ -378,7 +378,7 @@ cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t al
     if (data == CUDNN_DATA_FLOAT && prec != CUDNN_DATA_FLOAT)
         return fail(CUDNN_STATUS_BAD_PARAM, "%s: fp32 data needs mathPrec CUDNN_DATA_FLOAT", call);
     if (algo != CUDNN_RNN_ALGO_STANDARD) return not_modelled(call, algo_name(algo));
-    if (cell != CUDNN_LSTM) return not_modelled(call, "a cell mode other than CUDNN_LSTM");
+    if (cell == CUDNN_RNN_RELU) return not_modelled(call, "CUDNN_RNN_RELU");
     if (bias != CUDNN_RNN_DOUBLE_BIAS) return not_modelled(call, "a bias mode other than CUDNN_RNN_DOUBLE_BIAS");
     if (dir != CUDNN_UNIDIRECTIONAL) return not_modelled(call, "CUDNN_BIDIRECTIONAL");
     if (input != CUDNN_LINEAR_INPUT) return not_modelled(call, "CUDNN_SKIP_INPUT");
@@ -462,9 +462,10 @@ cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t handle, cudnnRNNDescripto
 }
 
 // Matrix of linLayerID lin in pseudo-layer l: mDesc = fp32 {1, rows, cols} (packed, strides
-// {rows * cols, cols, 1}), bias: bDesc = {1, rows, 1}; linLayerID 8 (the projection, not
-// enabled) reports 0 dimensions and NULL addresses, as does any "does not exist".
-// BAD_PARAM: pseudoLayer outside [0, numLayers), linLayerID outside [0, 8], a weight space
+// {rows * cols, cols, 1}), bias: bDesc = {1, rows, 1}; an LSTM's linLayerID 8 (the projection,
+// not enabled) reports 0 dimensions and NULL addresses, as does any "does not exist".
+// BAD_PARAM: pseudoLayer outside [0, numLayers), linLayerID outside [0, 2G] (an LSTM's 8, a
+// GRU's 5, an RNN's 1: 2G - 1 and the LSTM's projection), a weight space
 // smaller than cudnnGetRNNWeightSpaceSize's, or NULL. mDesc/mAddr and bDesc/bAddr may be
 // NULL (that half is not reported).
 cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNNDescriptor_t d, int32_t layer, size_t wsz,
@@ -473,14 +474,14 @@ cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNNDescriptor_t
     static const char *call = "cudnnGetRNNWeightParams";
     sk_emu_lstm n;
     SK_CHECK(network(call, handle, d, &n));
-    if (layer < 0 || layer >= n.L || lin < 0 || lin > 8)
+    if (layer < 0 || layer >= n.L || lin < 0 || lin > (n.G == 4 ? 8 : 2 * n.G - 1))
         return fail(CUDNN_STATUS_BAD_PARAM, "%s: pseudoLayer %d (of %d), linLayerID %d", call, layer, n.L, lin);
     if (wsz < n.weight_floats * sizeof(float) || !ws)
         return fail(CUDNN_STATUS_BAD_PARAM, "%s: weight space %p of %zu bytes, %zu needed", call, ws, wsz,
                     n.weight_floats * sizeof(float));
     if ((mdesc && !live(mdesc)) || (bdesc && !live(bdesc)))
         return fail(CUDNN_STATUS_BAD_PARAM, "%s: mDesc or bDesc is not a live tensor descriptor", call);
-    const bool exists = lin < 8;
+    const bool exists = lin < 2 * n.G;
     const int rows = n.H, cols = exists ? sk_emu_lstm_cols(n, layer, lin) : 0;
     if (mdesc) {
         *mdesc = cudnnTensorStruct();
@@ -499,8 +500,8 @@ cudnnStatus_t cudnnGetRNNWeightParams(cudnnHandle_t handle, cudnnRNNDescriptor_t
         }
     }
     float *base = (float *)ws;
-    if (maddr) *maddr = exists ? base + n.mat[layer * 8 + lin] : nullptr;
-    if (baddr) *baddr = exists ? base + n.bias[layer * 8 + lin] : nullptr;
+    if (maddr) *maddr = exists ? base + n.mat[layer * 2 * n.G + lin] : nullptr;
+    if (baddr) *baddr = exists ? base + n.bias[layer * 2 * n.G + lin] : nullptr;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -578,9 +579,9 @@ cudnnStatus_t cudnnRNNBackwardData_v8(cudnnHandle_t handle, cudnnRNNDescriptor_t
     const size_t work_bytes = sk_emu_lstm_work_bytes(n, true);
     return enqueue(call, handle, [=] {
         if (!lengths_agree(call, dev_lens, lens)) return;
-        std::string why = sk_emu_lstm_backward_data(n, (const float *)w, (const float *)dy, (float *)dx,
-                                                    (const float *)dhy, (float *)dhx, (const float *)cx,
-                                                    (const float *)dcy, (float *)dcx, work, res);
+        std::string why = sk_emu_lstm_backward_data(n, (const float *)w, (const float *)y, (const float *)dy,
+                                                    (float *)dx, (const float *)hx, (const float *)dhy, (float *)dhx,
+                                                    (const float *)cx, (const float *)dcy, (float *)dcx, work, res);
         scratch(work, work_bytes);
         if (!why.empty()) sk_emu_fault(std::string(call) + ": " + why);
     });

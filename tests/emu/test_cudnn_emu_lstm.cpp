@@ -1,7 +1,7 @@
-// test_cudnn_emu_lstm.cpp: the emulated cuDNN's LSTM arithmetic (cudnn_emu_lstm.cpp) against
-// central differences of its own forward, in host memory (no emulated runtime needed):
-// every weight and bias, x, hx and cx, for batch-major and sequence-major data, with the
-// gradient flowing in through y, hy and cy. Also: the weight-space padding is never read
+// test_cudnn_emu_lstm.cpp: the emulated cuDNN's arithmetic (cudnn_emu_lstm.cpp) for each cell
+// it models (CUDNN_LSTM, CUDNN_GRU, CUDNN_RNN_TANH) against central differences of its own forward, in host memory (no emulated runtime needed):
+// every weight and bias, x, hx and (the LSTM's) cx, for batch-major and sequence-major data,
+// with the gradient flowing in through y, hy and cy. Also: the weight-space padding is never read
 // (NaN there) nor written, backward weights adds into dw, backward weights refuses a
 // reserve space that backward data has not written, and TF32 operands change the result
 // by about TF32's precision and no more.
@@ -43,19 +43,23 @@ size_t nx(const sk_emu_lstm &n) { return (size_t)n.B * n.T * n.E; }
 size_t ny(const sk_emu_lstm &n) { return (size_t)n.B * n.T * n.H; }
 size_t ns(const sk_emu_lstm &n) { return (size_t)n.L * n.B * n.H; }
 
-Case make(int L, int H, int E, int B, int T, bool batch_major, unsigned seed) {
+bool has_c(const sk_emu_lstm &n) { return n.mode == 2; } // CUDNN_LSTM: the other cells have no c
+
+Case make(int mode, int L, int H, int E, int B, int T, bool batch_major, unsigned seed) {
     Case c;
-    c.n.L = L, c.n.H = H, c.n.E = E, c.n.B = B, c.n.T = T, c.n.batch_major = batch_major;
+    c.n.L = L, c.n.H = H, c.n.E = E, c.n.B = B, c.n.T = T, c.n.batch_major = batch_major, c.n.mode = mode;
     sk_emu_lstm_plan(&c.n);
+    const int ids = 2 * c.n.G;
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> u(-0.6f, 0.6f);
     c.w.assign(c.n.weight_floats, NAN); // padding stays NaN: reading it would poison the result
     c.is_param.assign(c.n.weight_floats, 0);
     for (int l = 0; l < L; l++)
-        for (int lin = 0; lin < 8; lin++) {
-            const size_t m = c.n.mat[l * 8 + lin], cols = (size_t)sk_emu_lstm_cols(c.n, l, lin);
+        for (int lin = 0; lin < ids; lin++) {
+            const size_t m = c.n.mat[l * ids + lin], cols = (size_t)sk_emu_lstm_cols(c.n, l, lin);
             for (size_t k = 0; k < (size_t)H * cols; k++) c.w[m + k] = u(rng), c.is_param[m + k] = 1;
-            for (int r = 0; r < H; r++) c.w[c.n.bias[l * 8 + lin] + r] = u(rng), c.is_param[c.n.bias[l * 8 + lin] + r] = 1;
+            for (int r = 0; r < H; r++)
+                c.w[c.n.bias[l * ids + lin] + r] = u(rng), c.is_param[c.n.bias[l * ids + lin] + r] = 1;
         }
     auto fill = [&](std::vector<float> &v, size_t k) {
         v.resize(k);
@@ -77,7 +81,7 @@ double loss(Case &c, std::vector<float> *y_out = nullptr) {
                         c.work.data(), nullptr);
     double s = 0;
     for (size_t k = 0; k < y.size(); k++) s += (double)y[k] * c.ry[k];
-    for (size_t k = 0; k < hy.size(); k++) s += (double)hy[k] * c.rh[k] + (double)cy[k] * c.rc[k];
+    for (size_t k = 0; k < hy.size(); k++) s += (double)hy[k] * c.rh[k] + (has_c(c.n) ? (double)cy[k] * c.rc[k] : 0.0);
     if (y_out) *y_out = y;
     return s;
 }
@@ -105,7 +109,7 @@ void check_grad(Case &c, std::vector<float> &v, const std::vector<float> &analyt
 }
 
 void run(Case c, const char *name) {
-    printf("%s: L=%d H=%d E=%d B=%d T=%d %s-major\n", name, c.n.L, c.n.H, c.n.E, c.n.B, c.n.T,
+    printf("%s (mode %d): L=%d H=%d E=%d B=%d T=%d %s-major\n", name, c.n.mode, c.n.L, c.n.H, c.n.E, c.n.B, c.n.T,
            c.n.batch_major ? "batch" : "sequence");
     std::vector<float> y_inf;
     loss(c, &y_inf);
@@ -123,8 +127,9 @@ void run(Case c, const char *name) {
                 .empty(),
            "backward weights refuses a reserve space without backward data");
     memset(c.work.data(), 0xff, c.work.size());
-    std::string why = sk_emu_lstm_backward_data(c.n, c.w.data(), c.ry.data(), dx.data(), c.rh.data(), dhx.data(),
-                                                c.cx.data(), c.rc.data(), dcx.data(), c.work.data(), c.reserve.data());
+    std::string why = sk_emu_lstm_backward_data(c.n, c.w.data(), y.data(), c.ry.data(), dx.data(), c.hx.data(),
+                                                c.rh.data(), dhx.data(), c.cx.data(), c.rc.data(), dcx.data(),
+                                                c.work.data(), c.reserve.data());
     expect(why.empty(), "backward data runs after a training forward");
     why = sk_emu_lstm_backward_weights(c.n, true, c.x.data(), c.hx.data(), y.data(), dw.data(), c.reserve.data());
     expect(why.empty(), "backward weights runs after backward data");
@@ -137,7 +142,7 @@ void run(Case c, const char *name) {
     check_grad(c, c.w, dw, &c.is_param, "weights and biases");
     check_grad(c, c.x, dx, nullptr, "x");
     check_grad(c, c.hx, dhx, nullptr, "hx");
-    check_grad(c, c.cx, dcx, nullptr, "cx");
+    if (has_c(c.n)) check_grad(c, c.cx, dcx, nullptr, "cx");
     // TF32: within a few TF32 ulps (2^-11 relative per operand) of the exact forward, not equal.
     Case t = c;
     t.n.tf32 = true;
@@ -152,9 +157,11 @@ void run(Case c, const char *name) {
 } // namespace
 
 int main() {
-    run(make(2, 3, 2, 2, 4, true, 1), "two layers");
-    run(make(1, 5, 3, 3, 3, false, 2), "one layer");
-    run(make(3, 4, 4, 1, 2, true, 3), "three layers");
+    for (int mode : {2, 3, 1}) { // CUDNN_LSTM, CUDNN_GRU, CUDNN_RNN_TANH
+        run(make(mode, 2, 3, 2, 2, 4, true, 1), "two layers");
+        run(make(mode, 1, 5, 3, 3, 3, false, 2), "one layer");
+        run(make(mode, 3, 4, 4, 1, 2, true, 3), "three layers");
+    }
     if (g_failures) fprintf(stderr, "%d check(s) failed\n", g_failures);
     return g_failures ? 1 : 0;
 }

@@ -169,7 +169,7 @@ enum Variant { GRID, CLUSTERS, GRID_CHUNKS };
 Buffers check(int mma, int s, Variant variant, const Buffers *grid) {
     const int cluster = variant == CLUSTERS;
     sk_model_config m = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = P,
-                         .weight_drop = 0.0f}; // C++: every field named (-Wextra)
+                         .weight_drop = 0.0f, .cell = SK_CELL_LSTM}; // C++: every field named (-Wextra)
     sk_param_layout layout;
     sk_error err = {{0}};
     CHECK_OK(sk_param_layout_init(&layout, &m, &err));
@@ -182,7 +182,7 @@ Buffers check(int mma, int s, Variant variant, const Buffers *grid) {
     for (size_t i = 0; i < hx.size(); i++) hx[i] = 0.3f * sk_rng_normal(&r), cx[i] = 0.5f * sk_rng_normal(&r);
     vector<sk_plstm_layer> ly(L);
     for (int k = 0; k < L; k++) {
-        const sk_lstm_layer_offsets o = sk_lstm_layer(&layout, k);
+        const sk_layer_offsets o = sk_layer_at(&layout, k);
         ly[k] = {o.w_ih, o.w_hh, o.b_ih, o.b_hh, o.in};
     }
     const uint64_t keys[L] = {sk_dropout_key(5, 9, 0), sk_dropout_key(5, 9, 1)};

@@ -1,6 +1,6 @@
 // test_plstm_emu.cpp: the persistent LSTM kernels (kernels/lstm_persistent_kernels.cuh, the
 // code the GPU runs) executed on the CPU by tests/emu/cuda_emu.h, one fiber per GPU thread,
-// against the CPU backend's LSTM (src/cpu/lstm_cpu.c, itself checked against PyTorch and
+// against the CPU backend's LSTM (src/cpu/layer_cpu.c, itself checked against PyTorch and
 // finite differences), in every operand mode: fp32 and bf16 on CUDA cores, bf16 and TF32 on
 // (emulated) tensor cores.
 //
@@ -39,7 +39,7 @@
 #include "lstm_persistent_kernels.cuh"
 
 extern "C" {
-#include "cpu/lstm_cpu.h"
+#include "cpu/layer_cpu.h"
 #include "gpu/precision_tolerance.h"
 #include "test_util.h"
 }
@@ -188,12 +188,14 @@ Reference reference(const Problem &P) {
     for (int k = 0; k < L; k++) {
         const int inw = k == 0 ? c.E : H;
         const sk_plstm_layer &ly = P.layers[k];
-        sk_lstm_cpu_layer cl = {B, H, inw, 1, &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh], NULL, 0, 0, 0};
+        sk_layer_cpu cl = sk_layer_cpu_make(SK_CELL_LSTM, B, H, inw, 1,
+                                            &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh]);
         gates[k].resize((size_t)len * B * H4), tanh_c[k].resize((size_t)len * B * H);
         hbuf[k].resize((size_t)(len + 1) * B * H), cbuf[k].resize((size_t)(len + 1) * B * H);
         memcpy(hbuf[k].data(), &P.hx[(size_t)k * B * H], (size_t)B * H * sizeof(float));
         memcpy(cbuf[k].data(), &P.cx[(size_t)k * B * H], (size_t)B * H * sizeof(float));
-        sk_lstm_cpu_forward(&cl, len, in[k].data(), gates[k].data(), tanh_c[k].data(), hbuf[k].data(), cbuf[k].data());
+        float *const states[2] = {hbuf[k].data(), cbuf[k].data()};
+        sk_layer_cpu_forward(&cl, len, in[k].data(), gates[k].data(), tanh_c[k].data(), states);
         if (k + 1 < L) { // dropout site k: hash.h's masks, indexed in the (B, len, H) order
             in[k + 1].resize((size_t)len * B * H), mask[k].resize((size_t)len * B * H);
             for (int t = 0; t < len; t++)
@@ -219,19 +221,21 @@ Reference reference(const Problem &P) {
         }
     }
     // Backward, top down: dh_out of layer k-1 is layer k's dx through site k-1's mask.
-    vector<float> dh_out((size_t)len * B * H), dgates((size_t)len * B * H4), dh((size_t)B * H), dc((size_t)B * H);
+    vector<float> dh_out((size_t)len * B * H), dgates((size_t)len * B * H4), dh((size_t)B * H), dc(2 * (size_t)B * H);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < len; t++)
             memcpy(&dh_out[((size_t)t * B + b) * H], &P.dy[((size_t)b * len + t) * H], H * sizeof(float));
     for (int k = L - 1; k >= 0; k--) {
         const int inw = k == 0 ? c.E : H;
         const sk_plstm_layer &ly = P.layers[k];
-        sk_lstm_cpu_layer cl = {B, H, inw, 1, &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh], NULL, 0, 0, 0};
+        sk_layer_cpu cl = sk_layer_cpu_make(SK_CELL_LSTM, B, H, inw, 1,
+                                            &P.w[ly.w_ih], &P.w[ly.w_hh], &P.w[ly.b_ih], &P.w[ly.b_hh]);
         vector<float> gw_ih((size_t)H4 * inw), gw_hh((size_t)H4 * H), gb_ih(H4), gb_hh(H4), dx((size_t)len * B * inw);
-        sk_lstm_cpu_grads g = {gw_ih.data(), gw_hh.data(), gb_ih.data(), gb_hh.data()};
-        sk_lstm_cpu_backward(&cl, len, in[k].data(), gates[k].data(), tanh_c[k].data(), hbuf[k].data(),
-                             cbuf[k].data(), dh_out.data(), dgates.data(), dh.data(), dc.data(), &g,
-                             k > 0 ? dx.data() : NULL);
+        sk_layer_cpu_grads g = {gw_ih.data(), gw_hh.data(), gb_ih.data(), gb_hh.data()};
+        sk_layer_cpu_scratch sc = {dgates.data(), NULL, dh.data(), dc.data()};
+        float *const states[2] = {hbuf[k].data(), cbuf[k].data()};
+        sk_layer_cpu_backward(&cl, len, in[k].data(), gates[k].data(), tanh_c[k].data(), states, dh_out.data(), &sc,
+                              &g, k > 0 ? dx.data() : NULL);
         for (int b = 0; b < B; b++)
             for (int t = 0; t < len; t++)
                 memcpy(&R.dg[(((size_t)k * B + b) * len + t) * H4], &dgates[((size_t)t * B + b) * H4],

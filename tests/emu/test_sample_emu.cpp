@@ -80,7 +80,7 @@ Result launch(const Case &c, const sk_sample_args &base, bool reverse, const sk_
 
 void run(const Case &c) {
     sk_model_config m = {.vocab_size = c.V, .embed_size = c.E, .hidden_size = c.H, .num_layers = c.L,
-                         .dropout = 0.0f, .weight_drop = 0.0f}; // C++: every field named (-Wextra)
+                         .dropout = 0.0f, .weight_drop = 0.0f, .cell = SK_CELL_LSTM}; // C++: every field named (-Wextra)
     sk_param_layout layout;
     sk_error err = {{0}};
     CHECK_OK(sk_param_layout_init(&layout, &m, &err));
@@ -94,7 +94,7 @@ void run(const Case &c) {
     for (int b = 0; b < c.B; b++) x[b] = (int32_t)(sk_rng_u64(&r) % (uint64_t)c.V), keys[b] = sk_sample_key(40 + b);
     vector<sk_plstm_layer> layers((size_t)c.L);
     for (int k = 0; k < c.L; k++) {
-        const sk_lstm_layer_offsets o = sk_lstm_layer(&layout, k);
+        const sk_layer_offsets o = sk_layer_at(&layout, k);
         layers[k] = {o.w_ih, o.w_hh, o.b_ih, o.b_hh, o.in};
     }
     sk_sample_plan plan;
@@ -141,14 +141,17 @@ void run(const Case &c) {
     bc.model = m, bc.batch_size = c.B, bc.seq_len = 1, bc.threads = 1;
     sk_backend *cpu;
     CHECK_OK(sk_backend_create_cpu(&bc, &cpu, &err));
-    CHECK(cpu->ops->set_params(cpu, w.data()) == SK_OK && cpu->ops->set_state(cpu, hx.data(), cx.data()) == SK_OK);
+    vector<float> hcx(hx); // the backend's state: h, then c
+    hcx.insert(hcx.end(), cx.begin(), cx.end());
+    CHECK(cpu->ops->set_params(cpu, w.data()) == SK_OK && cpu->ops->set_state(cpu, hcx.data()) == SK_OK);
     vector<int32_t> in = x;
     for (int i = 0; i < c.n; i++) {
         CHECK(cpu->ops->forward(cpu, in.data(), NULL, 1, SK_MODE_EVAL, 0, NULL) == SK_OK);
         for (int b = 0; b < c.B; b++) in[b] = up.tokens[(size_t)b * c.n + i];
     }
-    vector<float> lg((size_t)c.B * c.V), h(hx.size()), cs(hx.size());
-    CHECK(cpu->ops->get_logits(cpu, lg.data()) == SK_OK && cpu->ops->get_state(cpu, h.data(), cs.data()) == SK_OK);
+    vector<float> lg((size_t)c.B * c.V), hc(2 * hx.size());
+    CHECK(cpu->ops->get_logits(cpu, lg.data()) == SK_OK && cpu->ops->get_state(cpu, hc.data()) == SK_OK);
+    const vector<float> h(hc.begin(), hc.begin() + (ptrdiff_t)hx.size()), cs(hc.begin() + (ptrdiff_t)hx.size(), hc.end());
     printf("%s: V=%d E=%d H=%d L=%d B=%d, %d steps, %d blocks of %d units, %d streams staged at once, embedding and "
            "fc %s, %s; both schedules bit-identical: %s; no grid sync: %s; last draws = the CPU's from the same "
            "logits: %s\n",

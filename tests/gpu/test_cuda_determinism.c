@@ -44,24 +44,24 @@ typedef struct {
 static void snap_alloc(snapshot *s, const sk_backend *be) {
     s->n = be->layout.total;
     s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
-    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(s->ns), s->c = alloc_f(s->ns);
+    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(2 * s->ns), s->c = s->h + s->ns; // the state: h, then c
     s->loss = 0.0;
 }
 
-static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h), free(s->c); }
+static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h); }
 
 static void snap_take(snapshot *s, sk_backend *be) {
     OP_OK(be, be->ops->get_params(be, s->p));
     OP_OK(be, be->ops->get_optimizer_state(be, 0, s->m));
     OP_OK(be, be->ops->get_optimizer_state(be, 1, s->v));
-    OP_OK(be, be->ops->get_state(be, s->h, s->c));
+    OP_OK(be, be->ops->get_state(be, s->h));
 }
 
 static void snap_restore(const snapshot *s, sk_backend *be) {
     OP_OK(be, be->ops->set_params(be, s->p));
     OP_OK(be, be->ops->set_optimizer_state(be, 0, s->m));
     OP_OK(be, be->ops->set_optimizer_state(be, 1, s->v));
-    OP_OK(be, be->ops->set_state(be, s->h, s->c));
+    OP_OK(be, be->ops->set_state(be, s->h));
 }
 
 // Counts bitwise differences of n floats; prints the first one.
@@ -112,7 +112,7 @@ static double train(sk_backend *be, const det_case *dc, int from, int to) {
 
 static sk_backend *fresh(const det_case *dc, uint64_t seed, const float *p0) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {dc->V, dc->E, dc->H, dc->L, dc->dropout, 0.0f}, .batch_size = dc->B,
+    sk_backend_config cfg = {.model = {.vocab_size = dc->V, .embed_size = dc->E, .hidden_size = dc->H, .num_layers = dc->L, .dropout = dc->dropout, .weight_drop = 0.0f}, .batch_size = dc->B,
                              .seq_len = dc->T, .training = 1, .seed = seed, .rnn_impl = dc->impl,
                              .precision = dc->precision, .plstm_tensor_cores = dc->tc};
     sk_backend *be;

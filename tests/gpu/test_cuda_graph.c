@@ -23,7 +23,8 @@
 //     that 1 does not compare the deferred path with itself. The first step of each (length,
 //     state slot) runs eagerly (step_graph.h's warm-up), later ones as graphs.
 // Cases: cudnn, the persistent kernel, and cudnn-persist where cuDNN takes the shape (else
-// its refusal is printed and the case skipped).
+// its refusal is printed and the case skipped); with SK_CELLS_ONLY=1 (test_cuda_cells.sh) the
+// GRU and the RNN (cell.h) through cuDNN (CUDNN_GRU, CUDNN_RNN_TANH) instead, the cuDNN cases.
 // Tolerance: none, every comparison is bitwise (the clip scale and the non-finite test are
 // formed on the device with step_math.h, the host's formulas). Exits 77 without a usable GPU.
 #include <math.h>
@@ -58,14 +59,16 @@ typedef struct {
 static void snap_take(snapshot *s, sk_backend *be) {
     s->n = be->layout.total;
     s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
-    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(s->ns), s->c = alloc_f(s->ns);
+    // The state: h, then an LSTM's c (zeros for the cells without one: compared all the same).
+    s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(2 * s->ns), s->c = s->h + s->ns;
+    memset(s->h, 0, sizeof(float) * 2 * s->ns);
     OP_OK(be, be->ops->get_params(be, s->p));
     OP_OK(be, be->ops->get_optimizer_state(be, 0, s->m));
     OP_OK(be, be->ops->get_optimizer_state(be, 1, s->v));
-    OP_OK(be, be->ops->get_state(be, s->h, s->c));
+    OP_OK(be, be->ops->get_state(be, s->h));
 }
 
-static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h), free(s->c); }
+static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h); }
 
 static size_t count_diff(const char *what, const float *got, const float *ref, size_t n) {
     size_t bad = 0, first = 0;
@@ -83,9 +86,11 @@ static size_t diff(const snapshot *a, const snapshot *b, int with_state) {
     return d;
 }
 
+static sk_cell_kind g_cell; // the cell of the case being run (cell.h)
+
 static sk_backend *fresh(const graph_case *gc, sk_cuda_graph graph, const float *p0) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
+    sk_backend_config cfg = {.model = {.vocab_size = gc->V, .embed_size = gc->E, .hidden_size = gc->H, .num_layers = gc->L, .dropout = gc->dropout, .weight_drop = gc->weight_drop, .cell = g_cell},
                              .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
                              .rnn_impl = gc->impl, .cuda_graph = graph,
                              // The cuDNN case with dropout runs its wavefront in 3 chunks of 3 steps
@@ -207,7 +212,7 @@ static void resume(const graph_case *gc, const float *p0) {
     OP_OK(b, b->ops->set_params(b, half.p));
     OP_OK(b, b->ops->set_optimizer_state(b, 0, half.m));
     OP_OK(b, b->ops->set_optimizer_state(b, 1, half.v));
-    OP_OK(b, b->ops->set_state(b, half.h, half.c));
+    OP_OK(b, b->ops->set_state(b, half.h));
     train(b, RUN_GRAPH, gc, &kHp, 3e-3f, N, 2 * N, &dummy);
     snap_take(&resumed, b);
     sk_backend_free(b);
@@ -252,11 +257,12 @@ static void diverge(const graph_case *gc, const float *p0) {
 }
 
 static void run_case(const graph_case *gc) {
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f rnn-impl %s\n", gc->name, gc->V, gc->E,
-           gc->H, gc->L, gc->B, gc->T, (double)gc->dropout, (double)gc->weight_drop, sk_rnn_impl_name(gc->impl));
+    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f cell %s rnn-impl %s\n", gc->name, gc->V,
+           gc->E, gc->H, gc->L, gc->B, gc->T, (double)gc->dropout, (double)gc->weight_drop, sk_cell_get(g_cell)->name,
+           sk_rnn_impl_name(gc->impl));
     if (gc->impl == SK_RNN_CUDNN_PERSIST) { // cuDNN's choice: a refusal skips the case
         sk_error err = {{0}};
-        sk_backend_config cfg = {.model = {gc->V, gc->E, gc->H, gc->L, gc->dropout, gc->weight_drop},
+        sk_backend_config cfg = {.model = {.vocab_size = gc->V, .embed_size = gc->E, .hidden_size = gc->H, .num_layers = gc->L, .dropout = gc->dropout, .weight_drop = gc->weight_drop},
                                  .batch_size = gc->B, .seq_len = gc->T, .training = 1, .seed = 99,
                                  .rnn_impl = gc->impl, .cudnn_chunk_steps = 3};
         sk_backend *be = NULL;
@@ -303,7 +309,9 @@ int main(void) {
     // cases alone, on those kernels (test_plstm_layerwise.sh, test_plstm_cluster.sh).
     const int family = layerwise_hook("SK_GRAPH_ONLY");
     if (family < 0) return 2;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    // Test hook SK_CELLS_ONLY=1: the other cells' cases alone (test_cuda_cells.sh).
+    const int cells_only = getenv("SK_CELLS_ONLY") != NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && !cells_only; i++) {
         graph_case gc = cases[i];
         if (family != SK_RNN_PERSISTENT && gc.impl != SK_RNN_PERSISTENT) continue;
         if (family != SK_RNN_PERSISTENT) gc.impl = (sk_rnn_impl)family;
@@ -312,5 +320,8 @@ int main(void) {
         if (emulated_device() && gc.impl != SK_RNN_CUDNN && gc.impl != SK_RNN_CUDNN_PERSIST && gc.T > 8) gc.T = 8;
         run_case(&gc);
     }
+    // The GRU and the RNN through cuDNN: the cuDNN cases, every check the same (under the hook).
+    for (g_cell = SK_CELL_GRU; g_cell <= SK_CELL_RNN && cells_only; g_cell = (sk_cell_kind)(g_cell + 1))
+        for (size_t i = 0; i < 2; i++) run_case(&cases[i]);
     return sk_test_done("test_cuda_graph");
 }

@@ -19,6 +19,10 @@
 // Data-parallel: both backends as one rank's share of a larger global batch (stream_offset
 // > 0), with dropout between layers and before fc, so the GPU's masks are indexed by the
 // global stream exactly as the CPU's (whose sharding the MPI tests hold to one process).
+// Cells (with SK_CELLS_ONLY=1, test_cuda_cells.sh, instead of the rest): the GRU and the RNN
+// (cell.h) through cuDNN (CUDNN_GRU, CUDNN_RNN_TANH) over the same fixed cases and a rank's
+// share, in fp32 and tf32, with the same tolerances (the same arithmetic in other gates);
+// --rnn-impl persistent with either is refused, saying why.
 // Also: error paths (bad ids, backward without a training forward, non-finite gradients),
 // and an inference-only CUDA backend. Exits 77 (skipped) without a usable GPU, after
 // checking that creating the CUDA backend then fails cleanly with SK_ERR_DEVICE.
@@ -67,6 +71,7 @@
 #include "test_util.h"
 
 static precision_tol tol; // of the case being run
+static sk_cell_kind g_cell; // the cell of the cases being run (cell.h): the LSTM but where main says
 
 typedef struct {
     const char *name;
@@ -96,12 +101,13 @@ static void forward_both(sk_backend *cpu, sk_backend *gpu, const int32_t *x, con
     compare_scaled("logits", b, a, nl, tol.fwd_atol, tol.fwd_rtol);
     free(a);
     free(b);
-    float *hc = alloc_f(ns), *cc = alloc_f(ns), *hg = alloc_f(ns), *cg = alloc_f(ns);
-    OP_OK(cpu, cpu->ops->get_state(cpu, hc, cc));
-    OP_OK(gpu, gpu->ops->get_state(gpu, hg, cg));
+    const int S = sk_model_cell(&cpu->layout.cfg)->n_states;
+    float *hc = alloc_f(S * ns), *hg = alloc_f(S * ns); // the states: h, then an LSTM's c
+    OP_OK(cpu, cpu->ops->get_state(cpu, hc));
+    OP_OK(gpu, gpu->ops->get_state(gpu, hg));
     compare_scaled("final h", hg, hc, ns, tol.fwd_atol, tol.fwd_rtol);
-    compare_scaled("final c", cg, cc, ns, tol.fwd_atol, tol.fwd_rtol);
-    free(hc), free(cc), free(hg), free(cg);
+    if (S > 1) compare_scaled("final c", hg + ns, hc + ns, ns, tol.fwd_atol, tol.fwd_rtol);
+    free(hc), free(hg);
 }
 
 // Bitwise equality of n floats; prints the first difference and the count.
@@ -180,16 +186,16 @@ static void backward_and_step(sk_backend *cpu, sk_backend *gpu, const sk_optim_h
 static void resync(sk_backend *cpu, sk_backend *gpu) {
     const size_t n = cpu->layout.total;
     const size_t ns = (size_t)cpu->cfg.model.num_layers * cpu->cfg.batch_size * cpu->cfg.model.hidden_size;
-    float *p = alloc_f(n), *m = alloc_f(n), *v = alloc_f(n), *h = alloc_f(ns), *c = alloc_f(ns);
+    float *p = alloc_f(n), *m = alloc_f(n), *v = alloc_f(n), *h = alloc_f(SK_MAX_CELL_STATES * ns);
     OP_OK(gpu, gpu->ops->get_params(gpu, p));
     OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 0, m));
     OP_OK(gpu, gpu->ops->get_optimizer_state(gpu, 1, v));
-    OP_OK(gpu, gpu->ops->get_state(gpu, h, c));
+    OP_OK(gpu, gpu->ops->get_state(gpu, h));
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
     OP_OK(cpu, cpu->ops->set_optimizer_state(cpu, 0, m));
     OP_OK(cpu, cpu->ops->set_optimizer_state(cpu, 1, v));
-    OP_OK(cpu, cpu->ops->set_state(cpu, h, c));
-    free(p), free(m), free(v), free(h), free(c);
+    OP_OK(cpu, cpu->ops->set_state(cpu, h));
+    free(p), free(m), free(v), free(h);
 }
 
 // stream_offset, global_batch: the backends hold streams [stream_offset, stream_offset + B)
@@ -197,13 +203,13 @@ static void resync(sk_backend *cpu, sk_backend *gpu) {
 static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc,
                      int stream_offset, int global_batch) {
     sk_error err = {{0}};
-    printf("%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, "
+    printf("%s%s%s: V=%d E=%d H=%d L=%d B=%d T=%d dropout=%.2f weight_drop=%.2f, streams [%d, %d) of %d, "
            "--rnn-impl %s --precision %s%s\n",
-           pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop,
+           g_cell ? sk_cell_get(g_cell)->name : "", g_cell ? " " : "", pc->name, pc->V, pc->E, pc->H, pc->L, pc->B, pc->T, (double)pc->dropout, (double)pc->weight_drop,
            stream_offset, stream_offset + pc->B, global_batch ? global_batch : pc->B, sk_rnn_impl_name(impl),
            sk_precision_name(prec), tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     tol = precision_tol_of(prec);
-    sk_backend_config cfg = {.model = {pc->V, pc->E, pc->H, pc->L, pc->dropout, pc->weight_drop},
+    sk_backend_config cfg = {.model = {.vocab_size = pc->V, .embed_size = pc->E, .hidden_size = pc->H, .num_layers = pc->L, .dropout = pc->dropout, .weight_drop = pc->weight_drop, .cell = g_cell},
                              .batch_size = pc->B, .seq_len = pc->T, .training = 1, .threads = 0, .device_index = 0,
                              .seed = 1234,
                              .stream_offset = stream_offset, .global_batch = global_batch, .cudnn_chunk_steps = 2};
@@ -227,15 +233,15 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
     CHECK(gpu->layout.total == cpu->layout.total);
     const size_t n = cpu->layout.total, bt = (size_t)pc->B * pc->T;
     const size_t ns = (size_t)pc->L * pc->B * pc->H;
-    float *p = alloc_f(n), *h0 = alloc_f(ns), *c0 = alloc_f(ns);
+    float *p = alloc_f(n), *h0 = alloc_f(SK_MAX_CELL_STATES * ns); // the states: h, then an LSTM's c
     sk_params_init(p, &cpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 7);
     sk_rng r;
     sk_rng_seed(&r, 2024);
-    for (size_t i = 0; i < ns; i++) h0[i] = sk_rng_uniform(&r) - 0.5f, c0[i] = 2.0f * sk_rng_uniform(&r) - 1.0f;
+    for (size_t i = 0; i < ns; i++) h0[i] = sk_rng_uniform(&r) - 0.5f, h0[ns + i] = 2.0f * sk_rng_uniform(&r) - 1.0f;
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
     OP_OK(gpu, gpu->ops->set_params(gpu, p));
-    OP_OK(cpu, cpu->ops->set_state(cpu, h0, c0));
-    OP_OK(gpu, gpu->ops->set_state(gpu, h0, c0));
+    OP_OK(cpu, cpu->ops->set_state(cpu, h0));
+    OP_OK(gpu, gpu->ops->set_state(gpu, h0));
     int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
     if (!x || !y) exit(1);
     sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 0.0};
@@ -297,16 +303,16 @@ static void run_case(const parity_case *pc, sk_rnn_impl impl, sk_precision prec,
     sk_backend *inf;
     CHECK_OK(sk_backend_create_cuda(&cfg, &inf, &err));
     OP_OK(inf, inf->ops->set_params(inf, p));
-    OP_OK(inf, inf->ops->set_state(inf, h0, c0));
+    OP_OK(inf, inf->ops->set_state(inf, h0));
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
-    OP_OK(cpu, cpu->ops->set_state(cpu, h0, c0));
+    OP_OK(cpu, cpu->ops->set_state(cpu, h0));
     forward_both(cpu, inf, x, y, short_len, SK_MODE_EVAL, 0, "inference-only");
     CHECK(inf->ops->forward(inf, x, y, pc->T, SK_MODE_TRAIN, 1, NULL) == SK_ERR_ARG);
     CHECK(inf->ops->get_grads(inf, p) == SK_ERR_ARG);
     CHECK(sk_backend_step(inf, &hp, lr, 1, NULL) == SK_ERR_ARG);
     sk_backend_free(inf);
 
-    free(p), free(h0), free(c0), free(x), free(y);
+    free(p), free(h0), free(x), free(y);
     sk_backend_free(cpu);
     sk_backend_free(gpu);
 }
@@ -315,7 +321,7 @@ int main(void) {
     char reason[256];
     if (!sk_cuda_available(0, reason, sizeof reason)) {
         // Without a GPU the backend must refuse cleanly, with a message, and not crash.
-        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1};
+        sk_backend_config cfg = {.model = {.vocab_size = 13, .embed_size = 8, .hidden_size = 16, .num_layers = 2, .dropout = 0.0f, .weight_drop = 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1};
         sk_backend dummy;
         sk_backend *be = &dummy; // must be reset to NULL
         sk_error err = {{0}};
@@ -368,7 +374,9 @@ int main(void) {
     // again; bf16 on CUDA cores is emu_test_layerwise_emu's).
     const int family = layerwise_hook("SK_PARITY_ONLY");
     if (family < 0) return 2;
-    for (size_t m = 0; m < sizeof runs / sizeof runs[0]; m++) {
+    // Test hook SK_CELLS_ONLY=1: the other cells' runs alone (test_cuda_cells.sh).
+    const int cells_only = getenv("SK_CELLS_ONLY") != NULL;
+    for (size_t m = 0; m < sizeof runs / sizeof runs[0] && !cells_only; m++) {
         sk_rnn_impl impl = runs[m].impl;
         const sk_precision prec = runs[m].prec;
         const sk_tensor_cores tc = runs[m].tc;
@@ -398,10 +406,31 @@ int main(void) {
             run_case(&pc, impl, prec, tc, 0, 0);
         }
     }
+    // The GRU and the RNN through cuDNN (CUDNN_GRU, CUDNN_RNN_TANH), in fp32 and tf32: the fixed
+    // cases (with and without dropout, the wavefront of chunks, weight drop, B = 1, T = 1,
+    // E > H) and one rank's share; the persistent kernels and the cuDNN persist algorithms'
+    // refusals are the LSTM's (the persistent kernels refuse another cell, with why).
+    for (g_cell = SK_CELL_GRU; g_cell <= SK_CELL_RNN && cells_only; g_cell = (sk_cell_kind)(g_cell + 1)) {
+        for (int p = 0; p < 2; p++) {
+            const sk_precision prec = p ? SK_PRECISION_TF32 : SK_PRECISION_FP32;
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+                if (i != 10) run_case(&cases[i], SK_RNN_CUDNN, prec, SK_TENSOR_CORES_DEFAULT, 0, 0);
+            if (!p) run_case(&cases[8], SK_RNN_CUDNN, prec, SK_TENSOR_CORES_DEFAULT, 3, 9);
+        }
+        sk_backend_config cfg = {.model = {.vocab_size = 13, .embed_size = 8, .hidden_size = 16, .num_layers = 2,
+                                           .cell = g_cell},
+                                 .batch_size = 4, .seq_len = 9, .training = 1, .rnn_impl = SK_RNN_PERSISTENT};
+        sk_backend *be = NULL;
+        sk_error err = {{0}};
+        CHECK(sk_backend_create_cuda(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
+        printf("--cell %s --rnn-impl persistent: %s\n", sk_cell_get(g_cell)->name, err.msg);
+        CHECK(strstr(err.msg, "lstm cell only") != NULL);
+    }
+    g_cell = SK_CELL_LSTM;
     // cuDNN's RNN cannot give bf16 operands with an fp32 cell state: refused, with why.
     static const sk_rnn_impl no_bf16[] = {SK_RNN_CUDNN, SK_RNN_CUDNN_PERSIST};
     for (size_t m = 0; m < 2; m++) {
-        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
+        sk_backend_config cfg = {.model = {.vocab_size = 13, .embed_size = 8, .hidden_size = 16, .num_layers = 2, .dropout = 0.0f, .weight_drop = 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
                                  .rnn_impl = no_bf16[m], .precision = SK_PRECISION_BF16};
         sk_backend *be = NULL;
         sk_error err = {{0}};
@@ -411,7 +440,7 @@ int main(void) {
     }
     // Strict fp32 has no tensor cores to offer: asking for them is refused, with why.
     {
-        sk_backend_config cfg = {.model = {13, 8, 16, 2, 0.0f, 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
+        sk_backend_config cfg = {.model = {.vocab_size = 13, .embed_size = 8, .hidden_size = 16, .num_layers = 2, .dropout = 0.0f, .weight_drop = 0.0f}, .batch_size = 4, .seq_len = 9, .training = 1,
                                  .rnn_impl = SK_RNN_PERSISTENT, .plstm_tensor_cores = SK_TENSOR_CORES_ON};
         sk_backend *be = NULL;
         sk_error err = {{0}};

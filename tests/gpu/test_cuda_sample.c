@@ -15,7 +15,10 @@
 //     same text, within LOGIT_TOL;
 //  4. streams 0 and B-1 of the batch equal batch-1 CUDA runs with their seeds, bit for bit (the
 //     kernel's arithmetic for a stream does not depend on the batch);
-//  5. B > the kernel's blocks on the emulated device (8 SMs), so some blocks draw two streams.
+//  5. B > the kernel's blocks on the emulated device (8 SMs), so some blocks draw two streams;
+//  6. with SK_CELLS_ONLY=1 (test_cuda_cells.sh), the GRU and the RNN (cell.h) instead: the fused kernel is the LSTM's, so an inference CUDA backend
+//     of another cell offers no ops->sample and sk_generate_batch draws on the host from cuDNN's
+//     logits; checks 2 and 3 hold the same (4 is the kernel's: not asked of cuDNN's batches).
 // Tolerances: the two backends sum in different orders (fp32 fmaf in a fixed order against
 // the CPU's BLAS), so logits differ by fp32 rounding carried through LENGTH steps of state:
 // LOGIT_TOL = 1e-4 on logits of size ~1, about 100x what is seen. A logit error e moves each
@@ -51,9 +54,11 @@ static int record(int stream, int32_t id, void *ctx) {
     return 0;
 }
 
+static sk_cell_kind g_cell; // the cell of the runs (cell.h)
+
 static sk_backend *make(int cuda, int batch, const float *params) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {V, E, H, L, 0.0f, 0.0f}, .batch_size = batch, .seq_len = 8, .threads = 1};
+    sk_backend_config cfg = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f, .weight_drop = 0.0f, .cell = g_cell}, .batch_size = batch, .seq_len = 8, .threads = 1};
     sk_backend *be;
     CHECK_OK(cuda ? sk_backend_create_cuda(&cfg, &be, &err) : sk_backend_create_cpu(&cfg, &be, &err));
     OP_OK(be, be->ops->set_params(be, params));
@@ -91,7 +96,7 @@ static int check_stream(sk_backend *cpu, const int32_t *got, int s, const sk_sam
     sk_candidate c[V];
     const uint64_t key = sk_sample_key(seed + (uint64_t)s);
     int bad = 0, amb = 0;
-    OP_OK(cpu, cpu->ops->set_state(cpu, NULL, NULL));
+    OP_OK(cpu, cpu->ops->set_state(cpu, NULL));
     for (int i = 0; i < LENGTH; i++) {
         const int32_t x = i == 0 ? prime[PRIME - 1] : got[i - 1];
         if (i == 0)
@@ -116,7 +121,8 @@ static int check_stream(sk_backend *cpu, const int32_t *got, int s, const sk_sam
 static void run(const char *name, const sk_sample_opts *o, const float *params) {
     sk_error err = {{0}};
     sk_backend *gpu = make(1, B, params), *cpu = make(0, 1, params);
-    CHECK(gpu->ops->sample != NULL); // 1: the fused path
+    const int fused = g_cell == SK_CELL_LSTM;
+    CHECK((gpu->ops->sample != NULL) == fused); // 1: the fused path (6: the host loop)
     texts got;
     memset(&got, 0, sizeof got);
     CHECK_OK(sk_generate_batch(gpu, prime, PRIME, LENGTH, o, seed, record, &got, &err));
@@ -131,7 +137,7 @@ static void run(const char *name, const sk_sample_opts *o, const float *params) 
     CHECK(amb <= MAX_AMBIGUOUS);
     CHECK(worst <= LOGIT_TOL);
     int same_as_one = 1; // 4
-    for (int s = 0; s < B; s += B - 1) {
+    for (int s = 0; s < B && fused; s += B - 1) {
         sk_backend *one = make(1, 1, params);
         texts alone;
         memset(&alone, 0, sizeof alone);
@@ -143,9 +149,10 @@ static void run(const char *name, const sk_sample_opts *o, const float *params) 
     int distinct = 0; // the streams are not one text (a comparison that can fail)
     for (int s = 1; s < B; s++) distinct += memcmp(got.ids[s], got.ids[0], sizeof got.ids[0]) != 0;
     CHECK(o->argmax ? distinct == 0 : distinct > 0);
-    printf("%-28s %d streams x %d tokens: CPU's draw at every position but %d ambiguous ones; last logits within "
-           "%.2e; streams 0 and %d = batch-1 runs: %s\n",
-           name, B, LENGTH, amb, worst, B - 1, same_as_one ? "yes" : "NO");
+    printf("%s %-28s %d streams x %d tokens: CPU's draw at every position but %d ambiguous ones; last logits "
+           "within %.2e; streams 0 and %d = batch-1 runs: %s\n",
+           sk_cell_get(g_cell)->name, name, B, LENGTH, amb, worst, B - 1,
+           fused ? (same_as_one ? "yes" : "NO") : "(host loop)");
     sk_backend_free(gpu);
     sk_backend_free(cpu);
 }
@@ -157,19 +164,29 @@ int main(void) {
         printf("SKIP: %s\n", reason);
         return 77;
     }
-    sk_model_config m = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L};
-    sk_param_layout layout;
-    sk_error err = {{0}};
-    CHECK_OK(sk_param_layout_init(&layout, &m, &err));
-    float *params = alloc_f(layout.total);
-    sk_rng r;
-    sk_rng_seed(&r, 3);
-    for (size_t i = 0; i < layout.total; i++) params[i] = 0.6f * (2.0f * sk_rng_uniform(&r) - 1.0f);
-    run("argmax", &(sk_sample_opts){.temperature = 1.0f, .argmax = 1}, params);
-    run("temperature 0.8, top-k 7, top-p 0.9", &(sk_sample_opts){.temperature = 0.8f, .top_k = 7, .top_p = 0.9f},
-        params);
-    run("temperature 1", &(sk_sample_opts){.temperature = 1.0f}, params);
-    free(params);
-    sk_param_layout_free(&layout);
+    // Test hook SK_CELLS_ONLY=1: the other cells alone (test_cuda_cells.sh); else the LSTM alone.
+    const int cells_only = getenv("SK_CELLS_ONLY") != NULL;
+    for (g_cell = cells_only ? SK_CELL_GRU : SK_CELL_LSTM; g_cell <= (cells_only ? SK_CELL_RNN : SK_CELL_LSTM);
+         g_cell = (sk_cell_kind)(g_cell + 1)) {
+        sk_model_config m = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .cell = g_cell};
+        sk_param_layout layout;
+        sk_error err = {{0}};
+        CHECK_OK(sk_param_layout_init(&layout, &m, &err));
+        float *params = alloc_f(layout.total);
+        sk_rng r;
+        sk_rng_seed(&r, 3);
+        // U(-0.6, 0.6); U(-0.25, 0.25) for the RNN, whose tanh recurrence at 0.6 is chaotic (H = 37:
+        // W_hh's spectral radius about 0.6 sqrt(H/3) = 2.1), so that fp32's rounding, not a
+        // mismatch, would grow between the backends over LENGTH steps; at 0.25 (radius 0.9) it
+        // contracts, as the gated cells do.
+        const float scale = g_cell == SK_CELL_RNN ? 0.25f : 0.6f;
+        for (size_t i = 0; i < layout.total; i++) params[i] = scale * (2.0f * sk_rng_uniform(&r) - 1.0f);
+        run("argmax", &(sk_sample_opts){.temperature = 1.0f, .argmax = 1}, params);
+        run("temperature 0.8, top-k 7, top-p 0.9", &(sk_sample_opts){.temperature = 0.8f, .top_k = 7, .top_p = 0.9f},
+            params);
+        if (g_cell == SK_CELL_LSTM) run("temperature 1", &(sk_sample_opts){.temperature = 1.0f}, params);
+        free(params);
+        sk_param_layout_free(&layout);
+    }
     return sk_test_done("test_cuda_sample");
 }

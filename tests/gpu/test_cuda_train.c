@@ -104,7 +104,7 @@ static void nudge_params(sk_backend *be, float *scratch) {
 static double train_step(sk_backend *be, const corpus *c, int s, const sk_optim_hparams *hp, float lr) {
     int32_t x[B_ * T_], y[B_ * T_];
     int w = s % c->windows;
-    if (w == 0) OP_OK(be, be->ops->set_state(be, NULL, NULL)); // a new epoch restarts the streams
+    if (w == 0) OP_OK(be, be->ops->set_state(be, NULL)); // a new epoch restarts the streams
     window(c, w, x, y);
     double loss = 0.0, norm = 0.0;
     OP_OK(be, be->ops->forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &loss));
@@ -116,13 +116,13 @@ static double train_step(sk_backend *be, const corpus *c, int s, const sk_optim_
 static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) {
     const size_t np = gpu->layout.total, nl = (size_t)B_ * T_ * c->V, ns = (size_t)L_ * B_ * H_;
     float *p = malloc(np * sizeof(float)), *lc = malloc(nl * sizeof(float)), *lg = malloc(nl * sizeof(float));
-    float *hc = malloc(ns * sizeof(float)), *cc = malloc(ns * sizeof(float));
-    float *hg = malloc(ns * sizeof(float)), *cg = malloc(ns * sizeof(float));
-    if (!p || !lc || !lg || !hc || !cc || !hg || !cg) exit(1);
+    float *hc = malloc(2 * ns * sizeof(float)), *hg = malloc(2 * ns * sizeof(float)); // h, then c
+    if (!p || !lc || !lg || !hc || !hg) exit(1);
+    const float *cc = hc + ns, *cg = hg + ns;
     OP_OK(gpu, gpu->ops->get_params(gpu, p));
     OP_OK(cpu, cpu->ops->set_params(cpu, p));
-    OP_OK(cpu, cpu->ops->set_state(cpu, NULL, NULL));
-    OP_OK(gpu, gpu->ops->set_state(gpu, NULL, NULL));
+    OP_OK(cpu, cpu->ops->set_state(cpu, NULL));
+    OP_OK(gpu, gpu->ops->set_state(gpu, NULL));
     int32_t x[B_ * T_], y[B_ * T_];
     for (int w = 0; w < 2; w++) { // the second window starts from the carried state
         window(c, w, x, y);
@@ -134,19 +134,19 @@ static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) 
         OP_OK(cpu, cpu->ops->get_logits(cpu, lc));
         OP_OK(gpu, gpu->ops->get_logits(gpu, lg));
         compare_scaled("eval logits", lg, lc, nl, 1e-5, 1e-4);
-        OP_OK(cpu, cpu->ops->get_state(cpu, hc, cc));
-        OP_OK(gpu, gpu->ops->get_state(gpu, hg, cg));
+        OP_OK(cpu, cpu->ops->get_state(cpu, hc));
+        OP_OK(gpu, gpu->ops->get_state(gpu, hg));
         compare_scaled("eval h", hg, hc, ns, 1e-5, 1e-4);
         compare_scaled("eval c", cg, cc, ns, 1e-5, 1e-4);
     }
-    free(p), free(lc), free(lg), free(hc), free(cc), free(hg), free(cg);
+    free(p), free(lc), free(lg), free(hc), free(hg);
 }
 
 // With dropout between the layers (per-layer cuDNN calls and the keyed dropout kernel):
 // the GPU run must still learn, with finite losses.
 static void dropout_run(const corpus *c, const sk_optim_hparams *hp, float lr) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {c->V, E_, H_, L_, 0.2f, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
+    sk_backend_config cfg = {.model = {.vocab_size = c->V, .embed_size = E_, .hidden_size = H_, .num_layers = L_, .dropout = 0.2f, .weight_drop = 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
                              .seed = 5};
     sk_backend *gpu;
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));

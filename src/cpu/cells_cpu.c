@@ -1,0 +1,88 @@
+// cells_cpu.c: cells_cpu.h: each cell's math header over a row of H units with the CPU's
+// branch-free activations; restrict lets GCC vectorize each loop.
+#include "cells_cpu.h"
+
+#include <stddef.h>
+
+#include "activations.h"
+#include "shakespeare/gru_cell.h"
+#include "shakespeare/lstm_cell.h"
+#include "shakespeare/rnn_cell.h"
+
+// LSTM: g = (i, f, g, o); states h, c; aux tanh(c).
+static void lstm_forward(int H, float *g_, const float *hh, const float *const *prev, float *const *next,
+                         float *aux) {
+    (void)hh;
+    float *restrict gi = g_, *restrict gf = g_ + H, *restrict gg = g_ + 2 * H, *restrict go = g_ + 3 * H;
+    const float *restrict c_prev = prev[1];
+    float *restrict h = next[0], *restrict c = next[1], *restrict tanh_c = aux;
+    for (int j = 0; j < H; j++) {
+        const sk_lstm_cell_out s = sk_lstm_cell_forward(gi[j], gf[j], gg[j], go[j], c_prev[j], sk_sigmoidf, sk_tanhf);
+        gi[j] = s.i, gf[j] = s.f, gg[j] = s.g, go[j] = s.o;
+        c[j] = s.c, tanh_c[j] = s.tanh_c, h[j] = s.h;
+    }
+}
+
+static void lstm_backward(int H, const float *g_, const float *aux, const float *const *prev, const float *dh_out_,
+                          const float *dh_, float *const *dcarry, float *dg_, float *dgh) {
+    (void)dgh;
+    const float *restrict gi = g_, *restrict gf = g_ + H, *restrict gg = g_ + 2 * H, *restrict go = g_ + 3 * H;
+    const float *restrict c_prev = prev[1], *restrict tanh_c = aux, *restrict dh_out = dh_out_, *restrict dh = dh_;
+    float *restrict dc = dcarry[1], *restrict dg = dg_;
+    for (int j = 0; j < H; j++) {
+        const sk_lstm_cell_grads r =
+            sk_lstm_cell_backward(dh_out[j] + dh[j], dc[j], gi[j], gf[j], gg[j], go[j], tanh_c[j], c_prev[j]);
+        dg[j] = r.dpre[0], dg[H + j] = r.dpre[1], dg[2 * H + j] = r.dpre[2], dg[3 * H + j] = r.dpre[3];
+        dc[j] = r.dc_prev;
+    }
+}
+
+// GRU: g = (r, z, n); hh = W_hh h' + b_hh apart; state h; aux h_n, the recurrent side of n.
+static void gru_forward(int H, float *g_, const float *hh_, const float *const *prev, float *const *next,
+                        float *aux) {
+    float *restrict gr = g_, *restrict gz = g_ + H, *restrict gn = g_ + 2 * H, *restrict h = next[0];
+    const float *restrict hr = hh_, *restrict hz = hh_ + H, *restrict hn = hh_ + 2 * H, *restrict h_prev = prev[0];
+    float *restrict keep_hn = aux;
+    for (int j = 0; j < H; j++) {
+        const sk_gru_cell_out s = sk_gru_cell_forward(gr[j], gz[j], gn[j], hr[j], hz[j], hn[j], h_prev[j], sk_sigmoidf,
+                                                      sk_tanhf);
+        gr[j] = s.r, gz[j] = s.z, gn[j] = s.n;
+        keep_hn[j] = hn[j], h[j] = s.h;
+    }
+}
+
+static void gru_backward(int H, const float *g_, const float *aux, const float *const *prev, const float *dh_out_,
+                         const float *dh_, float *const *dcarry, float *dg_, float *dgh_) {
+    const float *restrict gr = g_, *restrict gz = g_ + H, *restrict gn = g_ + 2 * H, *restrict hn = aux;
+    const float *restrict h_prev = prev[0], *restrict dh_out = dh_out_, *restrict dh = dh_;
+    float *restrict dg = dg_, *restrict dgh = dgh_, *restrict direct = dcarry[0];
+    for (int j = 0; j < H; j++) {
+        const sk_gru_cell_grads r = sk_gru_cell_backward(dh_out[j] + dh[j], gr[j], gz[j], gn[j], hn[j], h_prev[j]);
+        dg[j] = r.dx[0], dg[H + j] = r.dx[1], dg[2 * H + j] = r.dx[2];
+        dgh[j] = r.dh[0], dgh[H + j] = r.dh[1], dgh[2 * H + j] = r.dh[2];
+        direct[j] = r.dh_prev;
+    }
+}
+
+// RNN: g = (h) after tanh; state h (the gate itself).
+static void rnn_forward(int H, float *g_, const float *hh, const float *const *prev, float *const *next, float *aux) {
+    (void)hh, (void)prev, (void)aux;
+    float *restrict g = g_, *restrict h = next[0];
+    for (int j = 0; j < H; j++) g[j] = sk_rnn_cell_forward(g[j], sk_tanhf), h[j] = g[j];
+}
+
+static void rnn_backward(int H, const float *g_, const float *aux, const float *const *prev, const float *dh_out_,
+                         const float *dh_, float *const *dcarry, float *dg_, float *dgh) {
+    (void)aux, (void)prev, (void)dcarry, (void)dgh;
+    const float *restrict g = g_, *restrict dh_out = dh_out_, *restrict dh = dh_;
+    float *restrict dg = dg_;
+    for (int j = 0; j < H; j++) dg[j] = sk_rnn_cell_backward(dh_out[j] + dh[j], g[j]);
+}
+
+static const sk_cell_cpu rows[SK_CELL_COUNT] = {
+    [SK_CELL_LSTM] = {.aux = 1, .direct_h = 0, .forward = lstm_forward, .backward = lstm_backward},
+    [SK_CELL_GRU] = {.aux = 1, .direct_h = 1, .forward = gru_forward, .backward = gru_backward},
+    [SK_CELL_RNN] = {.aux = 0, .direct_h = 0, .forward = rnn_forward, .backward = rnn_backward},
+};
+
+const sk_cell_cpu *sk_cell_cpu_get(sk_cell_kind kind) { return &rows[kind]; }
