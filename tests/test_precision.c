@@ -3,7 +3,8 @@
 //     sk_precision_name), refuses anything else with a line naming the value, and leaves
 //     *out untouched on failure; fp32 is the zero value, so a config that never sets the
 //     field asks for fp32;
-//  2. the CPU backend takes only fp32 and refuses tf32 and bf16 with one line naming the
+//  2. the CPU backend takes fp32, and bf16 where oneDNN and bf16 dot products are there
+//     (src/cpu/lstm_onednn.h); it refuses tf32, and bf16 elsewhere, with one line naming the
 //     flag and the reason (directly, through sk_backend_create with --device cpu, and, with
 //     no usable GPU, with --device auto), rather than silently computing in fp32;
 //  3. likewise the CPU backend refuses tensor cores asked for (sk_tensor_cores, the
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/lstm_onednn.h"
 #include "shakespeare/backend.h"
 #include "test_util.h"
 
@@ -41,11 +43,21 @@ int main(void) {
                              .threads = 1, .seed = 3};
     sk_backend *be = NULL;
     CHECK(cfg.precision == SK_PRECISION_FP32);
+    char why[256];
+    const int cpu_bf16 = sk_onednn_bf16_check(why, sizeof why);
     for (int i = 1; i < 3; i++) {
         cfg.precision = (sk_precision)i;
-        char want[96];
-        snprintf(want, sizeof want, "precision %s needs a CUDA device; the CPU backend computes in fp32 only",
-                 names[i]);
+        if (i == SK_PRECISION_BF16 && cpu_bf16) { // oneDNN and bf16 dot products: taken (test_lstm_onednn)
+            CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
+            CHECK(be->cfg.precision == SK_PRECISION_BF16);
+            sk_backend_free(be);
+            continue;
+        }
+        char want[320];
+        if (i == SK_PRECISION_BF16)
+            snprintf(want, sizeof want, "precision bf16 on the CPU: %s", why);
+        else
+            snprintf(want, sizeof want, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 or bf16");
         err.msg[0] = '\0';
         CHECK(sk_backend_create_cpu(&cfg, &be, &err) == SK_ERR_ARG && be == NULL);
         printf("cpu, precision %s: %s\n", names[i], err.msg);

@@ -12,6 +12,7 @@
 #include "backend/backend_impl.h"
 #include "embedding_cpu.h"
 #include "lstm_cpu.h"
+#include "lstm_onednn.h"
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
@@ -60,6 +61,11 @@ typedef struct {
     // 1 when w_hh_t holds the parameters' W_hh, laid out by an inference forward. Stale after
     // set_params, update, and a training forward (which lays out its weight-dropped W_hh).
     int w_hh_t_ok;
+    // The LSTM stack through oneDNN (lstm_onednn.h: --precision bf16); NULL: lstm_cpu.c's layers.
+    // It runs every forward but an inference step (sampling), which stays on lstm_cpu.c in fp32.
+    sk_lstm_onednn *dnn;
+    sk_lstm_tensors *dnn_w; // [L] the tensors a window multiplies (W_hh weight-dropped in training)
+    float **dnn_y;          // [L] hbuf[k] + B*H: where layer k's outputs land
 } cpu_impl;
 
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
@@ -78,6 +84,9 @@ static void cpu_destroy(sk_backend *b) {
         for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
         free(c->x);
         free(c->y);
+        sk_lstm_onednn_free(c->dnn);
+        free(c->dnn_w);
+        free(c->dnn_y);
         free(c);
     }
     sk_param_layout_free(&b->layout);
@@ -222,11 +231,11 @@ static sk_status gather_window(sk_backend *b, cpu_impl *c, const int32_t *x, con
     return SK_OK;
 }
 
-// Layer 0's input: in training the embedded rows; in inference its gate inputs from the
-// table (the embedded rows are not needed).
-static void embed_window(cpu_impl *c, int rows, int train) {
+// Layer 0's input: the embedded rows (training, and oneDNN's stack); else (lstm_cpu.c in
+// inference) its gate inputs from the table.
+static void embed_window(cpu_impl *c, int rows, int embed) {
     const int H = c->H;
-    if (!train) {
+    if (!embed) {
         if (!c->in_proj_ok) fill_in_proj(c);
         for (int r = 0; r < rows; r++)
             memcpy(c->gates[0] + (size_t)r * 4 * H, c->in_proj + (size_t)c->x[r] * 4 * H, sizeof(float) * 4 * H);
@@ -266,6 +275,40 @@ static const float *lstm_stack_forward(const sk_backend *b, cpu_impl *c, int len
     return in;
 }
 
+// Between oneDNN's layers: the dropout of lstm_stack_forward, and its mask on the way back.
+typedef struct {
+    const sk_backend *b;
+    cpu_impl *c;
+    int64_t step;
+    int drop;
+} dnn_between_ctx;
+
+static const float *dnn_drop_forward(void *ctx, int k, int len, const float *y) {
+    const dnn_between_ctx *d = ctx;
+    if (!d->drop) return y;
+    apply_dropout(d->c, d->b->cfg.seed, d->step, k, len, y, d->c->mask[k], d->c->dropped[k]);
+    return d->c->dropped[k];
+}
+
+static void dnn_drop_backward(void *ctx, int k, int len, float *dy) {
+    const dnn_between_ctx *d = ctx;
+    for (size_t i = 0; d->drop && i < (size_t)len * d->c->B * d->c->H; i++) dy[i] *= d->c->mask[k][i];
+}
+
+// lstm_stack_forward through oneDNN: the same weight drop, dropout and carried state. NULL on
+// failure (b->err says why).
+static const float *dnn_stack_forward(sk_backend *b, cpu_impl *c, int len, int train, int64_t step) {
+    for (int k = 0; k < c->L; k++) {
+        if (train && c->wdrop > 0.0f) drop_weights(c, b->cfg.seed, step, k, c->w.lstm[k].w_hh, c->w_hh_dropped[k]);
+        c->dnn_w[k] = c->w.lstm[k];
+        c->dnn_w[k].w_hh = (float *)w_hh_used(c, k, train);
+    }
+    dnn_between_ctx d = {.b = b, .c = c, .step = step, .drop = train && c->p > 0.0f};
+    const sk_lstm_onednn_between between = {.forward = dnn_drop_forward, .backward = dnn_drop_backward, .ctx = &d};
+    return sk_lstm_onednn_forward(c->dnn, len, c->emb, c->dnn_w, c->h_state, c->c_state, c->h_state, c->c_state,
+                                  c->dnn_y, &between, &b->err);
+}
+
 // logits = top W_fc^T + b_fc
 static void fc_forward(cpu_impl *c, const float *top, int rows, int infer_step) {
     const int H = c->H, V = c->V;
@@ -290,8 +333,12 @@ static sk_status cpu_forward(sk_backend *b, const int32_t *x, const int32_t *y, 
     const int infer_step = !train && len == 1;
     sk_status st = gather_window(b, c, x, y, len);
     if (st != SK_OK) return st;
-    embed_window(c, rows, train);
-    fc_forward(c, lstm_stack_forward(b, c, len, train, infer_step, step), rows, infer_step);
+    const int dnn = c->dnn && !infer_step;
+    embed_window(c, rows, train || dnn);
+    const float *top = dnn ? dnn_stack_forward(b, c, len, train, step) : lstm_stack_forward(b, c, len, train,
+                                                                                             infer_step, step);
+    if (!top) return SK_ERR_DEVICE; // b->err holds oneDNN's message
+    fc_forward(c, top, rows, infer_step);
     c->len = len;
     c->step = step;
     c->last_train = train && y != NULL;
@@ -335,7 +382,17 @@ static sk_status cpu_backward(sk_backend *b) {
     // dtop = dlogits W_fc, then through the dropout mask before fc.
     sk_sgemm_rows(c->threads, CblasNoTrans, CblasNoTrans, rows, H, V, 1.0f, c->dlogits, V, c->w.fc_w, H, 0.0f, c->dtop,
                   H);
-    for (int k = L - 1; k >= 0; k--) {
+    if (c->dnn) {
+        dnn_between_ctx d = {.b = b, .c = c, .step = c->step, .drop = drop};
+        const sk_lstm_onednn_between between = {.forward = dnn_drop_forward, .backward = dnn_drop_backward, .ctx = &d};
+        sk_status st = sk_lstm_onednn_backward(c->dnn, c->dtop, c->dnn_w, G->lstm, c->dx, &between, &b->err);
+        if (st != SK_OK) return st;
+        float *swap = c->dtop; // dtop now holds d emb, as after the loop below
+        c->dtop = c->dx;
+        c->dx = swap;
+        for (int k = 0; k < L && c->wdrop > 0.0f; k++) drop_weights(c, b->cfg.seed, c->step, k, G->lstm[k].w_hh, G->lstm[k].w_hh);
+    }
+    for (int k = L - 1; k >= 0 && !c->dnn; k--) {
         if (drop) {
             const float *mk = c->mask[k];
             for (size_t i = 0; i < (size_t)rows * H; i++) c->dtop[i] *= mk[i];
@@ -514,9 +571,12 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
     if (cfg->cuda_graph == SK_GRAPH_ON)
         return sk_fail(err, SK_ERR_ARG, "cuda-graph on needs a CUDA device; the CPU backend runs its steps eagerly "
                                         "(use --cuda-graph auto or off)");
-    if (cfg->precision != SK_PRECISION_FP32 && cfg->precision != SK_PRECISION_AUTO)
-        return sk_fail(err, SK_ERR_ARG, "precision %s needs a CUDA device; the CPU backend computes in fp32 only "
-                                        "(use --precision fp32, or a CUDA device)", sk_precision_name(cfg->precision));
+    char why[256];
+    if (cfg->precision == SK_PRECISION_TF32)
+        return sk_fail(err, SK_ERR_ARG, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 or bf16 "
+                                        "(use --precision fp32, or a CUDA device)");
+    if (cfg->precision == SK_PRECISION_BF16 && !sk_onednn_bf16_check(why, sizeof why))
+        return sk_fail(err, SK_ERR_ARG, "precision bf16 on the CPU: %s (use --precision fp32, or a CUDA device)", why);
     if (cfg->plstm_tensor_cores == SK_TENSOR_CORES_ON)
         return sk_fail(err, SK_ERR_ARG, "tensor cores need a CUDA device (the persistent LSTM kernel's); the CPU "
                                         "backend computes on its own cores");
@@ -576,6 +636,19 @@ static int alloc_buffers(cpu_impl *c, size_t total) {
     return ok;
 }
 
+// The oneDNN stack (c->dnn) in bf16, with the views it reads.
+static sk_status create_dnn(cpu_impl *c, sk_error *err) {
+    const sk_lstm_onednn_config dc = {.B = c->B, .T = c->T, .E = c->E, .H = c->H, .L = c->L, .bf16 = 1,
+                                      .threads = c->threads};
+    sk_status st = sk_lstm_onednn_create(&dc, &c->dnn, err);
+    if (st != SK_OK) return st;
+    c->dnn_w = calloc((size_t)c->L, sizeof *c->dnn_w);
+    c->dnn_y = calloc((size_t)c->L, sizeof *c->dnn_y);
+    if (!c->dnn_w || !c->dnn_y) return sk_fail(err, SK_ERR_NOMEM, "out of memory creating the CPU backend");
+    for (int k = 0; k < c->L; k++) c->dnn_y[k] = c->hbuf[k] + (size_t)c->B * c->H;
+    return SK_OK;
+}
+
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
     *out = NULL;
     sk_status st = check_cpu_config(cfg, err);
@@ -589,7 +662,8 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     }
     b->ops = &cpu_ops;
     b->cfg = *cfg;
-    b->cfg.precision = SK_PRECISION_FP32; // what SK_PRECISION_AUTO means here
+    // SK_PRECISION_AUTO means fp32 here, until the quality of bf16 is measured (issue 51).
+    b->cfg.precision = cfg->precision == SK_PRECISION_BF16 ? SK_PRECISION_BF16 : SK_PRECISION_FP32;
     b->impl = c;
     memcpy(b->device, "cpu", sizeof "cpu");
     st = sk_param_layout_init(&b->layout, &cfg->model, err);
@@ -609,6 +683,10 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     }
     c->w = sk_point_params(&b->layout, c->params);
     if (c->training) c->dw = sk_point_params(&b->layout, c->grads);
+    if (b->cfg.precision == SK_PRECISION_BF16 && (st = create_dnn(c, err)) != SK_OK) {
+        cpu_destroy(b);
+        return st;
+    }
     *out = b;
     return SK_OK;
 }
