@@ -124,6 +124,10 @@ target_link_libraries(ckpt_diff PRIVATE shakespeare_core)
 add_executable(rank_checks ${CMAKE_SOURCE_DIR}/tests/mpi/rank_checks.c)
 target_include_directories(rank_checks PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(rank_checks PRIVATE shakespeare_core)
+# scripts/bench_cpu.sh times the CPU's LSTM implementations side by side with this one.
+add_executable(cpu_lstm_bench ${CMAKE_SOURCE_DIR}/bench/cpu_lstm_bench.c)
+target_include_directories(cpu_lstm_bench PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(cpu_lstm_bench PRIVATE shakespeare_core)
 # scripts/bench_mpi.sh times the gradient all-reduce with this program.
 add_executable(allreduce_bench ${CMAKE_SOURCE_DIR}/bench/allreduce_bench.c)
 target_link_libraries(allreduce_bench PRIVATE shakespeare_core)
