@@ -14,6 +14,7 @@
 //     dropout masks and the gradient of the same mean; per tensor within the bound of 1 (each
 //     side's h is a bf16 rounding of fp32 sums that may differ in their last bits, so a rounding
 //     may fall on either side).
+//  4. evaluation windows of other lengths than T (eval_lengths says what).
 // On an AVX-512 CPU without bf16 dot products it runs on oneDNN's reference kernels (the same
 // arithmetic); where bf16 cannot run at all (AVX2, or no oneDNN in the build) it is skipped
 // (exit 77); test_lstm_onednn checks the refusal there.
@@ -176,6 +177,40 @@ static void ranks(const float *params, size_t P, const sk_param_layout *lay, dou
     free(g), free(g0), free(g1);
 }
 
+// Evaluation windows of other lengths (oneDNN's primitives rebuilt for each): a window of T,
+// then 4 + 5 steps carrying the state, then T again from the start: the last equals the first
+// bit for bit, and the split windows' logits equal the whole window's within the bound (the
+// same arithmetic over other batches of rows).
+static void eval_lengths(const float *params, double bound) {
+    sk_error err = {{0}};
+    sk_backend *be = make(SK_PRECISION_BF16, B, 0, params);
+    float *whole = calloc((size_t)B * T * V, sizeof(float)), *again = calloc((size_t)B * T * V, sizeof(float));
+    float *part = calloc((size_t)B * T * V, sizeof(float)), *split = calloc((size_t)B * T * V, sizeof(float));
+    int32_t x[B * T], y[B * T], xs[B * T];
+    window(1, B, 0, x, y);
+    double loss = 0.0;
+    CHECK_OK(sk_backend_forward(be, x, NULL, T, SK_MODE_EVAL, 0, &loss));
+    CHECK_OK(sk_backend_get_logits(be, whole));
+    CHECK_OK(sk_backend_set_state(be, NULL, NULL));
+    for (int start = 0, len = 4; start < T; start += len, len = T - start) {
+        for (int b = 0; b < B; b++) memcpy(xs + b * len, x + b * T + start, sizeof(int32_t) * (size_t)len);
+        CHECK_OK(sk_backend_forward(be, xs, NULL, len, SK_MODE_EVAL, 0, &loss));
+        CHECK_OK(sk_backend_get_logits(be, part));
+        for (int b = 0; b < B; b++)
+            memcpy(split + ((size_t)b * T + start) * V, part + (size_t)b * len * V, sizeof(float) * (size_t)len * V);
+    }
+    CHECK_OK(sk_backend_set_state(be, NULL, NULL));
+    CHECK_OK(sk_backend_forward(be, x, NULL, T, SK_MODE_EVAL, 0, &loss));
+    CHECK_OK(sk_backend_get_logits(be, again));
+    const int same = memcmp(whole, again, sizeof(float) * B * T * V) == 0;
+    const double e = rel_l2(split, whole, (size_t)B * T * V);
+    printf("4. evaluation windows: T again %s; 4 + 5 steps against T: relative L2 error %.3g (bound %.3g)\n",
+           same ? "bit-identical" : "DIFFERS", e, bound);
+    CHECK(same && e <= bound);
+    sk_backend_free(be);
+    free(whole), free(again), free(part), free(split);
+}
+
 int main(void) {
     char why[256];
     if (!sk_onednn_bf16_check(why, sizeof why)) sk_onednn_test_reference_kernels(1);
@@ -196,6 +231,7 @@ int main(void) {
     against_fp32(params, lay.total, &lay, bound);
     resume(params, lay.total);
     ranks(params, lay.total, &lay, bound);
+    eval_lengths(params, bound);
     free(params);
     sk_param_layout_free(&lay);
     return sk_test_done("test_cpu_bf16");
