@@ -542,7 +542,7 @@ static void slow_blas_notice(char *notice, size_t n) {
 // the logits, the row losses and the ids; when training also the logits' gradient, the gradient
 // flowing through the layers, the gates' gradient and the dropout masks; besides the rows, the
 // parameters (with gradients and Adam's moments when training), W_hh laid out (and weight-dropped),
-// the carried state and its rows before the window, layer 0's gate table.
+// the carried state and its rows before the window, layer 0's gate table; in bf16 oneDNN's buffers too.
 size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     sk_param_layout layout;
     if (cfg->batch_size < 1 || cfg->seq_len < 1 || sk_param_layout_init(&layout, &cfg->model, NULL) != SK_OK) return 0;
@@ -556,8 +556,15 @@ size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     if (train) per_row += V + 2 * wide + 4 * H + (drop ? 2 * L * H : 0);
     const size_t fixed = total * (train ? 4 : 1) + L * 4 * H * H * (wdrop ? 2 : 1) + 4 * L * B * H + V * 4 * H +
                          (train ? 2 * B * H : 0);
+    if (cfg->precision == SK_PRECISION_BF16) { // oneDNN's LSTM (lstm_onednn.c), in floats' worth
+        // Per layer, per row: the bf16 input and output copies and oneDNN's workspace (its gates
+        // and states: about 6H floats, an estimate, as oneDNN sizes it itself); the gradient
+        // between layers twice; per layer the weights in bf16 twice and their fp32 gradients.
+        per_row += L * ((E + H) / 2 + 6 * H) + 2 * wide;
+    }
+    const size_t dnn_fixed = cfg->precision == SK_PRECISION_BF16 ? L * 4 * H * (E + H) * 2 + 6 * B * H * L : 0;
     if (activations) *activations = sizeof(float) * rows * per_row;
-    return sizeof(float) * (rows * per_row + fixed);
+    return sizeof(float) * (rows * per_row + fixed + dnn_fixed);
 }
 
 // The settings only a CUDA device can honour, and a batch that does not fit the config.

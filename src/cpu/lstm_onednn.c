@@ -282,8 +282,10 @@ const float *sk_lstm_onednn_forward(sk_lstm_onednn *s, int len, const float *x, 
             return NULL;
         }
         if (layer_forward(s, d, &w[k], in, h0 + k * BH, c0 + k * BH, y[k], hT + k * BH, cT + k * BH, err) !=
-            SK_OK)
+            SK_OK) {
+            s->len = 0; // every layer built again next time, and no backward of this window
             return NULL;
+        }
         in = between && between->forward ? between->forward(between->ctx, k, len, y[k]) : y[k];
     }
     s->len = len;
