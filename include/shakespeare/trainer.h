@@ -20,7 +20,7 @@
 #include "shakespeare/token_cache.h"
 
 enum { SK_SET_EMBED = 1, SK_SET_HIDDEN = 2, SK_SET_LAYERS = 4, SK_SET_DROPOUT = 8, SK_SET_VOCAB = 16,
-       SK_SET_WEIGHT_DROP = 32, SK_SET_SEED = 64 };
+       SK_SET_WEIGHT_DROP = 32, SK_SET_SEED = 64, SK_SET_MAX_ITERS = 128, SK_SET_MAX_EPOCHS = 256 };
 
 typedef struct sk_train_options_s {
     const char *data_path;   // UTF-8 text (any bytes with SK_VOCAB_BYTES)
@@ -30,15 +30,18 @@ typedef struct sk_train_options_s {
     sk_model_config model;   // vocab_size is taken from the data
     int model_set;           // SK_SET_* bits: options the user gave that a model file also holds (its shape
                              // and vocabulary, checked against it; dropout, weight drop and the seed,
-                             // which replace its own)
+                             // which replace its own), and the limits named (SK_SET_MAX_*: one named
+                             // alone, above 0, is the run's only limit, the other becomes 0)
     sk_init_scheme init;
     float init_scale;        // SK_INIT_UNIFORM's a
     float forget_bias;
     int batch_size, seq_len;
-    sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to the run's length (below)
+    sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to the run's end (below);
+                             // decay_after -1 (step schedule): derived from the run's length, a fifth of
+                             // its epochs as char-rnn's 10 of 50 (resolved before it is recorded)
     sk_adam_hparams adam;
     int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
-    int max_epochs;          // 0 = no limit
+    int max_epochs;          // 0 = no limit. Both are recorded; a resume keeps them unless named (model_set)
     int64_t eval_every;      // steps between evaluations (0: only at the end)
     int64_t eval_tokens;     // evaluate the first ceil(N / B) positions of every stream (0: all)
     int64_t checkpoint_every;// steps between last.* checkpoints (0: only at the end)
@@ -158,6 +161,10 @@ typedef struct {
                                // nothing was written (steps: the checkpoint's step)
     const char *ended_by;      // the limit that ended the run (or that it was already at): "max-iters" or
                                // "max-epochs", the setting's name; NULL when a stop ended it
+    int64_t max_iters;         // the run's limits as it ran them (a resume's: its checkpoint's unless named)
+    int max_epochs;
+    int diverged;              // 1: the run ended diverging (on_warning's: the last training loss read, after
+                               // warm-up, far above ln(V)); last.* holds that state, best.* none of it
 } sk_train_summary;
 
 // Trains until max_iters / max_epochs / stop_flag. Returns SK_ERR_INTERRUPTED after

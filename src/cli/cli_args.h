@@ -13,7 +13,8 @@
 
 // Exit codes of both programs.
 #define CLI_EXIT_USAGE 2      // bad input: flags, files, checkpoints, prime text
-#define CLI_EXIT_FAILURE 1    // a failure that is not the user's input (device, numeric divergence)
+#define CLI_EXIT_FAILURE 1    // a failure that is not the user's input (device, a non-finite loss)
+#define CLI_EXIT_DIVERGED 3   // shakespeare-train: the run finished, but diverging (its last loss far above ln(V))
 #define CLI_EXIT_SIGINT 130
 #define CLI_EXIT_SIGTERM 143
 

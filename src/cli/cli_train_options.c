@@ -24,25 +24,34 @@ ENUM_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_parse, sk_lr_kind_name)
 ENUM_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_parse, sk_cuda_graph_name)
 ENUM_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_parse, sk_tensor_cores_name)
 
-// --keep-checkpoints N|all: all is -1.
-static sk_status keep_parse(const char *flag, const char *s, void *field, sk_error *err) {
-    if (strcmp(s, "all") == 0) return *(int *)field = -1, SK_OK;
-    return cli_parse_int(flag, s, 0, 1000000, field, err);
+// An int in [0, hi], or a word that stands for -1.
+static sk_status int_or_word_parse(const char *word, long hi, const char *flag, const char *s, void *field,
+                                   sk_error *err) {
+    if (strcmp(s, word) == 0) return *(int *)field = -1, SK_OK;
+    return cli_parse_int(flag, s, 0, hi, field, err);
 }
-static const char *keep_name(const void *field, char *buf, size_t n) {
-    const int k = *(const int *)field;
-    if (k < 0) return "all";
-    snprintf(buf, n, "%d", k);
+static const char *int_or_word_name(const char *word, const void *field, char *buf, size_t n) {
+    if (*(const int *)field < 0) return word;
+    snprintf(buf, n, "%d", *(const int *)field);
     return buf;
 }
-static const cli_kind kind_keep = {keep_parse, keep_name, 1};
+#define INT_OR_WORD_KIND(kind, word, hi)                                                                \
+    static sk_status kind##_parse(const char *flag, const char *s, void *field, sk_error *err) {        \
+        return int_or_word_parse(word, hi, flag, s, field, err);                                        \
+    }                                                                                                   \
+    static const char *kind##_name(const void *field, char *buf, size_t n) {                            \
+        return int_or_word_name(word, field, buf, n);                                                   \
+    }                                                                                                   \
+    static const cli_kind kind = {kind##_parse, kind##_name, 1};
+
+INT_OR_WORD_KIND(kind_keep, "all", 1000000)       // --keep-checkpoints N|all
+INT_OR_WORD_KIND(kind_decay_after, "auto", 1 << 30) // --lr-decay-after N|auto: the trainer derives auto
 
 // An entry with a JSON key is in the checkpoint's options record, and a resume (--init-from,
 // --eval-only) takes its recorded value unless the command line names it (cli_options_inherit).
 // The entries without a key belong to each run, not to the model's training: where this run
 // writes and reads its files (--out-dir, --log, --cache-dir), the machine (--threads, --device,
-// --cuda-graph), how long it goes on (--max-iters, --max-epochs: a resume extends them), where
-// it starts (--init-from, --init-weights, --overwrite, --eval-only), and what the model file
+// --cuda-graph), where it starts (--init-from, --init-weights, --overwrite, --eval-only), and what the model file
 // itself holds (--vocab and the shape: its own metadata, checked against the command line).
 #define AT(field) offsetof(sk_train_options, field)
 #define BIG ((double)(INT64_MAX / 2))
@@ -89,15 +98,21 @@ static const cli_option train_opts[] = {
      .lo_open = 1, .help = "learning rate", .json = "lr"},
     {.name = "lr-schedule", .arg = "S", .type = CLI_KIND, .offset = AT(lr.kind), .kind = &kind_lr_schedule,
      .help = "constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
-             "| cosine (to min-lr at the run's end: max-iters or max-epochs)", .json = "lr_schedule"},
+             "| cosine (to min-lr at cosine-iters, by default the run's end)", .json = "lr_schedule"},
     {.name = "warmup-iters", .arg = "N", .type = CLI_I64, .offset = AT(lr.warmup_iters), .hi = BIG,
      .help = "linear warm-up steps, any schedule", .json = "warmup_iters"},
     {.name = "min-lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.min_lr), .hi = 10, .help = "cosine floor",
      .json = "min_lr"},
+    {.name = "cosine-iters", .arg = "N", .type = CLI_I64, .offset = AT(lr.max_iters), .hi = BIG,
+     .help = "the cosine schedule's last step (nanoGPT's lr_decay_iters); 0 = the run's\n"
+             "end, recorded as such: a resume to a later end keeps the schedule and\n"
+             "runs on at min-lr unless this is named", .json = "cosine_iters"},
     {.name = "lr-decay", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.decay), .hi = 1, .lo_open = 1,
      .help = "step decay factor per epoch", .json = "lr_decay"},
-    {.name = "lr-decay-after", .arg = "N", .type = CLI_INT, .offset = AT(lr.decay_after), .hi = 1 << 30,
-     .help = "epochs before step decay starts", .json = "lr_decay_after"},
+    {.name = "lr-decay-after", .arg = "N|auto", .type = CLI_KIND, .offset = AT(lr.decay_after),
+     .kind = &kind_decay_after, .help = "epochs before step decay starts; auto = a fifth of the run's epochs\n"
+             "(char-rnn's 10 of 50), so that a step schedule decays in any run of 2\n"
+             "epochs or more", .json = "lr_decay_after"},
     {.name = "beta1", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.beta1), .hi = 1, .hi_open = 1, .help = "",
      .json = "beta1"},
     {.name = "beta2", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.beta2), .hi = 1, .hi_open = 1, .help = "",
@@ -109,10 +124,16 @@ static const cli_option train_opts[] = {
      .help = "decoupled weight decay on weight matrices", .json = "weight_decay"},
     {.name = "grad-clip", .arg = "F", .type = CLI_DOUBLE, .offset = AT(adam.grad_clip), .hi = 1e30,
      .help = "clip the global gradient norm to F; 0 disables", .json = "grad_clip"},
+    // The run's end: a limit named alone (above 0) is the only one (the other's default does not
+    // cap it); both are recorded, and a resume keeps them unless one is named.
     {.section = "Length:", .name = "max-epochs", .arg = "N", .type = CLI_INT, .offset = AT(max_epochs), .hi = 1 << 30,
-     .help = "stop after N epochs; 0 = no limit"},
+     .help = "stop after N epochs; 0 = no limit; above 0 and named alone, the only\n"
+             "limit; a resume keeps its run's limits unless one is named", .json = "max_epochs",
+     .set_bit = SK_SET_MAX_EPOCHS},
     {.name = "max-iters", .arg = "N", .type = CLI_I64, .offset = AT(max_iters), .hi = BIG,
-     .help = "stop after N optimizer steps in total; 0 = no limit"},
+     .help = "stop after N optimizer steps in total; 0 = no limit; above 0 and\n"
+             "named alone, the only limit (the default --max-epochs does not cap it)", .json = "max_iters",
+     .set_bit = SK_SET_MAX_ITERS},
     {.section = "Evaluation, checkpoints, logs:", .name = "out-dir", .arg = "DIR", .type = CLI_STR,
      .offset = AT(out_dir), .help = "checkpoints (last.*, best.*) and metrics.jsonl (default: out);\n"
              "one run at a time; a fresh run, or one --init-from another directory,\n"
@@ -135,9 +156,11 @@ static const cli_option train_opts[] = {
      .help = "steps between progress lines and metrics records", .json = "log_every"},
     {.name = "log", .arg = "FILE", .type = CLI_STR, .offset = AT(log_path),
      .help = "JSON Lines metrics log, one run at a time", .default_text = "OUT_DIR/metrics.jsonl", .per_rank = 1},
-    {.name = "init-from", .arg = "CKPT", .type = CLI_STR, .offset = AT(init_from),
+    {.name = "init-from", .arg = "CKPT|DIR", .type = CLI_STR, .offset = AT(init_from),
      .help = "resume from a checkpoint (model, optimizer, data position, RNG), with the\n"
-             "options it records (--data, --lr, ...) unless named here\n", .default_text = "none, a fresh start"},
+             "options it records (--data, --lr, --max-iters, ...) unless named here; a\n"
+             "run's directory DIR means DIR/last.safetensors and --out-dir DIR\n",
+     .default_text = "none, a fresh start"},
     {.name = "init-weights", .arg = "FILE", .type = CLI_STR, .offset = AT(init_weights),
      .help = "start a new run from a model file's weights (fine-tuning; a file from\n"
              "PyTorch's save_checkpoint), with a fresh optimizer"},

@@ -208,7 +208,8 @@ static char *path_in(const char *dir, size_t dir_len, const char *name) {
 }
 
 // --checkpoint's argument as a model file: a file as given; an out-dir (DIR/best.safetensors,
-// else DIR/last.safetensors: a run stopped before its first evaluation has only last); a
+// else DIR/last.safetensors, with a note: a run stopped before its first evaluation, or one that
+// diverged from its start, has only last); a
 // missing file is an error that names the checkpoint its directory does hold, if any.
 // Returns a path to free.
 static char *checkpoint_file(const char *arg) {
@@ -217,6 +218,9 @@ static char *checkpoint_file(const char *arg) {
     if (stat(arg, &s) == 0 && S_ISDIR(s.st_mode)) {
         for (int i = 0; i < 2; i++) {
             char *p = path_in(arg, strlen(arg), names[i]);
+            if (is_file(p) && i == 1) // never silently: last.* may be a diverged run's state
+                fprintf(stderr, "note: --checkpoint %s holds no best.safetensors (a run writes it when an evaluation "
+                        "finds a model that is not diverging): sampling last.safetensors\n", arg);
             if (is_file(p)) return p;
             free(p);
         }

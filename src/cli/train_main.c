@@ -1,8 +1,9 @@
 // train_main.c: shakespeare-train, the command-line trainer.
 // Parses options strictly (cli_args.h), runs the trainer (trainer.h) and prints progress:
 // one live line on a terminal, plain lines otherwise. Exit codes: 0 done, 2 bad input (and an
-// out-dir in use or holding a run), 1 other failure (divergence, device, a failed checkpoint or
-// log write), 128 + the signal after SIGHUP, SIGINT or SIGTERM (129, 130, 143: checkpoint saved).
+// out-dir in use or holding a run), 1 other failure (a non-finite loss, device, a failed checkpoint
+// or log write), 3 the run finished diverging (last.* written, best.* kept), 128 + the signal
+// after SIGHUP, SIGINT or SIGTERM (129, 130, 143: checkpoint saved).
 // Under mpirun (comm.h) every rank runs this program and only rank 0 prints.
 #include <math.h>
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_args.h"
@@ -225,6 +227,22 @@ static void connect_options(sk_train_options *o) {
         cli_die(CLI_EXIT_USAGE, "%s", err.msg);
 }
 
+// --init-from DIR (a run's out-dir, as shakespeare-sample's --checkpoint takes it): DIR/last.safetensors,
+// continued in DIR unless --out-dir is named. buf (n bytes) holds the file's path.
+static void init_from_dir(sk_train_options *o, char *buf, size_t n) {
+    struct stat sb;
+    if (!o->init_from || stat(o->init_from, &sb) != 0 || !S_ISDIR(sb.st_mode)) return;
+    size_t len = strlen(o->init_from);
+    while (len > 1 && o->init_from[len - 1] == '/') len--;
+    snprintf(buf, n, "%.*s/last.safetensors", (int)len, o->init_from);
+    if (stat(buf, &sb) != 0)
+        cli_die(CLI_EXIT_USAGE, "--init-from %s: the directory holds no last.safetensors (a run writes it at its "
+                "first checkpoint); name a checkpoint file of it instead", o->init_from);
+    for (size_t i = 0; i < cli_train_program.n_opts; i++)
+        if (strcmp(cli_train_program.opts[i].name, "out-dir") == 0 && !g_named[i]) o->out_dir = o->init_from;
+    o->init_from = buf;
+}
+
 // SIGHUP, SIGINT and SIGTERM stop the run at the next step (a checkpoint saved).
 static void handle_signals(void) {
     struct sigaction sa;
@@ -283,13 +301,13 @@ static sk_status run_training(sk_trainer *t, printer *pr, int rank, sk_train_sum
 }
 
 // A resume whose run had already reached its limit.
-static void print_already_done(const sk_train_summary *sum, const sk_train_options *o) {
+static void print_already_done(const sk_train_summary *sum) {
     if (strcmp(sum->ended_by, "max-iters") == 0)
         printf("already at step %lld >= --max-iters %lld; nothing to do (a larger --max-iters goes on)\n",
-               (long long)sum->steps, (long long)o->max_iters);
+               (long long)sum->steps, (long long)sum->max_iters);
     else
         printf("already at epoch %d >= --max-epochs %d (step %lld); nothing to do (a larger --max-epochs "
-               "goes on)\n", o->max_epochs, o->max_epochs, (long long)sum->steps);
+               "goes on)\n", sum->max_epochs, sum->max_epochs, (long long)sum->steps);
 }
 
 // The run's one summary line.
@@ -310,6 +328,8 @@ int main(int argc, char **argv) {
     const int rank = start_comm(&argc, &argv);
     if (!(g_named = calloc(cli_train_program.n_opts, 1))) cli_die(CLI_EXIT_FAILURE, "out of memory");
     if (print_info(cli_parse_options(&cli_train_program, argc, argv, &o, g_named), rank)) return 0;
+    char init_file[4200];
+    init_from_dir(&o, init_file, sizeof init_file);
     connect_options(&o);
     handle_signals();
     printer pr = {isatty(STDOUT_FILENO), 0};
@@ -320,7 +340,7 @@ int main(int argc, char **argv) {
     const sk_status st = run_training(t, &pr, rank, &sum, &err);
     if (st == SK_OK && sum.already_done) {
         sk_trainer_free(t);
-        if (rank == 0) print_already_done(&sum, &o);
+        if (rank == 0) print_already_done(&sum);
         return 0;
     }
     if (st == SK_OK) print_test_loss(t, rank); // of the final model
@@ -333,5 +353,13 @@ int main(int argc, char **argv) {
     // without space, a device, divergence) is not the user's input.
     if (st != SK_OK) cli_die(CLI_EXIT_FAILURE, "%s", said(err.msg));
     if (rank == 0) print_done(&sum);
+    if (sum.diverged) { // finished, but not to a model worth keeping: a script must see it
+        if (rank == 0)
+            fprintf(stderr, "error: the run ended diverging (training loss %.4f at step %lld, far above what a model "
+                    "that has learnt nothing scores); last.* holds that state, %s; try a lower --lr\n",
+                    sum.final_train_loss, (long long)sum.steps,
+                    sum.best_step >= 0 ? "best.* the last one below it" : "and no best.* was written");
+        return CLI_EXIT_DIVERGED;
+    }
     return 0;
 }

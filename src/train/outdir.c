@@ -1,7 +1,7 @@
 // outdir.c: one run per output directory (see outdir.h): the lock, the refusal of a fresh run
 // over a finished one, --overwrite's deferred replacement, and the locked metrics log.
 // defines: sk_outdir_open, sk_outdir_claim, sk_outdir_open_log, sk_outdir_log,
-//          sk_outdir_checkpoint_written, sk_outdir_close
+//          sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
 #include "outdir.h"
 
 #include <dirent.h>
@@ -44,6 +44,53 @@ static void remove_temps(const char *dir, const char *prefix) {
         char *p = sk_path_join(dir, e->d_name);
         if (p) unlink(p);
         free(p);
+    }
+    closedir(d);
+}
+
+// The state file a model file names (its "state_file" metadata) into out[0..n), read from the
+// safetensors header alone; "" when it names none or does not read.
+static void named_state(const char *model_path, char *out, size_t n) {
+    out[0] = '\0';
+    FILE *f = fopen(model_path, "rb");
+    if (!f) return;
+    unsigned char len8[8];
+    uint64_t len = 0;
+    if (fread(len8, 1, 8, f) == 8)
+        for (int i = 7; i >= 0; i--) len = len << 8 | len8[i];
+    char *header = len > 0 && len < ((uint64_t)64 << 20) ? malloc((size_t)len + 1) : NULL;
+    if (header && fread(header, 1, (size_t)len, f) == (size_t)len) {
+        header[len] = '\0';
+        const char *p = strstr(header, "\"state_file\"");
+        if (p) p += strlen("\"state_file\""), p += strspn(p, " \t\r\n:"), p += *p == '"';
+        const size_t k = p ? strcspn(p, "\"") : 0;
+        if (p && p[k] == '"' && k < n) memcpy(out, p, k), out[k] = '\0';
+    }
+    free(header);
+    fclose(f);
+}
+
+// Removes the training states that no model file in dir names: "<name>.<step>[.<k>].state"
+// beside a <name>.safetensors that names another (or is gone). sk_checkpoint_save writes the
+// state, then the model naming it, then removes the name's other states; a process killed in
+// between (a second stop signal ends it at once) leaves the new state without its model, or the
+// old one beside the new model; sk_checkpoint_remove removes the model, then its states.
+static void remove_orphan_states(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *f = e->d_name, *dot = strchr(f, '.');
+        const size_t len = strlen(f);
+        if (!dot || dot == f || len < 7 || strcmp(f + len - 6, ".state") != 0 ||
+            strspn(dot + 1, "0123456789") == 0 || (size_t)(dot - f) > 200)
+            continue;
+        char model[256], named[256];
+        snprintf(model, sizeof model, "%.*s.safetensors", (int)(dot - f), f);
+        char *model_path = sk_path_join(dir, model), *path = sk_path_join(dir, f);
+        if (model_path && path) named_state(model_path, named, sizeof named);
+        if (model_path && path && strcmp(named, f) != 0) unlink(path);
+        free(model_path);
+        free(path);
     }
     closedir(d);
 }
@@ -132,6 +179,7 @@ sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err) {
     (void)pid_written;
     remove_temps(dir, ".last.");
     remove_temps(dir, ".best.");
+    remove_orphan_states(dir);
     return SK_OK;
 }
 
@@ -139,8 +187,7 @@ sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err) {
 
 static const char *const CHECKPOINT_NAMES[] = {"last", "best"};
 
-// Whether the checkpoint file lies in directory dir (the same directory, however spelled).
-static int in_dir(const char *file, const char *dir) {
+int sk_outdir_contains(const char *dir, const char *file) {
     char *parent = sk_path_dir(file);
     struct stat a, b;
     int same = parent && stat(parent, &a) == 0 && stat(dir, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
@@ -149,7 +196,7 @@ static int in_dir(const char *file, const char *dir) {
 }
 
 sk_status sk_outdir_claim(sk_outdir *od, const char *init_from, int overwrite, sk_error *err) {
-    if (init_from && in_dir(init_from, od->dir)) { // the directory's own run, continued
+    if (init_from && sk_outdir_contains(od->dir, init_from)) { // the directory's own run, continued
         if (overwrite)
             return sk_fail(err, SK_ERR_ARG, "overwrite starts a fresh run; it does not go with --init-from %s, "
                                             "which continues the run in %s", init_from, od->dir);

@@ -1,7 +1,7 @@
 // outdir.h: one run per output directory. The directory's lock, the refusal of a fresh run
 // over a finished one, --overwrite's deferred replacement, and the locked metrics log.
 // defines: sk_outdir, SK_OUTDIR_INIT, sk_outdir_open, sk_outdir_claim, sk_outdir_open_log,
-//          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_close
+//          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
 //
 // The rules:
 //  - A run holds flock(LOCK_EX) on <dir>/.lock for its whole life; the file holds its pid.
@@ -41,8 +41,8 @@ typedef struct {
 
 #define SK_OUTDIR_INIT {.lock_fd = -1, .log_fd = -1, .old_log_fd = -1, .new_log = {.fd = -1}}
 
-// Creates dir (mkdir -p) and takes its lock; removes temporary files that killed checkpoint
-// writes left behind. SK_ERR_BUSY naming dir and the holder's pid when another run holds it,
+// Creates dir (mkdir -p) and takes its lock; removes temporary files and training states (no
+// model file names them) that killed checkpoint writes left behind. SK_ERR_BUSY naming dir and the holder's pid when another run holds it,
 // SK_ERR_IO when dir cannot be created or written. od must be SK_OUTDIR_INIT.
 sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err);
 
@@ -66,6 +66,9 @@ sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) __at
 // Tells that the checkpoint <dir>/<name>.safetensors was just written. The first time, while
 // an overwrite is pending, removes the old run's other checkpoints and puts the new log in place.
 sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err);
+
+// Whether file lies in directory dir (the same directory, however spelled).
+int sk_outdir_contains(const char *dir, const char *file);
 
 // Closes the log, drops a pending overwrite (the old files stay), removes an unfinished new
 // log, removes the lock file and releases the lock. Safe on SK_OUTDIR_INIT and twice.

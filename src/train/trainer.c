@@ -301,7 +301,7 @@ static const char *limit_reached(const sk_trainer *t) {
 // What the loop carries from one step to the next.
 typedef struct {
     size_t windows;     // windows per epoch
-    int64_t total;      // the run's length in steps, whichever limit comes first (progress, ETA)
+    int64_t total;      // the run's last step, whichever limit comes first (progress, ETA)
     sk_lr_schedule sched;
     double t0;          // the run's start
     double step_time;   // seconds in training steps since the last report (not evaluation)
@@ -316,10 +316,9 @@ static run_state start_run(const sk_trainer *t) {
     const sk_train_options *o = &t->o;
     run_state r = {.windows = sk_batcher_windows(&t->train, 0), .sched = o->lr, .t0 = now_s(),
                    .start_step = t->st.step, .report_step = t->st.step, .loss = NAN};
-    r.total = o->max_epochs > 0 ? (int64_t)r.windows * o->max_epochs : 0;
-    if (o->max_iters > 0 && (r.total == 0 || o->max_iters < r.total)) r.total = o->max_iters;
-    // The cosine anneals over that same length: with --max-epochs 10 --max-iters 10^6 the run
-    // ends after 10 epochs, and so does its schedule.
+    r.total = t->end_step; // run_plan.c: the first limit reached, from where the run stands
+    // The cosine anneals over that same length (run_plan.c resolves it; here for a run it did not
+    // plan): with --max-epochs 10 --max-iters 10^6 the run ends after 10 epochs, and so does its schedule.
     if (r.sched.max_iters <= 0) r.sched.max_iters = r.total;
     return r;
 }
@@ -438,6 +437,7 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
     sum->wall_s = now_s() - r->t0;
     sum->graph_steps = t->graph_steps;
     sum->ended_by = interrupted ? NULL : limit_reached(t);
+    sum->diverged = t->diverged;
     if (interrupted)
         return sk_fail(err, SK_ERR_INTERRUPTED, "interrupted at step %lld; checkpoint saved to %s/last.safetensors",
                        (long long)t->st.step, t->o.out_dir);
@@ -448,6 +448,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     memset(sum, 0, sizeof *sum);
     sum->backend_name = sk_backend_name(t->be);
     sum->precision_name = sk_precision_name(t->be->cfg.precision);
+    sum->max_iters = t->o.max_iters, sum->max_epochs = t->o.max_epochs;
     if ((sum->ended_by = limit_reached(t))) { // a resume past its limit: no evaluation, no checkpoint, no log record
         sum->already_done = 1, sum->steps = t->st.step;
         sum->best_val_loss = t->st.best_val_loss, sum->best_step = t->st.best_step;

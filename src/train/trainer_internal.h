@@ -1,7 +1,8 @@
 // trainer_internal.h: the trainer's state, shared by its two halves (private to src/):
-// trainer_setup.c (options, out-dir claim, data, checkpoint resume, backend) and trainer.c
-// (the loop: steps, evaluation, checkpoints, samples).
-// defines: struct sk_trainer, STEP_TIMES_MAX
+// trainer_setup.c (options, out-dir claim, data, checkpoint resume, backend), run_plan.c (the
+// run's end, its schedule's length and the validation set its best is measured on) and
+// trainer.c (the loop: steps, evaluation, checkpoints, samples).
+// defines: struct sk_trainer, STEP_TIMES_MAX, sk_plan_limits, sk_plan_run
 #ifndef SK_TRAINER_INTERNAL_H
 #define SK_TRAINER_INTERNAL_H
 
@@ -37,7 +38,11 @@ struct sk_trainer {
     float *params;       // (total,) host copy for checkpoints and the sampler
     char *train_config;  // o.options_json of the options as run (precision resolved), or NULL
     int64_t graph_steps; // CUDA: steps replayed as captured graphs (read_stats)
-    char resumed[SK_ERROR_MSG_MAX]; // "resumed from FILE at step N (epoch E)", told when the run starts; or ""
+    char resumed[2 * SK_ERROR_MSG_MAX]; // "resumed from FILE at step N (epoch E); the run ends ...", or for a
+                         // fresh run "the run ends at step N ...": told when the run starts
+    int64_t end_step;    // the step the run ends at: the first of its limits reached (run_plan.c)
+    uint32_t val_set;    // CRC-32 of what a validation loss is measured on: the split's ids and
+                         // symbols, B, the window, the positions walked (run_plan.c)
     char option_notes[4096]; // the named options that differ from a resumed checkpoint's, a line each; or ""
     int32_t *x, *y;      // (B, T) current window
     sk_outdir od;        // the out-dir's lock and the metrics log (not used by --eval-only)
@@ -47,5 +52,17 @@ struct sk_trainer {
     int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
     int diverged;        // the last training loss read, after warm-up, was far above ln(V) (trainer.c)
 };
+
+// A limit named alone (model_set's SK_SET_MAX_*), above 0, is the run's only one: the other becomes 0.
+// After the recorded options are taken (their notes then hold no line on the limits).
+void sk_plan_limits(sk_trainer *t);
+
+// Once the run's position is known (fresh, or resumed from the model file whose options record is
+// `recorded`, NULL when none): its end, the schedule's length and start (--cosine-iters and
+// --lr-decay-after resolved), the validation set and whether a recorded best still compares (else
+// it starts over, the out-dir's best.* kept under another name), the start line, and the options
+// record made again with all of it.
+// Collective (the ranks agree on the best). from: the --init-from file, or NULL.
+sk_status sk_plan_run(sk_trainer *t, const char *recorded, const char *from, sk_error *err);
 
 #endif

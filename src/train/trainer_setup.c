@@ -33,7 +33,7 @@ void sk_train_options_default(sk_train_options *o) {
     o->model = (sk_model_config){.embed_size = 128, .hidden_size = 256, .num_layers = 2, .dropout = 0.2f};
     o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
     o->batch_size = 32, o->seq_len = 100;
-    o->lr = (sk_lr_schedule){SK_LR_CONSTANT, 2e-3f, 1e-4f, 0, 0, 0.97f, 10};
+    o->lr = (sk_lr_schedule){.kind = SK_LR_CONSTANT, .lr = 2e-3f, .min_lr = 1e-4f, .decay = 0.97f, .decay_after = -1};
     o->adam = (sk_adam_hparams){0.9, 0.999, 1e-8, 0.0, 5.0};
     o->max_iters = 0, o->max_epochs = 9;
     o->eval_every = 500, o->checkpoint_every = 500, o->sample_every = 0, o->sample_length = 200;
@@ -187,15 +187,6 @@ static sk_status check_shape(const sk_train_options *o, const sk_model_config *c
             return sk_fail(err, SK_ERR_ARG, "%s %g differs from the checkpoint %s (%g); a resumed model keeps its shape",
                            f[i].setting, f[i].want, o->init_from ? o->init_from : o->init_weights, f[i].have);
     return SK_OK;
-}
-
-// The --eval-tokens a checkpoint's training options name (0, the whole split, when absent).
-static int64_t eval_tokens_of(const char *train_config) {
-    char v[32];
-    char *end;
-    if (sk_train_config_value(train_config, "eval_tokens", v, sizeof v) != SK_OK) return 0;
-    long long n = strtoll(v, &end, 10);
-    return *end == '\0' && n > 0 ? (int64_t)n : 0;
 }
 
 static sk_status setup_splits(sk_trainer *t, sk_error *err) {
@@ -546,10 +537,6 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     t->st.step = saved->step, t->st.epoch = saved->epoch;
     t->st.best_val_loss = saved->best_val_loss, t->st.best_step = saved->best_step;
-    if (eval_tokens_of(sp->ckpt.train_config) != o->eval_tokens) { // losses over other positions do not compare
-        t->st.best_val_loss = INFINITY, t->st.best_step = -1;
-        notice(t, "eval-tokens differs from the checkpoint's: the best validation loss starts over");
-    }
     t->st.rng = saved->rng;
     sk_status st = sk_backend_set_optimizer_state(t->be, saved->m, saved->v);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
@@ -590,14 +577,14 @@ static sk_status open_log(sk_trainer *t, const sk_train_options *o, int resumed,
 }
 
 // A resume (and --eval-only) runs with the options its checkpoint records, but for those the
-// user named (trainer.h's inherit_options), checked as the given ones were; then this rank's
-// share of the batch.
+// user named (trainer.h's inherit_options), with a limit named alone as the only one, checked
+// as the given ones were; then this rank's share of the batch.
 static sk_status take_recorded_options(sk_trainer *t, const start_point *sp, sk_error *err) {
     sk_status st = SK_OK;
-    if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config) {
+    if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config)
         st = t->o.inherit_options(&t->o, sp->ckpt.train_config, t->option_notes, sizeof t->option_notes, err);
-        if (st == SK_OK) st = check_options(&t->o, err);
-    }
+    sk_plan_limits(t);
+    if (st == SK_OK) st = check_options(&t->o, err);
     if (st == SK_OK) st = check_ranks_options(t, err);
     t->b_local = t->o.batch_size / t->nranks, t->b_off = t->rank * t->b_local;
     return st;
@@ -626,6 +613,9 @@ static sk_status init_model(sk_trainer *t, const sk_train_options *given, sk_err
     } else {
         note_start(t, o, &sp);
     }
+    if (!o->eval_only &&
+        (st = sk_plan_run(t, sp.from ? sp.ckpt.train_config : NULL, resuming ? o->init_from : NULL, err)) != SK_OK)
+        goto done;
     if (sp.from && !sp.ckpt.has_checksum) {
         char line[SK_ERROR_MSG_MAX + 160];
         snprintf(line, sizeof line, "%s " SK_NO_CHECKSUM_NOTE "%s", sp.from,

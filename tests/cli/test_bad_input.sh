@@ -109,7 +109,9 @@ expect_error 'missing\.safetensors: cannot open \(No such file' "${TR[@]}" --ini
 expect_error '--hidden-size 32 differs from the checkpoint good/last\.safetensors \(16\)' \
     "${TR[@]}" --init-from good/last.safetensors --hidden-size 32
 expect_error '--num-layers 2 differs from the checkpoint' "${TR[@]}" --init-from good/last.safetensors --num-layers 2
-expect_error 'good: cannot open \(is a directory\)' "${TR[@]}" --init-from good
+mkdir -p empty
+expect_error '^error: --init-from empty: the directory holds no last\.safetensors \(a run writes it at its first checkpoint\); name a checkpoint file of it instead$' \
+    "${TR[@]}" --init-from empty
 expect_error 'empty\.safetensors: truncated' "${TR[@]}" --init-from empty.safetensors
 expect_error 'truncated\.safetensors: truncated' "${TR[@]}" --init-from truncated.safetensors
 expect_error 'corrupt\.safetensors: checksum mismatch' "${TR[@]}" --init-from corrupt.safetensors

@@ -3,7 +3,7 @@
 #  - While a run trains, a second run on its out-dir (fresh, overwriting, resuming, or the same
 #    directory spelled another way) exits 2 at once, naming the directory and the first run's pid.
 #    The first run ends exactly as an undisturbed run of the same length does: every file
-#    byte-identical, so metrics.jsonl holds its records only.
+#    byte-identical but for the --max-iters each records, so metrics.jsonl holds its records only.
 #  - A --log file outside the out-dir is locked the same way.
 #  - The sampler takes no lock: reading last.safetensors in a loop while a run rewrites it every
 #    step never fails.
@@ -37,14 +37,22 @@ steps=$(state_step a/last.safetensors)
 expect_ok "${RUN[@]}" --out-dir ref --max-iters "$steps" --checkpoint-every 1 --log-every 1 || finish
 strip_speed() { sed 's/,"tokens_per_s":[0-9.e+-]*//' "$1"; }
 [ "$(cd a && ls -A)" = "$(cd ref && ls -A)" ] || fail "the file names differ: $(cd a && ls -A | tr '\n' ' ') vs $(cd ref && ls -A | tr '\n' ' ')"
+# The options record holds each run's --max-iters, and the model's checksum covers the record (the
+# state names that checksum, and its CRC covers it): those bytes aside, every byte is the same.
+header_but_end() { header "$1" | sed 's/max_iters\\":[0-9]*/max_iters/; s/crc32:[0-9a-f]*/crc32/g; s/ *$//'; }
+header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1" | tail -c +9; }
+state_but_end() { head -c 12 "$1"; head -c -4 "$1" | tail -c +17; }
 for f in $(cd ref && ls -A); do
     case $f in
     metrics.jsonl) cmp -s <(strip_speed a/$f) <(strip_speed ref/$f) || fail "a/metrics.jsonl differs from an undisturbed run's" ;;
+    *.safetensors) same_tensors a/$f ref/$f && cmp -s <(header_but_end a/$f) <(header_but_end ref/$f) ||
+        fail "a/$f differs from an undisturbed run's" ;;
+    *.state) cmp -s <(state_but_end a/$f) <(state_but_end ref/$f) || fail "a/$f differs from an undisturbed run's" ;;
     *) cmp -s a/$f ref/$f || fail "a/$f differs from an undisturbed run's" ;;
     esac
 done
 iters=$(sed -n 's/^{"iter":\([0-9]*\),.*/\1/p' a/metrics.jsonl | awk '$1 != NR { bad = 1 } END { print (bad ? "bad" : NR) }')
-[ "$iters" = "$steps" ] && note "a/ after $steps steps: byte-identical to an undisturbed run, metrics.jsonl iters 1..$steps once each" ||
+[ "$iters" = "$steps" ] && note "a/ after $steps steps: byte-identical to an undisturbed run (but its recorded --max-iters), metrics.jsonl iters 1..$steps once each" ||
     fail "a/metrics.jsonl does not hold iters 1..$steps once each ($iters)"
 
 echo "== a --log outside the out-dir, and the sampler while a run writes"

@@ -89,10 +89,11 @@ expect_ok "$SK_TRAIN" "${TINY[@]}" --data text.txt --max-iters 20 --eval-every 0
     [ -s out/last.safetensors ] && [ "$(grep -c train_loss out/metrics.jsonl)" = 2 ] &&
     note "defaults: out/last.safetensors and a record every 10 steps" || fail "the documented defaults do not hold"
 
-# The checkpoint's options record holds the table's JSON keys, no other. It is JSON inside the
+# The checkpoint's options record holds the table's JSON keys and the trainer's one record of
+# the run that is not an option, val_set (src/train/run_plan.c), no other. It is JSON inside the
 # header's JSON, so its quotes are escaped (\"key\":) where the header's own are not.
 header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1"; }
-keys=$("$SK_OPTIONS_TABLE" train | awk '$2 != "-" { print $2 }' | sort)
+keys=$({ "$SK_OPTIONS_TABLE" train | awk '$2 != "-" { print $2 }'; echo val_set; } | sort)
 got=$(header out/last.safetensors | grep -ao '\\"[a-z0-9_]*\\":' | sed 's/\\"//g; s/:$//' | sort)
 [ -n "$keys" ] && [ "$got" = "$keys" ] &&
     note "the checkpoint's options record has the table's $(echo $keys | wc -w) keys" ||

@@ -67,7 +67,7 @@ if same_tensors wa/last.safetensors wn/last.safetensors; then fail "--weight-dro
 # Resuming with another batch shape goes on from as many tokens into the epoch as the stopped run
 # had consumed (its LSTM state does not fit the new shape and starts from zero): the epoch of
 # the resume line is the stopped run's, within a window, not the next epoch's start.
-resumed_epoch() { sed -n 's/^note: resumed from .* at step 40 (epoch \([0-9.]*\))$/\1/p' .ok.err; }
+resumed_epoch() { sed -n 's/^note: resumed from .* at step 40 (epoch \([0-9.]*\)); the run ends .*$/\1/p' .ok.err; }
 expect_ok "${COMMON[@]}" --out-dir same --max-iters 41 --init-from b40/last.safetensors && was=$(resumed_epoch)
 for shape in "--batch-size 3" "--seq-length 5" "--batch-size 1 --seq-length 16"; do
     d=shape-${shape// /}

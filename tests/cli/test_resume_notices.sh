@@ -28,7 +28,7 @@ cp -r r r0 # r at step 3000, kept as it is
 pid=$!
 wait_for 30 grep -q '^epoch [0-9.]* iter 3020 ' eta.out || fail "no progress line at step 3020: $(cat eta.err)"
 kill -INT "$pid"; wait "$pid"
-grep -q '^note: resumed from r/last.safetensors at step 3000 (epoch [0-9]*\.[0-9]*)$' eta.err &&
+grep -q '^note: resumed from r/last.safetensors at step 3000 (epoch [0-9]*\.[0-9]*); the run ends at step 203000: --max-iters 203000 (named; the checkpoint.s run was to end at step 3000: --max-iters 3000)$' eta.err &&
     note "$(grep '^note: resumed' eta.err)" || fail "no resume line: $(cat eta.err)"
 line=$(grep '^epoch [0-9.]* iter 3020 ' eta.out)
 # tokens_per_s T ... eta XmYYs or XhYYm: the ETA against (203000 - 3020) steps x B*T=16 tokens / T.

@@ -137,5 +137,13 @@ if [ -e "$K/last.safetensors" ]; then
     # Temporary files of the killed writes were cleared by the runs that followed.
     stale=$(find "$K" -name '.*.tmp.*' | wc -l)
     [ "$stale" = 0 ] && note "no stale temporary files remain" || fail "$stale stale temporary files in $K"
+    # Nor training states that no model names (a kill between a state's write and its model's, or
+    # before the older states went): the run that followed removed them at its start.
+    orphans=$(cd "$K" && for f in *.state; do
+        m=${f%%.*}.safetensors
+        [ -e "$m" ] && head -c "$(($(od -An -t u8 -N 8 "$m" | tr -d ' ') + 8))" "$m" | grep -qaF "$f" || echo "$f"
+    done)
+    [ -z "$orphans" ] && note "every training state left is its model's: $(cd "$K" && ls ./*.state | tr '\n' ' ')" ||
+        fail "training states that no model names: $orphans"
 fi
 finish
