@@ -1,5 +1,5 @@
 // cpu_lstm_bench.c: the CPU's LSTM implementations side by side (src/cpu/lstm_cpu_tune.h): the
-// median ms of a forward and backward window of the stack alone, for lstm_cpu.c's recurrence
+// median ms of a forward and backward window of the stack alone, for layer_cpu.c's recurrence
 // (libxsmm, fp32) and oneDNN's LSTM primitive in fp32 and bf16, and which one auto would take.
 // scripts/bench_cpu.sh runs it; run it on a quiet machine.
 //   cpu_lstm_bench B T E H L THREADS [REPS]    (config A: 32 100 128 256 2 2 20)

@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
         return sk_test_done("test_lstm_onednn");
     }
     CHECK_OK(st);
-    printf("oneDNN fp32 against lstm_cpu.c:\n");
+    printf("oneDNN fp32 against layer_cpu.c:\n");
     compare("fp32", &f32, &ref, 1e-5, 1e-4, 0.0);
     char why[256];
     if (expect_no_bf16 || !sk_onednn_bf16_check(why, sizeof why)) {
@@ -219,7 +219,7 @@ int main(int argc, char **argv) {
         printf("bf16 on oneDNN's reference kernels (this CPU has no bf16 dot products)\n");
     }
     CHECK_OK(run_onednn(&p, 1, &b16, &err));
-    printf("oneDNN bf16 against lstm_cpu.c (fp32):\n");
+    printf("oneDNN bf16 against layer_cpu.c (fp32):\n");
     const double bound = ldexp(1.0, -8) * sqrt((double)(H + H) * T) /* K = in + H <= 16 */;
     const double worst = compare("bf16", &b16, &ref, 0.16, 0.0, bound);
     CHECK(worst > ldexp(1.0, -16)); // bf16 ran: far more than fp32's own error (~1e-7)

@@ -4,14 +4,15 @@
 //          sk_lstm_onednn_forward, sk_lstm_onednn_backward, sk_lstm_onednn_free, sk_onednn_bf16_check,
 //          sk_onednn_test_reference_kernels
 //
-// Semantics (those of lstm_cpu.h's layers as backend_cpu.c stacks them):
+// Semantics (those of layer_cpu.h's LSTM layers as stack_cpu.c stacks them; stack_onednn.c makes this
+// stack a row of stack_cpu.h, its h and c the two halves of the (S, L, B, H) carried state):
 //   - rows are time-major (r = t*B + b): x (len*B, E), layer k's output (len*B, H); the carried
 //     states h, c are (L, B, H);
 //   - weights enter in the canonical layout of model.h (PyTorch's nn.LSTM: W_ih (4H, in_k), W_hh
 //     (4H, H), gates i, f, g, o, which is oneDNN's order i, f, c~, o and its ldgoi layout);
 //     oneDNN has one bias, b_ih + b_hh, whose gradient is both biases' gradient;
 //   - fp32: every product and the cell in fp32 (oneDNN's gemm path: other summation orders than
-//     lstm_cpu.c's, so the same values to fp32 rounding, not the same bits);
+//     layer_cpu.c's, so the same values to fp32 rounding, not the same bits);
 //     bf16: W_ih, W_hh, each layer's input and output and h rounded to bf16 (round to nearest
 //     even, 8 significant bits), products accumulated in fp32; the cell state c, the biases and
 //     every gradient fp32. The caller's weights stay the fp32 master copy;
