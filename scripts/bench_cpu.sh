@@ -7,6 +7,10 @@
 # detached), with the same thread count. A timed step is a full training step (forward,
 # backward, clip, Adam); each side reports the median step time over the steps after its
 # warm-up as tokens/s = B*T / median. The PyTorch side is scripts/bench_cpu_torch.py.
+# Beside them (throughput mode): shakespeare-train --precision bf16 (oneDNN's LSTM in bf16, where
+# the CPU has bf16 dot products), PyTorch under torch.autocast('cpu', bfloat16), and the LSTM stack
+# alone (bench/cpu_lstm_bench: forward + backward of one window) in each implementation the CPU
+# backend has: layer_cpu.c's recurrence (libxsmm, fp32), oneDNN's LSTM primitive in fp32 and bf16.
 #
 # Usage: scripts/bench_cpu.sh [--threads N] [--steps N] [--warmup N] [--build-dir DIR]
 #                             [--data FILE] [--skip-torch] [--skip-ours] [--as-is]
@@ -16,7 +20,9 @@
 # Env: PYTHON (default /usr/bin/python3, Debian's python3-torch); OMP_WAIT_POLICY (default
 # PASSIVE): Debian's torch runs libgomp next to OpenBLAS's own pthreads, and GOMP's
 # spin-waiting threads starve OpenBLAS's on a small machine (2 cores, 2 threads: 3.5k
-# instead of 19k tokens/s). shakespeare uses no OpenMP: the setting does not affect it.
+# instead of 19k tokens/s). shakespeare's own threads are no OpenMP ones; oneDNN's LSTM (its bf16
+# row and the oneDNN rows of the LSTM stack) runs on libgomp and is affected too: spinning is
+# faster on a quiet machine, PASSIVE under load (bench/results/cpu-onednn-anchor-2026-11-28-773fb49).
 # --cell: the recurrent cell of both sides (default lstm; shakespeare-train's --cell, and
 # nn.LSTM, nn.GRU or nn.RNN on the PyTorch side).
 # --as-is: leave OMP_WAIT_POLICY and OPENBLAS_CORETYPE as the environment has them (the
@@ -74,14 +80,14 @@ while [ $# -gt 0 ]; do
     --time-to-quality)
       ttq=1.60; shift
       if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+(\.[0-9]+)?$ ]]; then ttq=$1; shift; fi ;;
-    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown option \"$1\" (see --help)" ;;
   esac
 done
 [ -r "$data" ] || die "cannot read $data"
 
 E=128 H=256 L=2 B=32 T=100 DROPOUT=0
-ours_tps="" torch_tps="" torch_version=""
+ours_tps="" torch_tps="" torch_version="" ours_bf16_tps="" ours_bf16_why="" torch_bf16_tps="" lstm_rows=""
 
 if [ "$run_ours" = 1 ]; then
   # Build (incremental: a no-op when up to date).
@@ -89,8 +95,8 @@ if [ "$run_ours" = 1 ]; then
   if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$root" -B "$build" >"$blog" 2>&1 || { tail -n 30 "$blog" >&2; die "cmake configure failed"; }
   fi
-  cmake --build "$build" -j "$(nproc)" --target shakespeare-train >"$blog" 2>&1 \
-    || { tail -n 30 "$blog" >&2; die "build failed (cmake --build $build --target shakespeare-train)"; }
+  cmake --build "$build" -j "$(nproc)" --target shakespeare-train cpu_lstm_bench >"$blog" 2>&1 \
+    || { tail -n 30 "$blog" >&2; die "build failed (cmake --build $build --target shakespeare-train cpu_lstm_bench)"; }
   rm -f "$blog"
   train="$build/shakespeare-train"
   [ -x "$train" ] || die "$train was not built"
@@ -128,6 +134,16 @@ if [ "$run_ours" = 1 ]; then
     || { tail -n 20 "$log" >&2; die "shakespeare-train failed"; }
   ours_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' "$log" | tail -n 1 | cut -d= -f2)
   [ -n "$ours_tps" ] || { tail -n 20 "$log" >&2; die "no median_tokens_per_s= in shakespeare-train's output"; }
+  echo "shakespeare-train --precision bf16: $((warmup + steps)) steps, $threads thread(s)..." >&2
+  if "$train" --data "$data" --embed-size $E --hidden-size $H --num-layers $L --batch-size $B \
+      --seq-length $T --dropout $DROPOUT --cell "$cell" --threads "$threads" --max-iters $((warmup + steps)) --precision bf16 \
+      --eval-every 0 --checkpoint-every 0 --out-dir "$out/run-bf16" --device cpu >"$log" 2>&1; then
+    ours_bf16_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' "$log" | tail -n 1 | cut -d= -f2)
+  else
+    ours_bf16_why=$(grep -m1 '^error:' "$log" || tail -n 1 "$log")
+  fi
+  echo "the LSTM stack alone (bench/cpu_lstm_bench), $threads thread(s)..." >&2
+  lstm_rows=$("$build/cpu_lstm_bench" $B $T $E $H $L "$threads" "$steps") || die "cpu_lstm_bench failed"
   fi
 fi
 
@@ -146,6 +162,11 @@ elif [ "$run_torch" = 1 ]; then
     --warmup "$warmup" --steps "$steps") || die "scripts/bench_cpu_torch.py failed"
   torch_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' <<<"$tline" | cut -d= -f2)
   torch_version=$(grep -o 'torch_version=[^ ]*' <<<"$tline" | cut -d= -f2)
+  echo "pytorch, autocast bf16: $warmup + $steps steps, $threads thread(s)..." >&2
+  tline=$("$python" "$root/scripts/bench_cpu_torch.py" --data "$data" --embed-size $E --hidden-size $H \
+    --num-layers $L --batch-size $B --seq-length $T --dropout $DROPOUT --cell "$cell" --threads "$threads" \
+    --warmup "$warmup" --steps "$steps" --autocast-bf16) || die "scripts/bench_cpu_torch.py --autocast-bf16 failed"
+  torch_bf16_tps=$(grep -o 'median_tokens_per_s=[0-9.eE+-]*' <<<"$tline" | cut -d= -f2)
 fi
 
 if [ -n "$ttq" ]; then
@@ -164,6 +185,16 @@ echo "machine: $cpu_model, $(nproc) cores; OpenBLAS kernels: $openblas_core; OMP
 printf '%-24s %8s %14s\n' implementation threads tokens/s
 [ -n "$ours_tps" ] && printf '%-24s %8s %14.1f\n' shakespeare "$threads" "$ours_tps"
 [ -n "$torch_tps" ] && printf '%-24s %8s %14.1f\n' "pytorch $torch_version" "$threads" "$torch_tps"
+[ -n "${ours_bf16_tps:-}" ] && printf '%-24s %8s %14.1f\n' "shakespeare bf16" "$threads" "$ours_bf16_tps"
+[ -n "${ours_bf16_why:-}" ] && printf '%-24s %8s %14s  %s\n' "shakespeare bf16" "$threads" - "$ours_bf16_why"
+[ -n "${torch_bf16_tps:-}" ] && printf '%-24s %8s %14.1f\n' "pytorch autocast bf16" "$threads" "$torch_bf16_tps"
+[ -n "${lstm_rows:-}" ] && echo "$lstm_rows"
+if [ -n "${ours_bf16_tps:-}" ] && [ -n "$ours_tps" ]; then
+  awk -v a="$ours_bf16_tps" -v b="$ours_tps" 'BEGIN { printf "ratio shakespeare bf16/fp32: %.2f\n", a / b }'
+fi
+if [ -n "${ours_bf16_tps:-}" ] && [ -n "$torch_tps" ]; then
+  awk -v a="$ours_bf16_tps" -v b="$torch_tps" 'BEGIN { printf "ratio shakespeare bf16/pytorch fp32: %.2f\n", a / b }'
+fi
 if [ -n "$ours_tps" ] && [ -n "$torch_tps" ]; then
   awk -v a="$ours_tps" -v b="$torch_tps" 'BEGIN { printf "ratio shakespeare/pytorch: %.2f\n", a / b }'
 fi

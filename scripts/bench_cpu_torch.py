@@ -62,6 +62,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--steps", type=positive_int, default=30)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--autocast-bf16", action="store_true",
+                    help="forward and loss under torch.autocast('cpu', dtype=torch.bfloat16)")
     ap.add_argument("--target-val", type=float, default=0.0, help="time-to-quality mode: stop at this val loss")
     ap.add_argument("--eval-every", type=positive_int, default=100)
     ap.add_argument("--max-steps", type=positive_int, default=20000)
@@ -109,14 +111,15 @@ def main():
     print(f"torch_version={torch.__version__} threads={torch.get_num_threads()} "
           f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')} steps={len(times)} "
           f"V={len(chars)} E={a.embed_size} H={a.hidden_size} L={a.num_layers} B={B} T={T} dropout={a.dropout} "
-          f"last_loss={loss.item():.4f} median_step_s={med:.6f} median_tokens_per_s={B * T / med:.1f}")
+          f"autocast_bf16={int(a.autocast_bf16)} last_loss={loss.item():.4f} median_step_s={med:.6f} median_tokens_per_s={B * T / med:.1f}")
     return 0
 
 
 def step(a, model, opt, x, y, state):
     opt.zero_grad(set_to_none=True)
-    logits, state = model(x, state)
-    loss = model.loss(logits, y)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast_bf16):
+        logits, state = model(x, state)
+        loss = model.loss(logits, y)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), a.grad_clip)
     opt.step()

@@ -5,6 +5,7 @@
 #                       tests/emu tests, our CUDA kernels run on the CPU)
 #   libopenblas-dev     CBLAS for the CPU backend's matrix products
 #   libxsmm-dev         small-matrix kernels for the LSTM's per-step recurrent products
+#   libdnnl-dev         oneDNN's LSTM primitive: the CPU's LSTM in bf16 (--precision bf16 on the CPU)
 #   help2man            the programs' man pages, generated from their --help
 #   clang               libFuzzer targets and the sanitizer build
 #   python3-torch       the PyTorch reference generator, checkpoint round trip, CPU benchmark peer
@@ -16,9 +17,9 @@
 #                       access this step says so and the tests that need it are skipped.
 #   openmpi-bin, libopenmpi-dev   data-parallel training (mpirun -np N) and its tests
 set -euo pipefail
-want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man clang python3 python3-numpy python3-torch python3-matplotlib
+want=(cmake gcc g++ make libopenblas-dev libxsmm-dev libdnnl-dev help2man clang python3 python3-numpy python3-torch python3-matplotlib
       python3-venv openmpi-bin libopenmpi-dev)
-[ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc g++ make libopenblas-dev libxsmm-dev help2man)
+[ "${SHAKESPEARE_SETUP_MINIMAL:-0}" = 1 ] && want=(cmake gcc g++ make libopenblas-dev libxsmm-dev libdnnl-dev help2man)
 missing=()
 for p in "${want[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -23,11 +23,14 @@
 // RMSprop: its parameters and momentum buffer after two steps within ATOL_VALUE; square_avg
 // = alpha sq + (1 - alpha) (s g)^2 moves by 2 (1 - alpha) s^2 |g| dg <= 2e-2 * 0.25 * 0.15 * 2e-7
 // = 1.5e-10 per step for a gradient error dg: atol 3e-10.
+// Then --precision bf16 on the CPU against the same reference (check_bf16 says its tolerance).
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/lstm_onednn.h"
 #include "shakespeare/backend.h"
 #include "shakespeare/model.h"
 #include "shakespeare/optim.h"
@@ -272,6 +275,72 @@ static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, c
     sk_backend_free(be);
 }
 
+// Relative L2 error of got against ref.
+static double rel_l2(const float *got, const float *ref, size_t n) {
+    double d = 0.0, r = 0.0;
+    for (size_t i = 0; i < n; i++) d += ((double)got[i] - ref[i]) * ((double)got[i] - ref[i]), r += (double)ref[i] * ref[i];
+    return sqrt(d / (r > 0.0 ? r : 1.0));
+}
+
+static void check_l2(const char *what, const float *got, const float *ref, size_t n, double bound) {
+    const double e = rel_l2(got, ref, n);
+    printf("  %-28s relative L2 error %.3g (bound %.3g)%s\n", what, e, bound, e <= bound ? "" : "  FAIL");
+    if (!(e <= bound)) sk_test_failures++;
+}
+
+// --precision bf16 on the CPU (oneDNN's LSTM, src/cpu/lstm_onednn.h) against the same float64
+// reference: the loss, logits, final state and every gradient of one training forward and
+// backward (the LSTM's file; the GRU and the RNN have no bf16 on the CPU yet). Tolerance from bf16's 8 significant bits: each operand of the LSTM's products (W_ih,
+// W_hh, the layer inputs, h) is off by <= 2^-9 relative, a product by <= 2^-8; rounding errors
+// of random sign add in quadrature over a reduction of K = E + H (or 2H) terms and over the T
+// steps the cell carries them, so a tensor's normalized (relative L2) error is bounded by about
+// 2^-8 * sqrt(K * T); the output layer and the optimizer stay fp32. Skipped (with a line) where
+// bf16 is unavailable: on an AVX-512 CPU without bf16 dot products it runs on oneDNN's reference
+// kernels (the same arithmetic), on AVX2 or without oneDNN not at all.
+static void check_bf16(const ref_file *ref, const sk_backend_config *fp32_cfg, const float *params, const int32_t *x,
+                       const int32_t *y, const float *h0) {
+    char why[256];
+    if (!sk_onednn_bf16_check(why, sizeof why)) sk_onednn_test_reference_kernels(1);
+    if (!sk_onednn_bf16_check(why, sizeof why)) {
+        printf("bf16: skipped (%s)\n", why);
+        return;
+    }
+    sk_error err = {{0}};
+    sk_backend_config bc = *fp32_cfg;
+    bc.precision = SK_PRECISION_BF16;
+    sk_backend *be = NULL;
+    CHECK_OK(sk_backend_create_cpu(&bc, &be, &err));
+    const sk_param_layout *lay = &be->layout;
+    const int V = bc.model.vocab_size, E = bc.model.embed_size, H = bc.model.hidden_size, L = bc.model.num_layers;
+    const size_t BT = (size_t)bc.batch_size * bc.seq_len, S = (size_t)L * bc.batch_size * H;
+    const int K = E > H ? E + H : 2 * H;
+    const double bound = ldexp(1.0, -8) * sqrt((double)K * bc.seq_len);
+    float *logits = calloc(BT * V, sizeof(float)), *h = calloc(2 * S, sizeof(float));
+    float *grads = calloc(lay->total, sizeof(float));
+    printf("bf16 (oneDNN's LSTM) against the float64 reference:\n");
+    double loss_sum = NAN;
+    CHECK_OK(sk_backend_set_params(be, params));
+    CHECK_OK(sk_backend_set_state(be, h0)); // (S, L, B, H): h0, then c0
+    CHECK_OK(sk_backend_forward(be, x, y, bc.seq_len, SK_MODE_TRAIN, 1, &loss_sum));
+    const float loss = (float)(loss_sum / (double)BT);
+    check_l2("loss (mean)", &loss, ref_f32(ref, "loss", 1), 1, bound);
+    CHECK_OK(sk_backend_get_logits(be, logits));
+    check_l2("logits", logits, ref_f32(ref, "logits", BT * V), BT * V, bound);
+    CHECK_OK(sk_backend_get_state(be, h));
+    check_l2("hn", h, ref_f32(ref, "hn", S), S, bound);
+    check_l2("cn", h + S, ref_f32(ref, "cn", S), S, bound);
+    CHECK_OK(sk_backend_backward(be));
+    CHECK_OK(sk_backend_get_grads(be, grads));
+    for (int i = 0; i < lay->n_tensors; i++) {
+        const sk_tensor_info *t = &lay->tensors[i];
+        char name[128];
+        snprintf(name, sizeof name, "grad.%s", t->name);
+        check_l2(name, grads + t->offset, ref_f32(ref, name, t->numel), t->numel, bound);
+    }
+    sk_backend_free(be);
+    free(logits), free(h), free(grads);
+}
+
 static void check_cell(const char *file, sk_cell_kind kind, int cuda) {
     char path[4096];
     sk_test_source_path(path, sizeof path, file);
@@ -400,6 +469,7 @@ static void check_cell(const char *file, sk_cell_kind kind, int cuda) {
 
     if (kind == SK_CELL_LSTM) check_rmsprop(ref, bc, cuda, params, h0); // RMSprop's records: the LSTM's file
     sk_backend_free(be);
+    if (kind == SK_CELL_LSTM && !cuda) check_bf16(ref, &bc, params, x, y, h0);
     free(params);
     free(buf);
     free(m);

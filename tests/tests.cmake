@@ -59,6 +59,11 @@ function(sk_add_tests pattern prefix label)
 endfunction()
 
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/test_*.c "" unit)
+# The CPU without bf16 dot products, as oneDNN's own switch makes it (the path a machine without
+# AVX512_BF16 takes): bf16 refused with one line.
+add_test(NAME test_lstm_onednn_no_bf16 COMMAND test_lstm_onednn no-bf16 WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(test_lstm_onednn_no_bf16 PROPERTIES ENVIRONMENT "${SK_TEST_ENV};ONEDNN_MAX_CPU_ISA=AVX2"
+                     LABELS unit TIMEOUT 300)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.c gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/gpu/test_*.sh gpu_ gpu)
 sk_add_tests(${CMAKE_SOURCE_DIR}/tests/cli/test_*.sh cli_ cli)
@@ -124,6 +129,10 @@ target_link_libraries(ckpt_diff PRIVATE shakespeare_core)
 add_executable(rank_checks ${CMAKE_SOURCE_DIR}/tests/mpi/rank_checks.c)
 target_include_directories(rank_checks PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(rank_checks PRIVATE shakespeare_core)
+# scripts/bench_cpu.sh times the CPU's LSTM implementations side by side with this one.
+add_executable(cpu_lstm_bench ${CMAKE_SOURCE_DIR}/bench/cpu_lstm_bench.c)
+target_include_directories(cpu_lstm_bench PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(cpu_lstm_bench PRIVATE shakespeare_core)
 # scripts/bench_mpi.sh times the gradient all-reduce with this program.
 add_executable(allreduce_bench ${CMAKE_SOURCE_DIR}/bench/allreduce_bench.c)
 target_link_libraries(allreduce_bench PRIVATE shakespeare_core)

@@ -98,7 +98,8 @@ typedef enum { SK_GRAPH_AUTO = 0, SK_GRAPH_ON = 1, SK_GRAPH_OFF = 2, SK_GRAPH_TR
 //         operands, fp32 accumulation).
 //   bf16: the LSTM recurrence with bf16 operands (weights, h, gate gradients), fp32
 //         accumulation and an fp32 cell state (the persistent kernel; the other GEMMs as tf32).
-// The CPU backend computes in fp32 only.
+// The CPU backend computes in fp32, and in bf16 where it has bf16 dot products and oneDNN
+// (src/cpu/lstm_onednn.h: the LSTM stack; the other products stay fp32).
 // SK_PRECISION_AUTO: each backend's default, resolved at creation (the created backend's
 // cfg.precision holds the result): tf32 on CUDA, which is PyTorch's default for cuDNN's RNNs
 // (torch.backends.cudnn.allow_tf32 defaults to True, so nn.LSTM uses TF32 on Ampere and

@@ -210,7 +210,8 @@ static const cli_option train_opts[] = {
      .help = "the arithmetic: auto (tf32 on CUDA, as PyTorch's cuDNN RNNs; fp32 on the\n"
              "CPU) | fp32 (strict fp32) | tf32 (TF32 tensor cores: 10-bit mantissa\n"
              "operands, fp32 accumulation) | bf16 (bf16 LSTM operands, fp32\n"
-             "accumulation, cell state and master weights); the CPU takes only fp32\n", .json = "precision",
+             "accumulation, cell state and master weights); the CPU takes fp32, and\n"
+             "bf16 where it has bf16 dot products (AVX512_BF16, AMX) and oneDNN\n", .json = "precision",
      .resolved = 1},
     {.name = "tensor-cores", .arg = "T", .type = CLI_KIND, .offset = AT(backend.plstm_tensor_cores),
      .kind = &kind_tensor_cores,

@@ -11,6 +11,7 @@
 
 #include "backend/backend_impl.h"
 #include "embedding_cpu.h"
+#include "lstm_onednn.h"
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
@@ -328,7 +329,8 @@ static sk_cpu_stack_config stack_config(const sk_backend_config *cfg) {
 // sk_backend_create_cpu's buffers for cfg, in bytes (ids are 4 bytes, as floats): per row of a
 // window (T x B rows) the embedding, the logits, the row losses and the ids, and when training the
 // logits' gradient and the top layer's; besides the rows, the parameters (with gradients and
-// the optimizer's slots when training, in one allocation); and the stack's (sk_cpu_stack_bytes).
+// the optimizer's slots when training, in one allocation); and the stack's (sk_cpu_stack_bytes; in
+// bf16 oneDNN's, sk_cpu_stack_onednn_bytes).
 size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     sk_param_layout layout;
     if (cfg->batch_size < 1 || cfg->seq_len < 1 || sk_param_layout_init(&layout, &cfg->model, NULL) != SK_OK) return 0;
@@ -342,7 +344,8 @@ size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     if (cfg->training && !opt) return 0;
     const sk_cpu_stack_config sc = stack_config(cfg);
     size_t stack_rows = 0;
-    const size_t stack = sk_cpu_stack_bytes(&sc, &stack_rows);
+    const size_t stack = cfg->precision == SK_PRECISION_BF16 ? sk_cpu_stack_onednn_bytes(&sc, 1, &stack_rows)
+                                                             : sk_cpu_stack_bytes(&sc, &stack_rows);
     if (activations) *activations = sizeof(float) * rows * per_row + stack_rows;
     return sizeof(float) * (rows * per_row + total * (cfg->training ? 2 + (size_t)opt->n_slots : 1)) + stack;
 }
@@ -358,9 +361,16 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
     if (cfg->cuda_graph == SK_GRAPH_ON)
         return sk_fail(err, SK_ERR_ARG, "cuda-graph on needs a CUDA device; the CPU backend runs its steps eagerly "
                                         "(use --cuda-graph auto or off)");
-    if (cfg->precision != SK_PRECISION_FP32 && cfg->precision != SK_PRECISION_AUTO)
-        return sk_fail(err, SK_ERR_ARG, "precision %s needs a CUDA device; the CPU backend computes in fp32 only "
-                                        "(use --precision fp32, or a CUDA device)", sk_precision_name(cfg->precision));
+    char why[256];
+    if (cfg->precision == SK_PRECISION_TF32)
+        return sk_fail(err, SK_ERR_ARG, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 or bf16 "
+                                        "(use --precision fp32, or a CUDA device)");
+    const sk_cell *cell = sk_model_cell(&cfg->model);
+    if (cfg->precision == SK_PRECISION_BF16 && cell && cell->kind != SK_CELL_LSTM)
+        return sk_fail(err, SK_ERR_ARG, "precision bf16 on the CPU runs oneDNN's LSTM; the %s not yet (use --precision "
+                                        "fp32, or a CUDA device)", cell->name);
+    if (cfg->precision == SK_PRECISION_BF16 && !sk_onednn_bf16_check(why, sizeof why))
+        return sk_fail(err, SK_ERR_ARG, "precision bf16 on the CPU: %s (use --precision fp32, or a CUDA device)", why);
     if (cfg->plstm_tensor_cores == SK_TENSOR_CORES_ON)
         return sk_fail(err, SK_ERR_ARG, "tensor cores need a CUDA device (the persistent LSTM kernel's); the CPU "
                                         "backend computes on its own cores");
@@ -414,7 +424,8 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     }
     b->ops = &cpu_ops;
     b->cfg = *cfg;
-    b->cfg.precision = SK_PRECISION_FP32; // what SK_PRECISION_AUTO means here
+    // SK_PRECISION_AUTO means fp32 here, until bf16's quality is measured on a CPU with bf16 dot products.
+    b->cfg.precision = cfg->precision == SK_PRECISION_BF16 ? SK_PRECISION_BF16 : SK_PRECISION_FP32;
     b->cfg.plstm_tensor_cores = SK_TENSOR_CORES_DEFAULT; // what runs: no inner products to choose
     b->impl = c;
     memcpy(b->device, "cpu", sizeof "cpu");
@@ -433,8 +444,11 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
         return sk_fail(err, SK_ERR_NOMEM, "out of memory allocating CPU buffers for B=%d T=%d H=%d L=%d",
                        cfg->batch_size, cfg->seq_len, cfg->model.hidden_size, cfg->model.num_layers);
     }
+    // The stack: oneDNN's LSTM for bf16 (stack_onednn.c), the reference in fp32.
     const sk_cpu_stack_config sc = stack_config(cfg);
-    if ((st = sk_cpu_stack_create_reference(&sc, &c->stack, err)) != SK_OK) {
+    st = b->cfg.precision == SK_PRECISION_BF16 ? sk_cpu_stack_create_onednn(&sc, 1, &c->stack, err)
+                                               : sk_cpu_stack_create_reference(&sc, &c->stack, err);
+    if (st != SK_OK) {
         cpu_destroy(b);
         return st;
     }

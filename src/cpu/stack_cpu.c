@@ -77,18 +77,27 @@ static void dropout_span(void *ctx, int i, int n) {
     }
 }
 
-static void apply_dropout(const sk_cpu_stack_config *c, int64_t step, int site, int len, const float *h, float *mask,
+void sk_cpu_stack_dropout(const sk_cpu_stack_config *c, int64_t step, int site, int len, const float *h, float *mask,
                           float *out) {
     dropout_job d = {c, sk_dropout_key(c->seed, step, site), len, h, mask, out};
     sk_parallel_for(c->threads, dropout_span, &d);
 }
 
+void sk_cpu_stack_drop_weights(const sk_cpu_stack_config *c, int64_t step, int k, const float *w_hh, float *out) {
+    const uint64_t key = sk_dropout_key(c->seed, step, SK_WEIGHT_DROP_SITE + k);
+    const size_t n = (size_t)c->cell->gates * c->H * c->H;
+    for (size_t i = 0; i < n; i++) out[i] = w_hh[i] * sk_weight_drop_factor(key, i, c->weight_drop);
+}
+
+static void apply_dropout(const sk_cpu_stack_config *c, int64_t step, int site, int len, const float *h, float *mask,
+                          float *out) {
+    sk_cpu_stack_dropout(c, step, site, len, h, mask, out);
+}
+
 // Weight drop (hash.h): out = layer k's W_hh (or its gradient) times the mask of a training
 // step at `step` (out == w_hh allowed).
 static void drop_weights(const sk_cpu_stack *s, int64_t step, int k, const float *w_hh, float *out) {
-    const uint64_t key = sk_dropout_key(s->cfg.seed, step, SK_WEIGHT_DROP_SITE + k);
-    const size_t n = (size_t)ref_of((sk_cpu_stack *)s)->G * s->cfg.H * s->cfg.H;
-    for (size_t i = 0; i < n; i++) out[i] = w_hh[i] * sk_weight_drop_factor(key, i, s->cfg.weight_drop);
+    sk_cpu_stack_drop_weights(&s->cfg, step, k, w_hh, out);
 }
 
 // Layer k of the stack as layer_cpu.h runs it; its W_hh the dropped copy in training steps with

@@ -3,7 +3,8 @@
 // L-layer stack and window, and the backend (backend_cpu.c: embedding, fc, loss, optimizer)
 // drives the stack only through it (private to src/cpu/).
 // defines: sk_cpu_stack_config, sk_cpu_stack, sk_cpu_stack_ops, sk_cpu_stack_create_reference,
-//          sk_cpu_stack_bytes, sk_cpu_stack_destroy
+//          sk_cpu_stack_bytes, sk_cpu_stack_destroy, sk_cpu_stack_dropout, sk_cpu_stack_drop_weights,
+//          sk_cpu_stack_create_onednn, sk_cpu_stack_onednn_bytes
 //
 // Semantics every implementation keeps (the reference's, stack_cpu.c):
 //   - rows are time-major, r = t*B + b; weights are read in the canonical layout of model.h
@@ -70,5 +71,22 @@ sk_status sk_cpu_stack_create_reference(const sk_cpu_stack_config *cfg, sk_cpu_s
 size_t sk_cpu_stack_bytes(const sk_cpu_stack_config *cfg, size_t *activations);
 // Safe on NULL.
 void sk_cpu_stack_destroy(sk_cpu_stack *s);
+
+// The masks of the semantics above, for every implementation (stack_cpu.c): out = h * mask at
+// dropout site `site` over (len*B, H) rows, mask written; out = W_hh of layer k (or its
+// gradient) times the weight-drop factors of step `step` (out == w_hh allowed).
+void sk_cpu_stack_dropout(const sk_cpu_stack_config *cfg, int64_t step, int site, int len, const float *h, float *mask,
+                          float *out);
+void sk_cpu_stack_drop_weights(const sk_cpu_stack_config *cfg, int64_t step, int k, const float *w_hh, float *out);
+
+// oneDNN's LSTM primitive as the stack (stack_onednn.c over lstm_onednn.h): the LSTM cell only,
+// fp32 (bf16 = 0) or bf16 (bf16 = 1: W_ih, W_hh and the layers' inputs and outputs rounded to
+// bf16, fp32 accumulation, cell state and gradients). An inference step (len 1, sampling) runs
+// the reference in fp32 on the same carried state. SK_ERR_ARG for another cell, a build without
+// oneDNN, or bf16 where sk_onednn_bf16_check fails.
+sk_status sk_cpu_stack_create_onednn(const sk_cpu_stack_config *cfg, int bf16, sk_cpu_stack **out, sk_error *err);
+// What sk_cpu_stack_create_onednn allocates, in bytes (oneDNN's own buffers estimated);
+// *activations as for sk_cpu_stack_bytes.
+size_t sk_cpu_stack_onednn_bytes(const sk_cpu_stack_config *cfg, int bf16, size_t *activations);
 
 #endif
