@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "checkpoint/checkpoint_internal.h"
+#include "checkpoint/safetensors.h"
 #include "io/json.h"
 #include "shakespeare/checkpoint.h"
 #include "test_util.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "checkpoint/checkpoint_internal.h"
+#include "checkpoint/safetensors.h"
 #include "shakespeare/checkpoint.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
 // checkpoint.h: the model as one safetensors file, the training state as a companion file.
-// defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_checkpoint_save,
+// defines: sk_model_save, sk_model_load, sk_state_save, sk_state_load, sk_state_load_mem, sk_checkpoint_save,
 //          sk_checkpoint_load, sk_checkpoint_remove, sk_model_file, sk_model_file_free, SK_NO_CHECKSUM_NOTE,
 //          sk_model_file_check_finite,
 //          sk_train_state, sk_train_state_alloc, sk_train_state_free, sk_train_config_value
@@ -115,6 +115,10 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
 // Verifies magic, version, sizes and CRC; when expect_checksum is nonzero also that the
 // state belongs to the model with that checksum (SK_ERR_MISMATCH otherwise).
 sk_status sk_state_load(const char *path, sk_train_state *out, uint32_t expect_checksum, sk_error *err);
+// The same over an in-memory image of a state file (the fuzzer and the tests); path only names
+// it in messages.
+sk_status sk_state_load_mem(const char *path, const void *data, size_t n, sk_train_state *out,
+                            uint32_t expect_checksum, sk_error *err);
 
 // <dir>/<name>.safetensors plus its state (the protocol above). state may be NULL (model only).
 sk_status sk_checkpoint_save(const char *dir, const char *name, const sk_model_config *cfg,

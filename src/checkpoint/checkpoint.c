@@ -46,7 +46,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checkpoint_internal.h"
+#include "io/binio.h"
+#include "safetensors.h"
 #include "io/json.h"
 
 #define STATE_MAGIC "SKSTATE\0"

@@ -8,10 +8,12 @@
 // the same with zlib.crc32).
 // Version 1 ("shakespeare-lstm-1") is "key=value\n" for the sorted metadata, then the data
 // section as stored; safetensors.c continues that CRC over the data while reading it.
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint_internal.h"
+#include "io/binio.h"
+#include "model_checksum.h"
 
 int sk_meta_cmp(const void *a, const void *b) {
     const sk_meta_entry *x = a, *y = b;

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint_internal.h"
+#include "io/binio.h"
+#include "model_checksum.h"
+#include "safetensors.h"
 #include "io/json.h"
 
 #define SK_MAX_HEADER (100u << 20) // the safetensors library's own limit

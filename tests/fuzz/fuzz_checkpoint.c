@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checkpoint/checkpoint_internal.h"
+#include "checkpoint/safetensors.h"
 #include "io/json.h"
 
 static volatile float sink; // reads that the optimizer cannot drop
@@ -51,10 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sk_train_state s;
     st = sk_state_load_mem("fuzz.state", data, size, &s, 0x12345678u, &err);
     if (st == SK_OK) {
-        size_t nh = (size_t)s.L * (size_t)s.B * (size_t)s.H;
-        require(s.slots && s.h && s.c);
+        size_t n_state = (size_t)s.S * (size_t)s.L * (size_t)s.B * (size_t)s.H; // (S, L, B, H)
+        require(s.slots && s.state);
         if (s.n_params) sink += s.slots[(size_t)s.n_slots * s.n_params - 1];
-        if (nh) sink += s.h[nh - 1] + s.c[nh - 1];
+        if (n_state) sink += s.state[n_state - 1];
     } else {
         require((st == SK_ERR_FORMAT || st == SK_ERR_MISMATCH || st == SK_ERR_NOMEM) && named(&err, "fuzz.state"));
         require(s.slots == NULL);
