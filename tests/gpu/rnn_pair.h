@@ -43,7 +43,9 @@ static inline void pair_window(int s, int32_t *x, int32_t *y) {
 static inline sk_backend *pair_create_in(sk_rnn_impl impl, sk_precision prec, sk_tensor_cores tc, int B,
                                          int training) {
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {V_, E_, H_, L_, 0.2f, 0.0f}, .batch_size = B, .seq_len = T_,
+    sk_backend_config cfg = {.model = {.vocab_size = V_, .embed_size = E_, .hidden_size = H_, .num_layers = L_,
+                                       .dropout = 0.2f},
+                             .batch_size = B, .seq_len = T_,
                              .training = training, .seed = 9, .rnn_impl = impl, .precision = prec,
                              .plstm_tensor_cores = tc};
     sk_backend *be;

@@ -177,7 +177,8 @@ int main(void) {
     build_corpus(&c);
     printf("text: %d chars, V=%d, %d windows of %d per epoch\n", c.n, c.V, c.windows, T_);
     sk_error err = {{0}};
-    sk_backend_config cfg = {.model = {c.V, E_, H_, L_, 0.0f, 0.0f}, .batch_size = B_, .seq_len = T_, .training = 1,
+    sk_backend_config cfg = {.model = {.vocab_size = c.V, .embed_size = E_, .hidden_size = H_, .num_layers = L_},
+                             .batch_size = B_, .seq_len = T_, .training = 1,
                              .seed = 1};
     sk_backend *cpu, *nudged, *gpu;
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
