@@ -77,6 +77,16 @@ static void make_result(result *o) {
     o->hT = zeros((size_t)L * B * H), o->cT = zeros((size_t)L * B * H), o->dx = zeros((size_t)T * B * E);
 }
 
+static void free_problem(problem *p) {
+    for (int l = 0; l < L; l++) free(p->w_ih[l]), free(p->w_hh[l]), free(p->b_ih[l]), free(p->b_hh[l]);
+    free(p->x), free(p->h0), free(p->c0), free(p->dtop);
+}
+
+static void free_result(result *o) {
+    for (int l = 0; l < L; l++) free(o->y[l]), free(o->g_ih[l]), free(o->g_hh[l]), free(o->gb_ih[l]), free(o->gb_hh[l]);
+    free(o->hT), free(o->cT), free(o->dx);
+}
+
 // The reference: layer_cpu.c's LSTM layers stacked as backend_cpu.c stacks them (no dropout).
 static void run_reference(const problem *p, result *o) {
     float *hbuf[L], *cbuf[L], *gates[L], *tanh_c[L];
@@ -192,36 +202,43 @@ static void check_refused(void) {
     CHECK(strstr(err.msg, "precision bf16 on the CPU: ") == err.msg && strstr(err.msg, why));
 }
 
+// Parts 1 and 2 (or 3 where bf16 is unavailable); the caller owns and frees the buffers.
+static void run_checks(const problem *p, result *ref, result *f32, result *b16, int expect_no_bf16) {
+    sk_error err = {{0}};
+    run_reference(p, ref);
+    sk_status st = run_onednn(p, 0, f32, &err);
+    if (st != SK_OK && strstr(err.msg, "libdnnl-dev")) { // a build without oneDNN
+        printf("no oneDNN: %s\n", err.msg);
+        check_refused();
+        return;
+    }
+    CHECK_OK(st);
+    printf("oneDNN fp32 against layer_cpu.c:\n");
+    compare("fp32", f32, ref, 1e-5, 1e-4, 0.0);
+    char why[256];
+    if (expect_no_bf16 || !sk_onednn_bf16_check(why, sizeof why)) {
+        check_refused();
+        if (expect_no_bf16) return;
+        // An AVX-512 CPU without bf16 dot products: the same arithmetic on oneDNN's reference kernels.
+        sk_onednn_test_reference_kernels(1);
+        if (!sk_onednn_bf16_check(why, sizeof why)) return;
+        printf("bf16 on oneDNN's reference kernels (this CPU has no bf16 dot products)\n");
+    }
+    CHECK_OK(run_onednn(p, 1, b16, &err));
+    printf("oneDNN bf16 against layer_cpu.c (fp32):\n");
+    const double bound = ldexp(1.0, -8) * sqrt((double)(H + H) * T) /* K = in + H <= 16 */;
+    const double worst = compare("bf16", b16, ref, 0.16, 0.0, bound);
+    CHECK(worst > ldexp(1.0, -16)); // bf16 ran: far more than fp32's own error (~1e-7)
+}
+
 int main(int argc, char **argv) {
     const int expect_no_bf16 = argc > 1 && strcmp(argv[1], "no-bf16") == 0;
-    sk_error err = {{0}};
     problem p;
     result ref, f32, b16;
     make_problem(&p);
     make_result(&ref), make_result(&f32), make_result(&b16);
-    run_reference(&p, &ref);
-    sk_status st = run_onednn(&p, 0, &f32, &err);
-    if (st != SK_OK && strstr(err.msg, "libdnnl-dev")) { // a build without oneDNN
-        printf("no oneDNN: %s\n", err.msg);
-        check_refused();
-        return sk_test_done("test_lstm_onednn");
-    }
-    CHECK_OK(st);
-    printf("oneDNN fp32 against layer_cpu.c:\n");
-    compare("fp32", &f32, &ref, 1e-5, 1e-4, 0.0);
-    char why[256];
-    if (expect_no_bf16 || !sk_onednn_bf16_check(why, sizeof why)) {
-        check_refused();
-        if (expect_no_bf16) return sk_test_done("test_lstm_onednn");
-        // An AVX-512 CPU without bf16 dot products: the same arithmetic on oneDNN's reference kernels.
-        sk_onednn_test_reference_kernels(1);
-        if (!sk_onednn_bf16_check(why, sizeof why)) return sk_test_done("test_lstm_onednn");
-        printf("bf16 on oneDNN's reference kernels (this CPU has no bf16 dot products)\n");
-    }
-    CHECK_OK(run_onednn(&p, 1, &b16, &err));
-    printf("oneDNN bf16 against layer_cpu.c (fp32):\n");
-    const double bound = ldexp(1.0, -8) * sqrt((double)(H + H) * T) /* K = in + H <= 16 */;
-    const double worst = compare("bf16", &b16, &ref, 0.16, 0.0, bound);
-    CHECK(worst > ldexp(1.0, -16)); // bf16 ran: far more than fp32's own error (~1e-7)
+    run_checks(&p, &ref, &f32, &b16, expect_no_bf16);
+    free_problem(&p);
+    free_result(&ref), free_result(&f32), free_result(&b16);
     return sk_test_done("test_lstm_onednn");
 }
