@@ -165,8 +165,9 @@ static const cli_option train_opts[] = {
     {.name = "checkpoint-every", .arg = "N", .type = CLI_I64, .offset = AT(checkpoint_every), .hi = BIG,
      .help = "write last.* every N steps and at the end; 0 = only at the end", .json = "checkpoint_every"},
     {.name = "keep-checkpoints", .arg = "N|all", .type = CLI_KIND, .offset = AT(keep_checkpoints), .kind = &kind_keep,
-     .help = "also write epoch-NNNN.* at each epoch's end, keeping the last N of them\n"
-             "(or all); 0 = none", .json = "keep_checkpoints"},
+     .help = "also write epoch-NNNN-valL.LLLL.* at each epoch's end, named with its\n"
+             "validation loss (epoch-NNNN.* without a validation split), keeping\n"
+             "the last N of them (or all); 0 = none", .json = "keep_checkpoints"},
     {.name = "sample-every", .arg = "N", .type = CLI_I64, .offset = AT(sample_every), .hi = BIG,
      .help = "print a sample every N steps; 0 = never", .json = "sample_every"},
     {.name = "sample-length", .arg = "N", .type = CLI_INT, .offset = AT(sample_length), .lo = 1, .hi = 1 << 20,
