@@ -25,6 +25,12 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// The run's wall-clock seconds: those its checkpoint recorded when this process resumed it,
+// and this process's since its run started (the metrics log's elapsed_s, the state's).
+static double run_elapsed(const sk_trainer *t) {
+    return t->elapsed_base + (now_s() - t->t0);
+}
+
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err) {
     const sk_batcher *bt = which == 1 ? &t->test : &t->val;
     if (!(which == 1 ? t->has_test : t->has_val))
@@ -74,6 +80,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     // Every rank's streams into rank 0's (S, L, B, H) state, one state tensor at a time; rank 0
     // alone writes what it holds, so the ranks must first be seen to hold the same model and moments.
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK) return st;
+    t->st.elapsed_s = run_elapsed(t);
     t->st.val_loss = t->last_eval_step == t->st.step ? t->last_val : NAN; // the model saved is the one evaluated
     for (int s = 0; s < t->n_states; s++)
         if ((st = sk_shard_gather_state(t->comm, t->state_local + (size_t)s * L * t->b_local * H, t->gathered,
@@ -199,7 +206,7 @@ static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
     // Rank 0 writes the log; a failed write stops every rank.
     st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f,\"elapsed_s\":%.3f}\n",
-                                      (long long)t->st.step, val, now_s() - t->t0)
+                                      (long long)t->st.step, val, run_elapsed(t))
                       : SK_OK;
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
@@ -400,7 +407,7 @@ static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
                                                 "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
                                                 "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f}\n",
                                                 (long long)s, (double)p.epoch + (double)p.window / (double)r->windows,
-                                                (double)r->loss, (double)r->lr, p.tokens_per_s, now_s() - t->t0);
+                                                (double)r->loss, (double)r->lr, p.tokens_per_s, run_elapsed(t));
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
     return SK_OK;
@@ -471,7 +478,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         t->cb.on_notice(t->cb.ctx, line);
     }
     run_state r = start_run(t);
-    t->t0 = r.t0;
+    t->t0 = r.t0, t->elapsed_base = t->st.elapsed_s;
     sk_status st;
     while (!limit_reached(t) && !t->stop) {
         if ((st = take_step(t, &r, err)) != SK_OK || (st = run_schedule(t, &r, err)) != SK_OK) return st;

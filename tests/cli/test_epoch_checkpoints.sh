@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_epoch_checkpoints.sh: --keep-checkpoints (issue 50's low items).
+# test_epoch_checkpoints.sh: --keep-checkpoints and the time a run records (issue 50's low items).
 #   - each epoch's checkpoint carries its model's validation loss, in its name
 #     (epoch-NNNN-valL.LLLL.safetensors, as char-rnn's lm_lstm_epoch1.00_1.4534.t7) and in its
 #     training state (val_loss), the loss of an evaluation at the epoch's last step: run for it
@@ -10,7 +10,10 @@
 #   - a resume from an epoch checkpoint keeps the others' states (the start's removal of
 #     orphan states reads names with dots), replaces a checkpoint of an epoch it replays, and
 #     removes an epoch N older in either name form (directories written before); --overwrite
-#     removes both forms; shakespeare-sample --checkpoint loads one.
+#     removes both forms; shakespeare-sample --checkpoint loads one;
+#   - elapsed_s continues across a resume: the state records the run's seconds, the resumed
+#     run's metrics records count on from them, and a state written before (tests/data/v2)
+#     starts from 0; scripts/plot_metrics.py --x time plots against it.
 . "$(dirname "$0")/lib.sh"
 
 PY=/usr/bin/python3
@@ -105,4 +108,35 @@ cp kn/epoch-0001.safetensors kn/epoch-0001.*.state k/
 expect_ok "${K[@]}" --out-dir k --overwrite --max-iters 3 --val-frac 0 || finish
 [ "$(cd k && ls epoch-* 2> /dev/null)" = "" ] && note "--overwrite removes the old run's epoch checkpoints, both forms" ||
     fail "after --overwrite k holds: $(ls k)"
+
+echo "== elapsed_s across a resume"
+R=("$SK_TRAIN" "${TINY[@]}" --data text.txt --log-every 10 --eval-every 50 --max-epochs 0)
+expect_ok "${R[@]}" --out-dir t --max-iters 300 || finish
+read -r version e300 val <<< "$(state_fields t/last.safetensors)"
+last=$(sed -n 's/^{"iter":300,"epoch".*"elapsed_s":\([0-9.]*\)}$/\1/p' t/metrics.jsonl)
+"$PY" -c "import sys; e, l = map(float, sys.argv[1:]); sys.exit(not (l <= e and e > 0))" "$e300" "$last" 2> /dev/null &&
+    note "last.* at step 300 records elapsed_s $e300 (the log's record of step 300: $last)" ||
+    fail "state elapsed_s '$e300' (version $version), the log's step 300: '$last'"
+expect_ok "${R[@]}" --out-dir t --max-iters 330 --init-from t || finish
+after=$(sed -n 's/^{"iter":3[1-3]0,.*"elapsed_s":\([0-9.]*\)}$/\1/p' t/metrics.jsonl | tr '\n' ' ')
+"$PY" -c "import sys; e = float(sys.argv[1]); a = list(map(float, sys.argv[2].split())); sys.exit(not (len(a) == 4 and a == sorted(a) and a[0] >= e))" \
+    "$e300" "$after" 2> /dev/null && note "the resumed run's elapsed_s counts on from $e300: $after" ||
+    fail "the resumed run's elapsed_s '$after' do not count on from the checkpoint's $e300"
+if "$PY" -c 'import matplotlib' 2> /dev/null; then
+    "$PY" "$SK_SOURCE_DIR/scripts/plot_metrics.py" t/metrics.jsonl --x time -o time.png > plot.out 2>&1 &&
+        [ "$(head -c 4 time.png | od -An -c | tr -d ' ')" = '211PNG' ] && note "plot_metrics.py --x time: $(cat plot.out)" ||
+        fail "plot_metrics.py --x time: $(cat plot.out)"
+fi
+# A state written before version 3 (tests/data/v2: 773fb49's, version 1) holds no time: the
+# resumed run starts from 0.
+V2=$SK_SOURCE_DIR/tests/data/v2
+mkdir v2 && cp "$V2"/utf8/last.safetensors "$V2"/utf8/last.000000150.state v2/ && cp "$V2"/text.txt v2text.txt
+[ "$(state_fields v2/last.safetensors | cut -d' ' -f1)" -lt 3 ] || fail "tests/data/v2's state is of version 3"
+expect_ok "$SK_TRAIN" --init-from v2/last.safetensors --out-dir v2 --data v2text.txt --max-iters 160 --log-every 5 --device cpu \
+    --threads 1 || finish
+read -r version e160 val <<< "$(state_fields v2/last.safetensors)"
+first=$(sed -n 's/^{"iter":155,"epoch".*"elapsed_s":\([0-9.]*\)}$/\1/p' v2/metrics.jsonl)
+"$PY" -c "import sys; f, e = map(float, sys.argv[1:]); sys.exit(not (0 <= f <= e < 60))" "$first" "$e160" 2> /dev/null &&
+    [ "$version" = 3 ] && note "from a state before version 3: elapsed_s from 0 ($first at step 155, $e160 at 160)" ||
+    fail "from a state before version 3: elapsed_s '$first' at step 155, the state's '$e160' (version $version)"
 finish
