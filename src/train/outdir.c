@@ -1,7 +1,8 @@
 // outdir.c: one run per output directory (see outdir.h): the lock, the refusal of a fresh run
-// over a finished one, --overwrite's deferred replacement, and the locked metrics log.
-// defines: sk_outdir_open, sk_outdir_claim, sk_outdir_open_log, sk_outdir_log,
-//          sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
+// over a finished one, --overwrite's deferred replacement, the locked metrics log, and the
+// names of the epoch checkpoints.
+// defines: sk_outdir_open, sk_outdir_claim, sk_outdir_open_log, sk_outdir_log, sk_outdir_epoch_name,
+//          sk_outdir_remove_epochs, sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
 #include "outdir.h"
 
 #include <dirent.h>
@@ -102,11 +103,10 @@ static bool state_is_named(const char *dir, const char *f) {
     return !tried;
 }
 
-// Removes the training states that no model file in dir names (state_is_named).
-// sk_checkpoint_save writes the
-// state, then the model naming it, then removes the name's other states; a process killed in
-// between (a second stop signal ends it at once) leaves the new state without its model, or the
-// old one beside the new model; sk_checkpoint_remove removes the model, then its states.
+// Removes the training states that no model file in dir names (state_is_named). sk_checkpoint_save
+// writes the state, then the model naming it, then removes the name's other states; a process
+// killed in between (a second stop signal ends it at once) leaves the new state without its
+// model, or the old one beside the new model; sk_checkpoint_remove removes the model, then its states.
 static void remove_orphan_states(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
@@ -334,8 +334,6 @@ sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) {
     return SK_OK;
 }
 
-// ---- the first checkpoint of an overwriting run -----------------------------------------------------
-
 // ---- epoch checkpoints --------------------------------------------------------------------------------
 
 void sk_outdir_epoch_name(int64_t epoch, double val_loss, char *out, size_t n) {
@@ -386,6 +384,8 @@ sk_status sk_outdir_remove_epochs(const char *dir, int64_t epoch, const char *ke
     free(names);
     return st;
 }
+
+// ---- the first checkpoint of an overwriting run -----------------------------------------------------
 
 sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err) {
     if (!od->replace_pending) return SK_OK;

@@ -1,5 +1,6 @@
 // outdir.h: one run per output directory. The directory's lock, the refusal of a fresh run
-// over a finished one, --overwrite's deferred replacement, and the locked metrics log.
+// over a finished one, --overwrite's deferred replacement, the locked metrics log, and the
+// names of the epoch checkpoints.
 // defines: sk_outdir, SK_OUTDIR_INIT, sk_outdir_open, sk_outdir_claim, sk_outdir_open_log,
 //          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_epoch_name, sk_outdir_remove_epochs,
 //          sk_outdir_contains, sk_outdir_close
@@ -71,7 +72,7 @@ sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) __at
 // an overwrite is pending, removes the old run's other checkpoints and puts the new log in place.
 sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err);
 
-// --keep-checkpoints' name for the checkpoint of the epoch that ends at `epoch` epochs:
+// --keep-checkpoints' name for the checkpoint written when `epoch` epochs are done:
 // "epoch-NNNN-valL.LLLL", its model's validation loss to 4 decimals in the name (char-rnn's
 // lm_lstm_epoch1.00_1.4534.t7), or "epoch-NNNN" when val_loss is not finite (not evaluated: no
 // validation split), the only form before the loss was in the name.
