@@ -1,26 +1,21 @@
-// device_port.cuh: what a kernel body needs from CUDA, from the toolkit under nvcc or from
-// the emulated device's cuda_emu.h when a build compiles the body for the CPU (-DSK_CUDA_EMU;
-// such a build puts tests/emu on the include path). The one header in kernels/ that knows of
-// the emulator.
+// device_port.cuh: what a kernel body needs from CUDA, from the toolkit under nvcc, or, when a
+// build compiles the body for the CPU (-DSK_CUDA_EMU), from the emulated device that such a
+// build force-includes ahead of every kernel source (-include; the emulated device's own
+// CMake says which headers): this header names no header of it.
 // defines: sk_dynamic_smem (the block's dynamic shared memory), sk_cp_async16,
 //          sk_cp_async_wait_all, sk_flag_load, sk_flag_store, sk_spin_pause, sk_capped_blocks, sk_launch, sk_launch_cooperative,
 //          sk_launch_cluster, sk_cluster_config, sk_cooperative_device, sk_cooperative_fits,
 //          sk_cluster_fits; brings in cooperative groups and bf16
 // Launchers start kernels only through sk_launch, sk_launch_cooperative and
-// sk_launch_cluster, so that the emulated CUDA module (tests/emu/backend.cmake,
-// -DSK_CUDA_EMU_RUNTIME) runs the very same launchers on the emulated device.
+// sk_launch_cluster, so that the emulated CUDA module (-DSK_CUDA_EMU_RUNTIME: its runtime
+// defines sk_emu_launch_kernel) runs the very same launchers on the emulated device.
 #ifndef SK_DEVICE_PORT_CUH
 #define SK_DEVICE_PORT_CUH
 
 #include <stdint.h>
 #include <stdio.h>
 
-#ifdef SK_CUDA_EMU
-#include "cuda_emu.h"
-#ifdef SK_CUDA_EMU_RUNTIME
-#include "emu_runtime.h"
-#endif
-#else
+#ifndef SK_CUDA_EMU // else the force-included emulated device defines the kernels' CUDA names and these
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 

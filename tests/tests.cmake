@@ -89,6 +89,8 @@ if(CMAKE_CXX_COMPILER AND NOT SHAKESPEARE_FUZZ)
     add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.cpp)
     set_target_properties(${name} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
     target_compile_definitions(${name} PRIVATE SK_CUDA_EMU)
+    # The emulated device ahead of every source, as kernels/device_port.cuh expects under SK_CUDA_EMU.
+    target_compile_options(${name} PRIVATE "-include${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.h")
     # The kernels read bf16 pairs as 32-bit words (as the GPU does): no strict-aliasing games.
     # -O2 in every build type: a launch runs a whole grid's threads one by one (a Debug build
     # under the sanitizers took a minute at -O0).

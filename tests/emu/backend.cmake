@@ -23,7 +23,14 @@ set(SK_EMU_DEVICE_SOURCES ${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.cpp ${CMAKE_SOU
                           ${CMAKE_SOURCE_DIR}/tests/emu/cublas_emu.cpp ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu.cpp
                           ${CMAKE_SOURCE_DIR}/tests/emu/cudnn_emu_lstm.cpp)
 # .cu files are C++ here: g++ is told so (-x c++ before each), CMake by the LANGUAGE property.
-set_source_files_properties(${SK_EMU_BACKEND_SOURCES} PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+# Each is compiled with the emulated device force-included ahead of it (SK_EMU_DEVICE_PORT;
+# -include joined to its file, as source options take no SHELL: and CMake folds repeated words):
+# kernels/device_port.cuh brings the toolkit's device headers under nvcc, and names no
+# emulator header.
+set(SK_EMU_DEVICE_PORT "-include${CMAKE_SOURCE_DIR}/tests/emu/cuda_emu.h"
+                       "-include${CMAKE_SOURCE_DIR}/tests/emu/emu_runtime.h")
+set_source_files_properties(${SK_EMU_BACKEND_SOURCES} PROPERTIES LANGUAGE CXX
+                            COMPILE_OPTIONS "-xc++;${SK_EMU_DEVICE_PORT}")
 # Compiled once, for the module and for the LSTM workbench (lstm_bench, below).
 add_library(sk_emu_backend_objects OBJECT ${SK_EMU_BACKEND_SOURCES} ${SK_EMU_DEVICE_SOURCES})
 set_target_properties(sk_emu_backend_objects PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON
@@ -70,7 +77,8 @@ add_test(NAME emu_check_libs COMMAND emu_check_libs)
 set_tests_properties(emu_check_libs PROPERTIES LABELS unit TIMEOUT 300)
 # The LSTM workbench (bench/kernels/lstm_bench.cu) on the emulated device, as a GPU machine
 # runs it: tests/gpu/test_lstm_bench.sh checks it at a tiny shape (no speed is measured here).
-set_source_files_properties(${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu PROPERTIES LANGUAGE CXX COMPILE_OPTIONS "-xc++")
+set_source_files_properties(${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu PROPERTIES LANGUAGE CXX
+                            COMPILE_OPTIONS "-xc++;${SK_EMU_DEVICE_PORT}")
 add_executable(lstm_bench ${CMAKE_SOURCE_DIR}/bench/kernels/lstm_bench.cu $<TARGET_OBJECTS:sk_emu_backend_objects>)
 set_target_properties(lstm_bench PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF
                       LINKER_LANGUAGE CXX)
