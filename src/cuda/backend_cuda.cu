@@ -277,8 +277,8 @@ size_t param_block_floats(const cuda_impl *ci) {
     return ci->training ? 2 * param_stride(ci) + (size_t)ci->n_slots * ci->total : ci->total;
 }
 
-// Every device buffer of ci's shape (set_shape), in one table: the allocation below and the
-// memory estimate (sk_cuda_memory) read the same rows.
+// Every device buffer of ci's shape (set_shape), in one table: the allocation below, the
+// memory estimate (sk_cuda_memory) and cuda_destroy read the same rows.
 void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
     const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H, total = ci->total;
     const size_t f = sizeof(float);
@@ -421,11 +421,10 @@ static void cuda_destroy(sk_backend *b) {
         sk_cuda_sampler_free(ci->sampler);
         for (int i = 0; i < 2; i++) sk_step_graphs_free(ci->forward_graphs[i]);
         sk_lstm_destroy(ci->lstm);
-        void *bufs[] = {ci->params, /* grads, opt_state: in params */  ci->decay_mask, ci->xy,      ci->args,
-                        ci->emb,    ci->demb,   ci->hs,     ci->hd,       ci->dh,         ci->logits,  ci->dlogits,
-                        ci->row_loss, ci->ones, ci->h[0],   ci->h[1],     ci->c[0],       ci->c[1],    ci->stats,
-                        ci->partials, ci->blas_ws, ci->dropped_params};
-        for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) cudaFree(bufs[i]);
+        device_buffer bufs[kDeviceBuffers]; // the table that allocated them (cudaFree(NULL) is a no-op)
+        device_buffers(ci, bufs);
+        for (size_t i = 0; i < kDeviceBuffers; i++) cudaFree(*bufs[i].p);
+        cudaFree(ci->blas_ws); // create_handles'
         if (ci->host_stats) cudaFreeHost(ci->host_stats);
         for (int i = 0; i < kStageSlots; i++) {
             if (ci->slots[i].args) cudaFreeHost(ci->slots[i].args);
