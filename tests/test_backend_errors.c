@@ -49,7 +49,7 @@ int main(void) {
     // A training backend: a non-finite gradient norm is SK_ERR_NUMERIC with the norm named.
     cfg.training = 1, cfg.batch_size = 2;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-    float *p = calloc(be->layout.total, sizeof(float));
+    float *p = calloc(sk_backend_layout(be)->total, sizeof(float));
     p[0] = NAN; // embedding row 0 feeds every step below
     CHECK_OK(sk_backend_set_params(be, p));
     int32_t xs[4] = {0, 0, 0, 0}, ys[4] = {1, 1, 1, 1};

@@ -44,13 +44,13 @@ static double max_diff(const float *a, const float *b, size_t n) {
 
 int main(void) {
     sk_backend *trained = make(1), *fresh = make(0);
-    const size_t total = trained->layout.total, n = (size_t)B * T * V;
+    const size_t total = sk_backend_layout(trained)->total, n = (size_t)B * T * V;
     float *p = malloc(sizeof(float) * total), *q = malloc(sizeof(float) * total);
     float *got = malloc(sizeof(float) * n), *want = malloc(sizeof(float) * n);
     int32_t x[B * T], y[B * T];
     for (int i = 0; i < B * T; i++) x[i] = (i * 7 + 3) % V, y[i] = (i * 5 + 1) % V;
-    sk_params_init(p, &trained->layout, SK_INIT_UNIFORM, 0.5f, 0.0f, 1);
-    sk_params_init(q, &trained->layout, SK_INIT_UNIFORM, 0.5f, 0.0f, 2);
+    sk_params_init(p, sk_backend_layout(trained), SK_INIT_UNIFORM, 0.5f, 0.0f, 1);
+    sk_params_init(q, sk_backend_layout(trained), SK_INIT_UNIFORM, 0.5f, 0.0f, 2);
 
     // set_params replaces the table's source: the second parameters' logits, not the first's.
     OP_OK(sk_backend_set_params(trained, p));

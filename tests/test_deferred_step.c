@@ -74,7 +74,7 @@ typedef struct {
 } state;
 
 static void take(sk_backend *be, state *s) {
-    const size_t n = be->layout.total, ns = (size_t)L * B * H;
+    const size_t n = sk_backend_layout(be)->total, ns = (size_t)L * B * H;
     s->p = malloc(n * sizeof(float)), s->m = malloc(n * sizeof(float)), s->v = malloc(n * sizeof(float));
     s->h = malloc(2 * ns * sizeof(float)); // h, then c
     if (!s->p || !s->m || !s->v || !s->h) exit(1);
@@ -88,10 +88,10 @@ static void drop(state *s) { free(s->p), free(s->m), free(s->v), free(s->h); }
 int main(void) {
     int32_t x[B * T], y[B * T];
     sk_backend *a = fresh(NULL);
-    const size_t n = a->layout.total, ns = (size_t)L * B * H;
+    const size_t n = sk_backend_layout(a)->total, ns = (size_t)L * B * H;
     float *p0 = malloc(n * sizeof(float));
     if (!p0) return 1;
-    sk_params_init(p0, &a->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
+    sk_params_init(p0, sk_backend_layout(a), SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
     CHECK(sk_backend_set_params(a, p0) == SK_OK);
     sk_backend *e = fresh(p0);
 

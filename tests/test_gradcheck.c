@@ -32,9 +32,9 @@ static void check_model(sk_cell_kind cell, float dropout, float weight_drop) {
                              .batch_size = B, .seq_len = T, .training = 1, .threads = 1, .seed = 1234};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-    const size_t n = be->layout.total;
+    const size_t n = sk_backend_layout(be)->total;
     float *p = malloc(n * sizeof(float)), *g = malloc(n * sizeof(float));
-    sk_params_init(p, &be->layout, SK_INIT_UNIFORM, 0.5f, 0.0f, 7);
+    sk_params_init(p, sk_backend_layout(be), SK_INIT_UNIFORM, 0.5f, 0.0f, 7);
     CHECK_OK(sk_backend_set_params(be, p));
 
     sk_rng r;
@@ -51,8 +51,8 @@ static void check_model(sk_cell_kind cell, float dropout, float weight_drop) {
 
     const float eps = 1e-2f;
     printf("cell %s, dropout %.2f, weight drop %.2f\n", sk_cell_get(cell)->name, (double)dropout, (double)weight_drop);
-    for (int ti = 0; ti < be->layout.n_tensors; ti++) {
-        const sk_tensor_info *t = &be->layout.tensors[ti];
+    for (int ti = 0; ti < sk_backend_layout(be)->n_tensors; ti++) {
+        const sk_tensor_info *t = &sk_backend_layout(be)->tensors[ti];
         float *num = malloc(t->numel * sizeof(float));
         for (size_t j = 0; j < t->numel; j++) {
             float *pj = &p[t->offset + j], keep = *pj;

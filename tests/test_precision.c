@@ -51,7 +51,7 @@ int main(void) {
         cfg.precision = (sk_precision)i;
         if (i == SK_PRECISION_BF16 && cpu_bf16) { // oneDNN and bf16 dot products: taken (test_lstm_onednn)
             CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-            CHECK(be->cfg.precision == SK_PRECISION_BF16);
+            CHECK(sk_backend_cfg(be)->precision == SK_PRECISION_BF16);
             sk_backend_free(be);
             continue;
         }
@@ -88,11 +88,11 @@ int main(void) {
     }
     cfg.precision = SK_PRECISION_FP32;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-    CHECK(be->notice[0] == '\0' && be->cfg.precision == SK_PRECISION_FP32);
+    CHECK(sk_backend_notice(be)[0] == '\0' && sk_backend_cfg(be)->precision == SK_PRECISION_FP32);
     sk_backend_free(be);
     cfg.precision = SK_PRECISION_AUTO; // the CPU's default is fp32, and the backend says so
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-    CHECK(be->cfg.precision == SK_PRECISION_FP32);
+    CHECK(sk_backend_cfg(be)->precision == SK_PRECISION_FP32);
     sk_backend_free(be);
     cfg.precision = SK_PRECISION_FP32;
 

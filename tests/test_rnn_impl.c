@@ -52,7 +52,7 @@ int main(void) {
     }
     cfg.rnn_impl = SK_RNN_AUTO;
     CHECK_OK(sk_backend_create_cpu(&cfg, &be, &err));
-    CHECK(be->notice[0] == '\0');
+    CHECK(sk_backend_notice(be)[0] == '\0');
     sk_backend_free(be);
 
     char reason[256];

@@ -155,7 +155,7 @@ static float ref_scalar(const ref_file *f, const char *name) { return ref_f32(f,
 // it reported: parameters and slots must be the same bits. Returns the norm.
 static double step_checked(sk_backend *be, const sk_optim_hparams *hp, float lr, int64_t step) {
     sk_error err = {{0}};
-    const size_t P = be->layout.total, S = (size_t)sk_optim_of(hp->kind)->n_slots;
+    const size_t P = sk_backend_layout(be)->total, S = (size_t)sk_optim_of(hp->kind)->n_slots;
     float *p = calloc(P, sizeof(float)), *g = calloc(P, sizeof(float)), *st = calloc(S * P, sizeof(float));
     float *got = calloc(P + S * P, sizeof(float));
     CHECK(p && g && st && got);
@@ -164,7 +164,7 @@ static double step_checked(sk_backend *be, const sk_optim_hparams *hp, float lr,
     for (size_t k = 0; k < S; k++) CHECK_OK(sk_backend_get_optimizer_state(be, (int)k, st + k * P));
     double norm = NAN;
     CHECK_OK(sk_backend_step(be, hp, lr, step, &norm));
-    sk_optim_update(p, g, st, &be->layout, hp, lr, sk_clip_scale(norm, hp->grad_clip), step);
+    sk_optim_update(p, g, st, sk_backend_layout(be), hp, lr, sk_clip_scale(norm, hp->grad_clip), step);
     CHECK_OK(sk_backend_get_params(be, got));
     for (size_t k = 0; k < S; k++) CHECK_OK(sk_backend_get_optimizer_state(be, (int)k, got + P + k * P));
     const int same = memcmp(got, p, P * sizeof(float)) == 0 && memcmp(got + P, st, S * P * sizeof(float)) == 0;
@@ -236,7 +236,7 @@ static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, c
     bc.optimizer = SK_OPTIM_RMSPROP;
     sk_backend *be = NULL;
     CHECK_OK(create(&bc, cuda, &be, &err));
-    const sk_param_layout *lay = &be->layout;
+    const sk_param_layout *lay = sk_backend_layout(be);
     const size_t P = lay->total;
     const sk_optim_hparams hp = {.kind = SK_OPTIM_RMSPROP, .alpha = ref_scalar(ref, "rmsprop.alpha"),
                                  .momentum = ref_scalar(ref, "rmsprop.momentum"), .eps = ref_scalar(ref, "rmsprop.eps"),
@@ -310,7 +310,7 @@ static void check_bf16(const ref_file *ref, const sk_backend_config *fp32_cfg, c
     bc.precision = SK_PRECISION_BF16;
     sk_backend *be = NULL;
     CHECK_OK(sk_backend_create_cpu(&bc, &be, &err));
-    const sk_param_layout *lay = &be->layout;
+    const sk_param_layout *lay = sk_backend_layout(be);
     const int V = bc.model.vocab_size, E = bc.model.embed_size, H = bc.model.hidden_size, L = bc.model.num_layers;
     const size_t BT = (size_t)bc.batch_size * bc.seq_len, S = (size_t)L * bc.batch_size * H;
     const int K = E > H ? E + H : 2 * H;
@@ -370,8 +370,8 @@ static void check_cell(const char *file, sk_cell_kind kind, int cuda) {
     bc.seed = 1;
     sk_backend *be = NULL;
     CHECK_OK(create(&bc, cuda, &be, &err));
-    printf("backend: %s\n", be->device);
-    const sk_param_layout *lay = &be->layout;
+    printf("backend: %s\n", sk_backend_device(be));
+    const sk_param_layout *lay = sk_backend_layout(be);
     CHECK(lay->n_tensors == 3 + 4 * L);
 
     const size_t P = lay->total, S = (size_t)L * B * H, BT = (size_t)B * T;

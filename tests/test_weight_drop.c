@@ -62,7 +62,7 @@ static double eval_pass(sk_backend *be, const float *params, const int32_t *x, c
 
 int main(void) {
     sk_backend *wd = make_backend(kWeightDrop), *plain = make_backend(0.0f);
-    const sk_param_layout *lay = &wd->layout;
+    const sk_param_layout *lay = sk_backend_layout(wd);
     const size_t n = lay->total, nw = (size_t)4 * H * H;
     float *p = malloc(n * sizeof(float)), *q = malloc(n * sizeof(float));
     float *g_wd = malloc(n * sizeof(float)), *g_plain = malloc(n * sizeof(float));

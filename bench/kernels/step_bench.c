@@ -130,11 +130,11 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    const size_t total = be[0]->layout.total, n = (size_t)B * T;
+    const size_t total = sk_backend_layout(be[0])->total, n = (size_t)B * T;
     float *p0 = malloc(total * sizeof(float)), *p1 = malloc(total * sizeof(float));
     int32_t *x = malloc(n * sizeof(int32_t)), *y = malloc(n * sizeof(int32_t));
     if (!p0 || !p1 || !x || !y) return 1;
-    sk_params_init(p0, &be[0]->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 7);
+    sk_params_init(p0, sk_backend_layout(be[0]), SK_INIT_PYTORCH, 0.0f, 1.0f, 7);
     sk_rng r;
     sk_rng_seed(&r, 11);
     for (size_t i = 0; i < n; i++) x[i] = (int32_t)(sk_rng_u64(&r) % V), y[i] = (int32_t)(sk_rng_u64(&r) % V);

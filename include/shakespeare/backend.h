@@ -3,7 +3,8 @@
 // which one it is; a backend implements them by filling the table of src/backend/backend_impl.h.
 // defines: sk_backend_config, sk_backend_shape, sk_backend_config_make, sk_backend, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda, sk_backend_cuda_memory,
-//          sk_backend_name, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
+//          sk_backend_name, sk_backend_cfg, sk_backend_layout, sk_backend_notice, sk_backend_rnn_choice,
+//          sk_backend_device, sk_backend_device_uuid, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
 //          sk_backend_get_state, sk_backend_state_floats, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
 //          sk_backend_grad_buffer, sk_backend_grad_norm, sk_backend_update, sk_backend_has_sampler,
@@ -219,28 +220,28 @@ typedef struct {
 // (its definition is the implementers': src/backend/backend_impl.h).
 typedef struct sk_backend_ops sk_backend_ops;
 
-// A backend as its creator hands it out. Callers read cfg, layout, notice, rnn_choice, device and
-// device_uuid; ops, impl, err and stats belong to the implementation.
-struct sk_backend {
-    const sk_backend_ops *ops;
-    sk_backend_config cfg;  // as asked, with what the backend resolved: precision, and (CUDA) rnn_impl and
-                            // plstm_tensor_cores as they run (rnn_choice's)
-    sk_param_layout layout; // owned
-    void *impl;             // the backend's private state
-    sk_error err;           // message of the last failed op; see sk_backend_error
-    char notice[2 * SK_ERROR_MSG_MAX]; // lines for the user from creation ('\n' between them: auto's
-                                       // measurements, an implementation fallback), or ""
-    sk_rnn_choice rnn_choice;      // the LSTM implementation that runs ({SK_RNN_AUTO, DEFAULT} on the CPU)
-    char device[128];       // where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)"
-    char device_uuid[48];   // a GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits),
-                            // which tells whether two processes share a GPU; "" on the CPU
-    sk_step_stats stats;    // the eager step's statistics since the last read (src/backend/train_step.c)
-};
+// A backend as its creator hands it out: opaque (its definition is the implementers',
+// src/backend/backend_impl.h); callers read it through the accessors below.
 
 // The operations, each the backend's op of the same name (b->ops). Every one returns its status
 // and, on failure, leaves its message in b->err (sk_backend_error).
 // The backend's name: "cpu" or "cuda".
 const char *sk_backend_name(const sk_backend *b);
+// What the backend was created with, and what it resolved: precision, and (CUDA) rnn_impl and
+// plstm_tensor_cores as they run (sk_backend_rnn_choice's). Lives as long as b.
+const sk_backend_config *sk_backend_cfg(const sk_backend *b);
+// The parameter layout of cfg's model, owned by b.
+const sk_param_layout *sk_backend_layout(const sk_backend *b);
+// Lines for the user from creation ('\n' between them: auto's measurements, an implementation
+// fallback), or "".
+const char *sk_backend_notice(const sk_backend *b);
+// The LSTM implementation that runs ({SK_RNN_AUTO, DEFAULT} on the CPU).
+sk_rnn_choice sk_backend_rnn_choice(const sk_backend *b);
+// Where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)".
+const char *sk_backend_device(const sk_backend *b);
+// A GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits), which tells whether
+// two processes share a GPU; "" on the CPU.
+const char *sk_backend_device_uuid(const sk_backend *b);
 // Parameters, gradients and the optimizer's state slots, (total,) floats each in the canonical layout.
 sk_status sk_backend_set_params(sk_backend *b, const float *params);
 sk_status sk_backend_get_params(sk_backend *b, float *params);

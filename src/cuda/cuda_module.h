@@ -16,6 +16,7 @@
 extern "C" { // the project's headers are C (and have no guards of their own)
 #endif
 
+#include "backend/backend_impl.h" // struct sk_backend, whose size the loader checks
 #include "shakespeare/backend.h"
 
 struct sk_comm; // src/distributed/comm_internal.h: the same struct on both sides of the seam

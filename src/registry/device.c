@@ -11,8 +11,8 @@
 static sk_status create_cuda(const sk_backend_config *cfg, sk_backend **out, char *notice, size_t notice_size,
                              sk_error *err) {
     sk_status st = sk_backend_create_cuda(cfg, out, err);
-    if (st == SK_OK && notice && notice_size && (*out)->notice[0])
-        snprintf(notice, notice_size, "%s", (*out)->notice);
+    if (st == SK_OK && notice && notice_size && sk_backend_notice(*out)[0])
+        snprintf(notice, notice_size, "%s", sk_backend_notice(*out));
     return st;
 }
 
@@ -38,9 +38,9 @@ sk_status sk_backend_create(const sk_backend_config *cfg, const char *device, sk
         if (notice && notice_size) snprintf(notice, notice_size, "running on the CPU: %s", reason);
     }
     st = sk_backend_create_cpu(cfg, out, err);
-    if (st == SK_OK && notice && notice_size && (*out)->notice[0]) { // the CPU backend's own line after it
+    if (st == SK_OK && notice && notice_size && sk_backend_notice(*out)[0]) { // the CPU backend's own line after it
         size_t used = strlen(notice);
-        snprintf(notice + used, notice_size - used, "%s%s", used ? "\n" : "", (*out)->notice);
+        snprintf(notice + used, notice_size - used, "%s%s", used ? "\n" : "", sk_backend_notice(*out));
     }
     return st;
 }

@@ -40,7 +40,7 @@ typedef struct {
 
 static sk_status host_sample(sk_backend *b, const int32_t *x, int n, const sk_sample_opts *o, const uint64_t *keys,
                              int64_t position, int32_t *out, host_scratch *s) {
-    const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
+    const int V = sk_backend_layout(b)->cfg.vocab_size, B = sk_backend_cfg(b)->batch_size;
     memcpy(s->next, x, sizeof(int32_t) * (size_t)B);
     for (int i = 0; i < n; i++) {
         sk_status st = sk_backend_forward(b, s->next, NULL, 1, SK_MODE_EVAL, 0, NULL);
@@ -62,7 +62,7 @@ enum { kChunkFirst = 16, kChunkMax = 1024 };
 sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length,
                             const sk_sample_opts *o, uint64_t seed, sk_emit_batch_fn emit, void *ctx, sk_error *err) {
     if (n_prime < 1) return sk_fail(err, SK_ERR_ARG, "the prime text is empty");
-    const int V = b->layout.cfg.vocab_size, B = b->cfg.batch_size;
+    const int V = sk_backend_layout(b)->cfg.vocab_size, B = sk_backend_cfg(b)->batch_size;
     const int fused = sk_backend_has_sampler(b);
     const size_t chunk_max = fused ? kChunkMax : 1;
     host_scratch hs = {malloc(sizeof(float) * (size_t)B * V), malloc(sizeof(float) * V),
@@ -119,7 +119,7 @@ static int emit_one(int stream, int32_t id, void *ctx) {
 
 sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
                       uint64_t seed, sk_emit_fn emit, void *ctx, sk_error *err) {
-    if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "generation needs a batch-1 backend");
+    if (sk_backend_cfg(b)->batch_size != 1) return sk_fail(err, SK_ERR_ARG, "generation needs a batch-1 backend");
     one_stream one = {emit, ctx};
     return sk_generate_batch(b, prime, n_prime, length, o, seed, emit_one, &one, err);
 }
@@ -133,10 +133,10 @@ static void read_started(const sk_tokens *ids, int32_t start, size_t at, size_t 
 
 sk_status sk_score_tokens(sk_backend *b, const sk_tokens *ids, int32_t start, sk_score_progress_fn progress,
                           void *ctx, double *nll_sum, size_t *count, sk_error *err) {
-    if (b->cfg.batch_size != 1) return sk_fail(err, SK_ERR_ARG, "scoring needs a batch-1 backend");
+    if (sk_backend_cfg(b)->batch_size != 1) return sk_fail(err, SK_ERR_ARG, "scoring needs a batch-1 backend");
     const size_t n = ids->n + (start >= 0); // the sequence scored: start, then the text
     if (n < 2) return sk_fail(err, SK_ERR_ARG, "a text to score needs at least 2 characters, got %zu", ids->n);
-    const size_t T = (size_t)b->cfg.seq_len;
+    const size_t T = (size_t)sk_backend_cfg(b)->seq_len;
     int32_t *x = malloc(sizeof(int32_t) * (T + 1)); // a window's inputs; its targets are x + 1
     if (!x) return sk_fail(err, SK_ERR_NOMEM, "out of memory while scoring");
     double total = 0.0;

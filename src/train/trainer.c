@@ -63,7 +63,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
 // and a checkpoint of rank 0's alone would hide it.
 static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
-    const size_t bytes = sizeof(float) * t->be->layout.total;
+    const size_t bytes = sizeof(float) * sk_backend_layout(t->be)->total;
     uint32_t crc = sk_crc32(0, t->params, bytes);
     crc = sk_crc32(crc, t->st.slots, bytes * (size_t)t->st.n_slots);
     return sk_shard_check_same(t->comm, crc, t->st.step, err);
@@ -123,7 +123,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
                                         .training = 0, .seed = t->st.seed};
         const sk_backend_config bc = sk_backend_config_make(&t->o.backend, &shape); // as recorded: what ran
         char dev[32] = "cpu"; // the trainer's own device
-        if (strcmp(sk_backend_name(t->be), "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", t->be->cfg.device_index);
+        if (strcmp(sk_backend_name(t->be), "cuda") == 0) snprintf(dev, sizeof dev, "cuda:%d", sk_backend_cfg(t->be)->device_index);
         if ((st = sk_backend_create(&bc, dev, &t->sampler, NULL, 0, err)) != SK_OK) return st;
     }
     if ((st = sk_backend_get_params(t->be, t->params)) != SK_OK)
@@ -292,7 +292,7 @@ static sk_status poison_params(sk_trainer *t, sk_error *err) {
     sk_backend *be = t->be;
     sk_status st = sk_backend_get_params(be, t->params);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its parameters");
-    t->params[sk_param_find(&be->layout, "fc.bias")->offset] = NAN;
+    t->params[sk_param_find(sk_backend_layout(be), "fc.bias")->offset] = NAN;
     if ((st = sk_backend_set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
     return SK_OK;
 }
@@ -463,7 +463,7 @@ static sk_status finish_run(sk_trainer *t, run_state *r, sk_train_summary *sum, 
 sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
     memset(sum, 0, sizeof *sum);
     sum->backend_name = sk_backend_name(t->be);
-    sum->precision_name = sk_precision_name(t->be->cfg.precision);
+    sum->precision_name = sk_precision_name(sk_backend_cfg(t->be)->precision);
     sum->max_iters = t->o.max_iters, sum->max_epochs = t->o.max_epochs;
     if ((sum->ended_by = limit_reached(t))) { // a resume past its limit: no evaluation, no checkpoint, no log record
         sum->already_done = 1, sum->steps = t->st.step;

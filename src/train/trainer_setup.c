@@ -49,7 +49,7 @@ void sk_train_options_default(sk_train_options *o) {
 // auto resolves per device (backend.h), and the options record names the result, so that a
 // resume compares like with like and runs the same implementation.
 static sk_status record_options(sk_trainer *t, sk_error *err) {
-    if (t->o.take_resolved) t->o.take_resolved(&t->o, &t->be->cfg, NULL, 0);
+    if (t->o.take_resolved) t->o.take_resolved(&t->o, sk_backend_cfg(t->be), NULL, 0);
     if (!t->o.options_json) return SK_OK;
     if (!(t->train_config = t->o.options_json(&t->o)))
         return sk_fail(err, SK_ERR_NOMEM, "out of memory for the training options");
@@ -101,8 +101,8 @@ static sk_status check_devices(sk_trainer *t, sk_error *err) {
     sk_rank_device mine;
     memset(&mine, 0, sizeof mine);
     snprintf(mine.backend, sizeof mine.backend, "%s", sk_backend_name(t->be));
-    snprintf(mine.device, sizeof mine.device, "%s", t->be->device);
-    snprintf(mine.uuid, sizeof mine.uuid, "%s", t->be->device_uuid);
+    snprintf(mine.device, sizeof mine.device, "%s", sk_backend_device(t->be));
+    snprintf(mine.uuid, sizeof mine.uuid, "%s", sk_backend_device_uuid(t->be));
     return sk_shard_check_devices(t->comm, &mine, err);
 }
 
@@ -464,7 +464,7 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
         if ((st = sk_backend_create(&bc, device, &t->be, note, sizeof note, err)) == SK_OK) {
             char line[SK_ERROR_MSG_MAX + 400];
             snprintf(line, sizeof line, "the checkpoint's %s cannot run on this device (%s): this run takes the "
-                     "command line's choice and computes in %s", took, why, sk_precision_name(t->be->cfg.precision));
+                     "command line's choice and computes in %s", took, why, sk_precision_name(sk_backend_cfg(t->be)->precision));
             notice(t, line);
         }
     }
@@ -478,7 +478,7 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
 // of ids (B x T, x and y), this rank's carried state (S x L x b_local x H, the cell's S state
 // tensors), and on rank 0 room to gather every rank's part of one state tensor (L x B x H).
 static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
-    const sk_param_layout *lay = &t->be->layout;
+    const sk_param_layout *lay = sk_backend_layout(t->be);
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     t->n_states = sk_model_cell(&t->o.model)->n_states;
     sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, t->n_states, L, B, H, err);
@@ -500,7 +500,7 @@ static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *er
 
 // The first parameters, the model file's or freshly initialized, into the backend.
 static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
-    const sk_param_layout *lay = &t->be->layout;
+    const sk_param_layout *lay = sk_backend_layout(t->be);
     if (sp->from) memcpy(t->params, sp->ckpt.params, sizeof(float) * lay->total);
     else sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
     sk_status st;

@@ -35,7 +35,6 @@
 #include "sample_persistent_kernels.cuh"
 
 extern "C" {
-#include "backend/backend_impl.h" // sk_backend_ops: the test calls the backend's ops directly
 #include "shakespeare/rng.h"
 #include "shakespeare/sampler.h"
 #include "test_util.h"
@@ -143,14 +142,14 @@ void run(const Case &c) {
     CHECK_OK(sk_backend_create_cpu(&bc, &cpu, &err));
     vector<float> hcx(hx); // the backend's state: h, then c
     hcx.insert(hcx.end(), cx.begin(), cx.end());
-    CHECK(cpu->ops->set_params(cpu, w.data()) == SK_OK && cpu->ops->set_state(cpu, hcx.data()) == SK_OK);
+    CHECK(sk_backend_set_params(cpu, w.data()) == SK_OK && sk_backend_set_state(cpu, hcx.data()) == SK_OK);
     vector<int32_t> in = x;
     for (int i = 0; i < c.n; i++) {
-        CHECK(cpu->ops->forward(cpu, in.data(), NULL, 1, SK_MODE_EVAL, 0, NULL) == SK_OK);
+        CHECK(sk_backend_forward(cpu, in.data(), NULL, 1, SK_MODE_EVAL, 0, NULL) == SK_OK);
         for (int b = 0; b < c.B; b++) in[b] = up.tokens[(size_t)b * c.n + i];
     }
     vector<float> lg((size_t)c.B * c.V), hc(2 * hx.size());
-    CHECK(cpu->ops->get_logits(cpu, lg.data()) == SK_OK && cpu->ops->get_state(cpu, hc.data()) == SK_OK);
+    CHECK(sk_backend_get_logits(cpu, lg.data()) == SK_OK && sk_backend_get_state(cpu, hc.data()) == SK_OK);
     const vector<float> h(hc.begin(), hc.begin() + (ptrdiff_t)hx.size()), cs(hc.begin() + (ptrdiff_t)hx.size(), hc.end());
     printf("%s: V=%d E=%d H=%d L=%d B=%d, %d steps, %d blocks of %d units, %d streams staged at once, embedding and "
            "fc %s, %s; both schedules bit-identical: %s; no grid sync: %s; last draws = the CPU's from the same "

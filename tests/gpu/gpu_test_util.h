@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backend/backend_impl.h" // sk_backend_ops: the tests call a backend's ops directly
+#include "shakespeare/backend.h" // the tests drive backends through its public calls
 #include "test_util.h"
 
 // Like CHECK_OK, for a backend op: prints the backend's own message too, and stops.

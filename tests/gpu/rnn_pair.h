@@ -59,20 +59,20 @@ static inline sk_backend *pair_create(sk_rnn_impl impl, int B, int training) {
 
 // The parameters every run starts from (PyTorch's initialization, seed 3), into p (total,).
 static inline void pair_init(const sk_backend *be, float *p) {
-    sk_params_init(p, &be->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
+    sk_params_init(p, sk_backend_layout(be), SK_INIT_PYTORCH, 0.0f, 1.0f, 3);
 }
 
 // pair_steps() training steps of be from parameters p0 on windows 0.., dropout keyed by the step:
 // loss[s] the mean loss of step s + 1.
 static inline void pair_train(sk_backend *be, const float *p0, double loss[STEPS]) {
-    OP_OK(be, be->ops->set_params(be, p0));
+    OP_OK(be, sk_backend_set_params(be, p0));
     const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
     int32_t x[B_ * T_], y[B_ * T_];
     for (int s = 0; s < pair_steps(); s++) {
         pair_window(s, x, y);
         double l = 0.0, norm = 0.0;
-        OP_OK(be, be->ops->forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &l));
-        OP_OK(be, be->ops->backward(be));
+        OP_OK(be, sk_backend_forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &l));
+        OP_OK(be, sk_backend_backward(be));
         OP_OK(be, sk_backend_step(be, &hp, 3e-3f, s + 1, &norm));
         loss[s] = l / (B_ * T_);
     }
@@ -116,7 +116,7 @@ typedef struct {
 // loss could hide (dropout masks not applied) test_cuda_parity checks against the CPU.
 static inline void pair_low_precision(const pair_case *cases, size_t n) {
     sk_backend *ref = pair_create(SK_RNN_CUDNN, B_, 1);
-    float *p = alloc_f(ref->layout.total);
+    float *p = alloc_f(sk_backend_layout(ref)->total);
     double ref_loss[STEPS], loss[STEPS];
     pair_init(ref, p);
     pair_train(ref, p, ref_loss);

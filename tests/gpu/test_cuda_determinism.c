@@ -42,8 +42,8 @@ typedef struct {
 } snapshot;
 
 static void snap_alloc(snapshot *s, const sk_backend *be) {
-    s->n = be->layout.total;
-    s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
+    s->n = sk_backend_layout(be)->total;
+    s->ns = (size_t)sk_backend_cfg(be)->model.num_layers * sk_backend_cfg(be)->batch_size * sk_backend_cfg(be)->model.hidden_size;
     s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(2 * s->ns), s->c = s->h + s->ns; // the state: h, then c
     s->loss = 0.0;
 }
@@ -51,17 +51,17 @@ static void snap_alloc(snapshot *s, const sk_backend *be) {
 static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h); }
 
 static void snap_take(snapshot *s, sk_backend *be) {
-    OP_OK(be, be->ops->get_params(be, s->p));
-    OP_OK(be, be->ops->get_optimizer_state(be, 0, s->m));
-    OP_OK(be, be->ops->get_optimizer_state(be, 1, s->v));
-    OP_OK(be, be->ops->get_state(be, s->h));
+    OP_OK(be, sk_backend_get_params(be, s->p));
+    OP_OK(be, sk_backend_get_optimizer_state(be, 0, s->m));
+    OP_OK(be, sk_backend_get_optimizer_state(be, 1, s->v));
+    OP_OK(be, sk_backend_get_state(be, s->h));
 }
 
 static void snap_restore(const snapshot *s, sk_backend *be) {
-    OP_OK(be, be->ops->set_params(be, s->p));
-    OP_OK(be, be->ops->set_optimizer_state(be, 0, s->m));
-    OP_OK(be, be->ops->set_optimizer_state(be, 1, s->v));
-    OP_OK(be, be->ops->set_state(be, s->h));
+    OP_OK(be, sk_backend_set_params(be, s->p));
+    OP_OK(be, sk_backend_set_optimizer_state(be, 0, s->m));
+    OP_OK(be, sk_backend_set_optimizer_state(be, 1, s->v));
+    OP_OK(be, sk_backend_set_state(be, s->h));
 }
 
 // Counts bitwise differences of n floats; prints the first one.
@@ -101,8 +101,8 @@ static double train(sk_backend *be, const det_case *dc, int from, int to) {
         for (size_t i = 0; i < bt; i++) x[i] = (int32_t)(sk_rng_u64(&r) % (uint64_t)dc->V);
         for (size_t i = 0; i < bt; i++) y[i] = (int32_t)(sk_rng_u64(&r) % (uint64_t)dc->V);
         double norm = 0.0;
-        OP_OK(be, be->ops->forward(be, x, y, dc->T, SK_MODE_TRAIN, s + 1, &loss));
-        OP_OK(be, be->ops->backward(be));
+        OP_OK(be, sk_backend_forward(be, x, y, dc->T, SK_MODE_TRAIN, s + 1, &loss));
+        OP_OK(be, sk_backend_backward(be));
         OP_OK(be, sk_backend_step(be, &hp, 3e-3f, s + 1, &norm));
         CHECK(isfinite(loss) && isfinite(norm));
     }
@@ -117,7 +117,7 @@ static sk_backend *fresh(const det_case *dc, uint64_t seed, const float *p0) {
                              .precision = dc->precision, .plstm_tensor_cores = dc->tc};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
-    if (p0) OP_OK(be, be->ops->set_params(be, p0));
+    if (p0) OP_OK(be, sk_backend_set_params(be, p0));
     return be;
 }
 
@@ -128,9 +128,9 @@ static void run_case(const det_case *dc) {
            dc->H, dc->L, dc->B, dc->T, (double)dc->dropout, sk_rnn_impl_name(dc->impl),
            sk_precision_name(dc->precision), dc->tc == SK_TENSOR_CORES_ON ? ", tensor cores" : "");
     sk_backend *a = fresh(dc, seed, NULL);
-    float *p0 = alloc_f(a->layout.total);
-    sk_params_init(p0, &a->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
-    OP_OK(a, a->ops->set_params(a, p0));
+    float *p0 = alloc_f(sk_backend_layout(a)->total);
+    sk_params_init(p0, sk_backend_layout(a), SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
+    OP_OK(a, sk_backend_set_params(a, p0));
     snapshot straight, half, twice, resumed;
     snap_alloc(&straight, a), snap_alloc(&half, a), snap_alloc(&twice, a), snap_alloc(&resumed, a);
 

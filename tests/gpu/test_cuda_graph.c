@@ -57,15 +57,15 @@ typedef struct {
 } snapshot;
 
 static void snap_take(snapshot *s, sk_backend *be) {
-    s->n = be->layout.total;
-    s->ns = (size_t)be->cfg.model.num_layers * be->cfg.batch_size * be->cfg.model.hidden_size;
+    s->n = sk_backend_layout(be)->total;
+    s->ns = (size_t)sk_backend_cfg(be)->model.num_layers * sk_backend_cfg(be)->batch_size * sk_backend_cfg(be)->model.hidden_size;
     // The state: h, then an LSTM's c (zeros for the cells without one: compared all the same).
     s->p = alloc_f(s->n), s->m = alloc_f(s->n), s->v = alloc_f(s->n), s->h = alloc_f(2 * s->ns), s->c = s->h + s->ns;
     memset(s->h, 0, sizeof(float) * 2 * s->ns);
-    OP_OK(be, be->ops->get_params(be, s->p));
-    OP_OK(be, be->ops->get_optimizer_state(be, 0, s->m));
-    OP_OK(be, be->ops->get_optimizer_state(be, 1, s->v));
-    OP_OK(be, be->ops->get_state(be, s->h));
+    OP_OK(be, sk_backend_get_params(be, s->p));
+    OP_OK(be, sk_backend_get_optimizer_state(be, 0, s->m));
+    OP_OK(be, sk_backend_get_optimizer_state(be, 1, s->v));
+    OP_OK(be, sk_backend_get_state(be, s->h));
 }
 
 static void snap_free(snapshot *s) { free(s->p), free(s->m), free(s->v), free(s->h); }
@@ -99,7 +99,7 @@ static sk_backend *fresh(const graph_case *gc, sk_cuda_graph graph, const float 
                              .cudnn_chunk_steps = 3};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
-    if (p0) OP_OK(be, be->ops->set_params(be, p0));
+    if (p0) OP_OK(be, sk_backend_set_params(be, p0));
     return be;
 }
 
@@ -123,12 +123,13 @@ static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_
     int32_t *x = malloc(bt * sizeof(int32_t)), *y = malloc(bt * sizeof(int32_t));
     if (!x || !y) exit(1);
     int64_t bad = 0;
+    sk_error err = {{0}};
     for (int s = from; s < to && !bad; s++) {
         const int len = window(gc, s, x, y);
         if (k == RUN_EAGER_OPS) {
             double loss = 0.0, norm = 0.0;
-            OP_OK(be, be->ops->forward(be, x, y, len, SK_MODE_TRAIN, s + 1, &loss));
-            OP_OK(be, be->ops->backward(be));
+            OP_OK(be, sk_backend_forward(be, x, y, len, SK_MODE_TRAIN, s + 1, &loss));
+            OP_OK(be, sk_backend_backward(be));
             last->loss_sum = loss;
             if (!isfinite((float)(loss / ((double)gc->B * len)))) {
                 bad = s + 1;
@@ -139,17 +140,18 @@ static int64_t train(sk_backend *be, run_kind k, const graph_case *gc, const sk_
             if (st == SK_ERR_NUMERIC) bad = s + 1;
             else OP_OK(be, st);
         } else {
-            const sk_train_step_args a = {x, y, len, s + 1, s + 1, hp, lr, NULL};
-            OP_OK(be, be->ops->train_step(be, &a));
+            const sk_train_step_args a = {.x = x, .y = y, .len = len, .step = s + 1, .opt_step = s + 1, .optim = hp,
+                                          .lr = lr}; // no reduce hook: the backend's deferred step
+            CHECK_OK(sk_backend_train_step(be, &a, &err));
         }
         if (s % 10 == 9) {
             double ev = 0.0;
-            OP_OK(be, be->ops->forward(be, x, y, 3, SK_MODE_EVAL, 0, &ev));
+            OP_OK(be, sk_backend_forward(be, x, y, 3, SK_MODE_EVAL, 0, &ev));
         }
     }
     if (k != RUN_EAGER_OPS) {
         sk_step_stats ss;
-        OP_OK(be, be->ops->read_stats(be, &ss));
+        CHECK_OK(sk_backend_read_stats(be, &ss, &err));
         last->loss_sum = ss.loss_sum, last->norm = ss.grad_norm, last->launches = ss.graph_launches;
         snprintf(last->notice, sizeof last->notice, "%s", ss.notice);
         bad = ss.bad_step;
@@ -209,10 +211,10 @@ static void resume(const graph_case *gc, const float *p0) {
     sk_backend_free(a);
     // The resumed half with --cuda-graph try, which captures as on does when nothing fails.
     sk_backend *b = fresh(gc, SK_GRAPH_TRY, NULL);
-    OP_OK(b, b->ops->set_params(b, half.p));
-    OP_OK(b, b->ops->set_optimizer_state(b, 0, half.m));
-    OP_OK(b, b->ops->set_optimizer_state(b, 1, half.v));
-    OP_OK(b, b->ops->set_state(b, half.h));
+    OP_OK(b, sk_backend_set_params(b, half.p));
+    OP_OK(b, sk_backend_set_optimizer_state(b, 0, half.m));
+    OP_OK(b, sk_backend_set_optimizer_state(b, 1, half.v));
+    OP_OK(b, sk_backend_set_state(b, half.h));
     train(b, RUN_GRAPH, gc, &kHp, 3e-3f, N, 2 * N, &dummy);
     snap_take(&resumed, b);
     sk_backend_free(b);
@@ -272,13 +274,13 @@ static void run_case(const graph_case *gc) {
             return;
         }
         CHECK_OK(st);
-        printf("  %s\n", be->notice);
+        printf("  %s\n", sk_backend_notice(be));
         sk_backend_free(be);
     }
     sk_backend *probe = fresh(gc, SK_GRAPH_OFF, NULL);
-    if (probe->notice[0]) printf("  notice: %s\n", probe->notice);
-    float *p0 = alloc_f(probe->layout.total);
-    sk_params_init(p0, &probe->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
+    if (sk_backend_notice(probe)[0]) printf("  notice: %s\n", sk_backend_notice(probe));
+    float *p0 = alloc_f(sk_backend_layout(probe)->total);
+    sk_params_init(p0, sk_backend_layout(probe), SK_INIT_PYTORCH, 0.0f, 1.0f, 5);
     sk_backend_free(probe);
     same_three(gc, p0);
     resume(gc, p0);

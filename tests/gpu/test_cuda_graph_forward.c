@@ -35,7 +35,7 @@ static sk_backend *make(const forward_case *fc, sk_cuda_graph graph, const float
                              .cuda_graph = graph};
     sk_backend *be;
     CHECK_OK(sk_backend_create_cuda(&cfg, &be, &err));
-    OP_OK(be, be->ops->set_params(be, params));
+    OP_OK(be, sk_backend_set_params(be, params));
     return be;
 }
 
@@ -71,22 +71,22 @@ static void run_case(const forward_case *fc) {
         for (size_t i = 0; i < (size_t)fc->B * len; i++) x[i] = (int32_t)(sk_rng_u64(&r) % (uint64_t)fc->V);
         for (size_t i = 0; i < (size_t)fc->B * len; i++) y[i] = (int32_t)(sk_rng_u64(&r) % (uint64_t)fc->V);
         double loss_g = 0.0, loss_e = 0.0;
-        OP_OK(graph, graph->ops->forward(graph, x, with_y ? y : NULL, len, SK_MODE_EVAL, s, with_y ? &loss_g : NULL));
-        OP_OK(eager, eager->ops->forward(eager, x, with_y ? y : NULL, len, SK_MODE_EVAL, s, with_y ? &loss_e : NULL));
-        OP_OK(graph, graph->ops->get_logits(graph, lg));
-        OP_OK(eager, eager->ops->get_logits(eager, le));
+        OP_OK(graph, sk_backend_forward(graph, x, with_y ? y : NULL, len, SK_MODE_EVAL, s, with_y ? &loss_g : NULL));
+        OP_OK(eager, sk_backend_forward(eager, x, with_y ? y : NULL, len, SK_MODE_EVAL, s, with_y ? &loss_e : NULL));
+        OP_OK(graph, sk_backend_get_logits(graph, lg));
+        OP_OK(eager, sk_backend_get_logits(eager, le));
         const size_t n = (size_t)fc->B * len * fc->V;
         if (memcmp(lg, le, n * sizeof *lg) != 0 || memcmp(&loss_g, &loss_e, sizeof loss_g) != 0) {
             if (diffs++ < 3) printf("  forward %d (len %d, targets %d): logits or loss differ\n", s, len, with_y);
         }
     }
     float *hg = alloc_f(2 * ns), *he = alloc_f(2 * ns); // the states: h, then c
-    OP_OK(graph, graph->ops->get_state(graph, hg));
-    OP_OK(eager, eager->ops->get_state(eager, he));
+    OP_OK(graph, sk_backend_get_state(graph, hg));
+    OP_OK(eager, sk_backend_get_state(eager, he));
     if (memcmp(hg, he, 2 * ns * sizeof *hg) != 0) diffs++;
     sk_step_stats sg, se;
-    OP_OK(graph, graph->ops->read_stats(graph, &sg));
-    OP_OK(eager, eager->ops->read_stats(eager, &se));
+    CHECK_OK(sk_backend_read_stats(graph, &sg, &err));
+    CHECK_OK(sk_backend_read_stats(eager, &se, &err));
     printf("  40 forwards: %d differing; graph launches %lld (eager backend: %lld)\n", diffs,
            (long long)sg.forward_graph_launches, (long long)se.forward_graph_launches);
     CHECK(diffs == 0);

@@ -61,7 +61,7 @@ static sk_backend *make(int cuda, int batch, const float *params) {
     sk_backend_config cfg = {.model = {.vocab_size = V, .embed_size = E, .hidden_size = H, .num_layers = L, .dropout = 0.0f, .weight_drop = 0.0f, .cell = g_cell}, .batch_size = batch, .seq_len = 8, .threads = 1};
     sk_backend *be;
     CHECK_OK(cuda ? sk_backend_create_cuda(&cfg, &be, &err) : sk_backend_create_cpu(&cfg, &be, &err));
-    OP_OK(be, be->ops->set_params(be, params));
+    OP_OK(be, sk_backend_set_params(be, params));
     return be;
 }
 
@@ -96,13 +96,13 @@ static int check_stream(sk_backend *cpu, const int32_t *got, int s, const sk_sam
     sk_candidate c[V];
     const uint64_t key = sk_sample_key(seed + (uint64_t)s);
     int bad = 0, amb = 0;
-    OP_OK(cpu, cpu->ops->set_state(cpu, NULL));
+    OP_OK(cpu, sk_backend_set_state(cpu, NULL));
     for (int i = 0; i < LENGTH; i++) {
         const int32_t x = i == 0 ? prime[PRIME - 1] : got[i - 1];
         if (i == 0)
-            for (int a = 0; a + 1 < PRIME; a++) OP_OK(cpu, cpu->ops->forward(cpu, &prime[a], NULL, 1, SK_MODE_EVAL, 0, NULL));
-        OP_OK(cpu, cpu->ops->forward(cpu, &x, NULL, 1, SK_MODE_EVAL, 0, NULL));
-        OP_OK(cpu, cpu->ops->get_logits(cpu, lg));
+            for (int a = 0; a + 1 < PRIME; a++) OP_OK(cpu, sk_backend_forward(cpu, &prime[a], NULL, 1, SK_MODE_EVAL, 0, NULL));
+        OP_OK(cpu, sk_backend_forward(cpu, &x, NULL, 1, SK_MODE_EVAL, 0, NULL));
+        OP_OK(cpu, sk_backend_get_logits(cpu, lg));
         const float u = sk_sample_uniform(key, (uint64_t)i);
         const int32_t want = sk_sample_token(lg, V, o, u, p, c);
         if (got[i] == want) continue;
@@ -122,12 +122,12 @@ static void run(const char *name, const sk_sample_opts *o, const float *params) 
     sk_error err = {{0}};
     sk_backend *gpu = make(1, B, params), *cpu = make(0, 1, params);
     const int fused = g_cell == SK_CELL_LSTM;
-    CHECK((gpu->ops->sample != NULL) == fused); // 1: the fused path (6: the host loop)
+    CHECK(sk_backend_has_sampler(gpu) == fused); // 1: the fused path (6: the host loop)
     texts got;
     memset(&got, 0, sizeof got);
     CHECK_OK(sk_generate_batch(gpu, prime, PRIME, LENGTH, o, seed, record, &got, &err));
     float gpu_logits[B * V];
-    OP_OK(gpu, gpu->ops->get_logits(gpu, gpu_logits));
+    OP_OK(gpu, sk_backend_get_logits(gpu, gpu_logits));
     int amb = 0;
     double worst = 0.0;
     for (int s = 0; s < B; s++) {

@@ -94,48 +94,48 @@ static void window(const corpus *c, int w, int32_t *x, int32_t *y) {
 
 // Every parameter one ulp away from where it is, up or down by a fixed hash of its index.
 static void nudge_params(sk_backend *be, float *scratch) {
-    OP_OK(be, be->ops->get_params(be, scratch));
-    for (size_t i = 0; i < be->layout.total; i++)
+    OP_OK(be, sk_backend_get_params(be, scratch));
+    for (size_t i = 0; i < sk_backend_layout(be)->total; i++)
         scratch[i] = nextafterf(scratch[i], ((i * 2654435761u) >> 7) & 1 ? INFINITY : -INFINITY);
-    OP_OK(be, be->ops->set_params(be, scratch));
+    OP_OK(be, sk_backend_set_params(be, scratch));
 }
 
 // One training step; returns the mean loss.
 static double train_step(sk_backend *be, const corpus *c, int s, const sk_optim_hparams *hp, float lr) {
     int32_t x[B_ * T_], y[B_ * T_];
     int w = s % c->windows;
-    if (w == 0) OP_OK(be, be->ops->set_state(be, NULL)); // a new epoch restarts the streams
+    if (w == 0) OP_OK(be, sk_backend_set_state(be, NULL)); // a new epoch restarts the streams
     window(c, w, x, y);
     double loss = 0.0, norm = 0.0;
-    OP_OK(be, be->ops->forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &loss));
-    OP_OK(be, be->ops->backward(be));
+    OP_OK(be, sk_backend_forward(be, x, y, T_, SK_MODE_TRAIN, s + 1, &loss));
+    OP_OK(be, sk_backend_backward(be));
     OP_OK(be, sk_backend_step(be, hp, lr, s + 1, &norm));
     return loss / (B_ * T_);
 }
 
 static void eval_equivalence(sk_backend *cpu, sk_backend *gpu, const corpus *c) {
-    const size_t np = gpu->layout.total, nl = (size_t)B_ * T_ * c->V, ns = (size_t)L_ * B_ * H_;
+    const size_t np = sk_backend_layout(gpu)->total, nl = (size_t)B_ * T_ * c->V, ns = (size_t)L_ * B_ * H_;
     float *p = malloc(np * sizeof(float)), *lc = malloc(nl * sizeof(float)), *lg = malloc(nl * sizeof(float));
     float *hc = malloc(2 * ns * sizeof(float)), *hg = malloc(2 * ns * sizeof(float)); // h, then c
     if (!p || !lc || !lg || !hc || !hg) exit(1);
     const float *cc = hc + ns, *cg = hg + ns;
-    OP_OK(gpu, gpu->ops->get_params(gpu, p));
-    OP_OK(cpu, cpu->ops->set_params(cpu, p));
-    OP_OK(cpu, cpu->ops->set_state(cpu, NULL));
-    OP_OK(gpu, gpu->ops->set_state(gpu, NULL));
+    OP_OK(gpu, sk_backend_get_params(gpu, p));
+    OP_OK(cpu, sk_backend_set_params(cpu, p));
+    OP_OK(cpu, sk_backend_set_state(cpu, NULL));
+    OP_OK(gpu, sk_backend_set_state(gpu, NULL));
     int32_t x[B_ * T_], y[B_ * T_];
     for (int w = 0; w < 2; w++) { // the second window starts from the carried state
         window(c, w, x, y);
         double sc = 0.0, sg = 0.0;
-        OP_OK(cpu, cpu->ops->forward(cpu, x, y, T_, SK_MODE_EVAL, 0, &sc));
-        OP_OK(gpu, gpu->ops->forward(gpu, x, y, T_, SK_MODE_EVAL, 0, &sg));
+        OP_OK(cpu, sk_backend_forward(cpu, x, y, T_, SK_MODE_EVAL, 0, &sc));
+        OP_OK(gpu, sk_backend_forward(gpu, x, y, T_, SK_MODE_EVAL, 0, &sg));
         printf("eval window %d: loss cpu %.9g cuda %.9g\n", w, sc / (B_ * T_), sg / (B_ * T_));
         CHECK(fabs(sg - sc) <= 1e-5 * fabs(sc));
-        OP_OK(cpu, cpu->ops->get_logits(cpu, lc));
-        OP_OK(gpu, gpu->ops->get_logits(gpu, lg));
+        OP_OK(cpu, sk_backend_get_logits(cpu, lc));
+        OP_OK(gpu, sk_backend_get_logits(gpu, lg));
         compare_scaled("eval logits", lg, lc, nl, 1e-5, 1e-4);
-        OP_OK(cpu, cpu->ops->get_state(cpu, hc));
-        OP_OK(gpu, gpu->ops->get_state(gpu, hg));
+        OP_OK(cpu, sk_backend_get_state(cpu, hc));
+        OP_OK(gpu, sk_backend_get_state(gpu, hg));
         compare_scaled("eval h", hg, hc, ns, 1e-5, 1e-4);
         compare_scaled("eval c", cg, cc, ns, 1e-5, 1e-4);
     }
@@ -150,10 +150,10 @@ static void dropout_run(const corpus *c, const sk_optim_hparams *hp, float lr) {
                              .seed = 5};
     sk_backend *gpu;
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
-    float *p = malloc(gpu->layout.total * sizeof(float));
+    float *p = malloc(sk_backend_layout(gpu)->total * sizeof(float));
     if (!p) exit(1);
-    sk_params_init(p, &gpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 11);
-    OP_OK(gpu, gpu->ops->set_params(gpu, p));
+    sk_params_init(p, sk_backend_layout(gpu), SK_INIT_PYTORCH, 0.0f, 1.0f, 11);
+    OP_OK(gpu, sk_backend_set_params(gpu, p));
     double first = 0.0, last = 0.0;
     for (int s = 0; s < 100; s++) {
         double l = train_step(gpu, c, s, hp, lr);
@@ -184,12 +184,12 @@ int main(void) {
     CHECK_OK(sk_backend_create_cpu(&cfg, &cpu, &err));
     CHECK_OK(sk_backend_create_cpu(&cfg, &nudged, &err));
     CHECK_OK(sk_backend_create_cuda(&cfg, &gpu, &err));
-    float *p = malloc(cpu->layout.total * sizeof(float)), *scratch = malloc(cpu->layout.total * sizeof(float));
+    float *p = malloc(sk_backend_layout(cpu)->total * sizeof(float)), *scratch = malloc(sk_backend_layout(cpu)->total * sizeof(float));
     if (!p || !scratch) return 1;
-    sk_params_init(p, &cpu->layout, SK_INIT_PYTORCH, 0.0f, 1.0f, 42);
-    OP_OK(cpu, cpu->ops->set_params(cpu, p));
-    OP_OK(nudged, nudged->ops->set_params(nudged, p));
-    OP_OK(gpu, gpu->ops->set_params(gpu, p));
+    sk_params_init(p, sk_backend_layout(cpu), SK_INIT_PYTORCH, 0.0f, 1.0f, 42);
+    OP_OK(cpu, sk_backend_set_params(cpu, p));
+    OP_OK(nudged, sk_backend_set_params(nudged, p));
+    OP_OK(gpu, sk_backend_set_params(gpu, p));
     const sk_optim_hparams hp = {.beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .weight_decay = 0.01, .grad_clip = 5.0};
     const float lr = 2e-3f;
     double first_c = 0.0, first_g = 0.0, tail_c = 0.0, tail_g = 0.0, ss_noise = 0.0, ss_gpu = 0.0;
