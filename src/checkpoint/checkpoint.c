@@ -41,6 +41,8 @@
 // replaces <name>.safetensors, then the other "<name>.<digits>[.<digits>].state" files go.
 // Each write is atomic (fsutil.h), so after a kill at any instant <name>.safetensors and the
 // state it names are both on disk.
+#include "shakespeare/checkpoint.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
