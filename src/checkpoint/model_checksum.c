@@ -1,4 +1,4 @@
-// model_checksum.c: the model file's checksum, by format version (checkpoint.h has the rules).
+// model_checksum.c: the model file's checksum, by format version (model_file.h has the rules).
 // defines: sk_meta_cmp, sk_checksum_v1_meta, sk_checksum_v2
 //
 // Version 2 ("shakespeare-lstm-2") covers the content, not the layout: the metadata sorted by

@@ -1,6 +1,5 @@
 // safetensors.c: the model file, a standard safetensors file with shakespeare metadata.
-// defines: sk_model_save, sk_model_load, sk_model_load_mem, sk_model_checksum, sk_model_file_free,
-//          sk_model_file_check_finite
+// defines: sk_model_save, sk_model_load, sk_model_load_mem, sk_model_checksum
 //
 // Layout (https://github.com/huggingface/safetensors):
 //   u64 LE  N                 header length; N % 8 == 0 (padded with spaces) so data is aligned
@@ -11,7 +10,7 @@
 // safetensors library, requires the tensors to tile the data section exactly (no gaps, no
 // overlap, nothing after). The checksum (model_checksum.c) depends on the format version: version 2
 // covers the content whatever its layout, version 1 the data section as stored. Which metadata
-// a file needs, and when it may lack a checksum: checkpoint.h.
+// a file needs, and when it may lack a checksum: model_file.h.
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -246,14 +245,6 @@ sk_status sk_model_save(const char *path, const sk_model_config *cfg, const sk_v
 }
 
 // ---- load ----------------------------------------------------------------------------------
-
-void sk_model_file_free(sk_model_file *f) {
-    sk_vocab_free(&f->vocab);
-    free(f->params);
-    free(f->train_config);
-    free(f->state_file);
-    memset(f, 0, sizeof *f);
-}
 
 // A positive decimal integer written without sign or leading zeros, at most 1 << 30.
 static bool parse_count(const char *s, size_t n, int *out) {
@@ -650,29 +641,5 @@ sk_status sk_model_load_mem(const char *path, const void *data, size_t n, sk_mod
     sk_reader r = {NULL, data, n, 0};
     sk_status st = load(path, &r, out, err);
     if (st != SK_OK) sk_model_file_free(out);
-    return st;
-}
-
-sk_status sk_model_file_check_finite(const sk_model_file *f, const char *path, sk_error *err) {
-    sk_param_layout lay;
-    if (sk_param_layout_init(&lay, &f->cfg, err) != SK_OK) // the config was checked when loaded
-        return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for the parameter layout", path);
-    sk_status st = SK_OK;
-    for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) {
-        const sk_tensor_info *t = &lay.tensors[i];
-        const float *p = f->params + t->offset;
-        for (size_t j = 0; j < t->numel; j++) {
-            if (isfinite(p[j])) continue;
-            char at[48]; // [row, column] of a matrix, [index] of a vector
-            if (t->ndim == 2)
-                snprintf(at, sizeof at, "[%zu, %zu]", j / (size_t)t->shape[1], j % (size_t)t->shape[1]);
-            else
-                snprintf(at, sizeof at, "[%zu]", j);
-            st = bad(err, path, "%s%s is %s; a model with non-finite weights cannot be used (did its training "
-                     "diverge?)", t->name, at, isnan(p[j]) ? "NaN" : p[j] > 0 ? "+inf" : "-inf");
-            break;
-        }
-    }
-    sk_param_layout_free(&lay);
     return st;
 }
