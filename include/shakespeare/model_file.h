@@ -47,6 +47,7 @@
 
 typedef struct {
     sk_model_config cfg;
+    sk_param_layout layout; // of cfg, owned: built once by the loader where cfg is checked; read it, never rebuild it
     sk_vocab vocab;      // owned
     float *params;       // (total,) owned, canonical layout
     char *train_config;  // owned, may be NULL

@@ -9,6 +9,7 @@
 #include "shakespeare/model_file.h"
 
 void sk_model_file_free(sk_model_file *f) {
+    sk_param_layout_free(&f->layout);
     sk_vocab_free(&f->vocab);
     free(f->params);
     free(f->train_config);
@@ -17,12 +18,10 @@ void sk_model_file_free(sk_model_file *f) {
 }
 
 sk_status sk_model_file_check_finite(const sk_model_file *f, const char *path, sk_error *err) {
-    sk_param_layout lay;
-    if (sk_param_layout_init(&lay, &f->cfg, err) != SK_OK) // the config was checked when loaded
-        return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for the parameter layout", path);
+    const sk_param_layout *lay = &f->layout;
     sk_status st = SK_OK;
-    for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) {
-        const sk_tensor_info *t = &lay.tensors[i];
+    for (int i = 0; i < lay->n_tensors && st == SK_OK; i++) {
+        const sk_tensor_info *t = &lay->tensors[i];
         const float *p = f->params + t->offset;
         for (size_t j = 0; j < t->numel; j++) {
             if (isfinite(p[j])) continue;
@@ -36,6 +35,5 @@ sk_status sk_model_file_check_finite(const sk_model_file *f, const char *path, s
             break;
         }
     }
-    sk_param_layout_free(&lay);
     return st;
 }
