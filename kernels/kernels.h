@@ -3,7 +3,7 @@
 //          sk_cuda_softmax_xent, sk_cuda_sum_double                     (softmax_xent.cu)
 //          sk_cuda_dropout, sk_cuda_dropout_seq_major                   (dropout.cu)
 //          sk_cuda_swap_major                                           (swap_major.cu)
-//          sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_optim_update        (adam.cu)
+//          sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_optim_update        (optim.cu)
 //          (their argument structs: step_args.h)
 //
 // Every launcher enqueues its work on `stream` and returns cudaGetLastError() of the launch
@@ -66,7 +66,7 @@ cudaError_t sk_cuda_dropout_seq_major(float *out, const float *in, int t0, int t
 // sequence-major (len, B, W) with R = B, S = len, and back with R = len, S = B. out != in.
 cudaError_t sk_cuda_swap_major(float *out, const float *in, int R, int S, int W, cudaStream_t stream);
 
-// ---- adam.cu ------------------------------------------------------------------------------
+// ---- optim.cu ------------------------------------------------------------------------------
 // (SK_CUDA_SUMSQ_PARTIALS, sk_optim_args, sk_cuda_step_args, sk_cuda_step_stats: step_args.h)
 // *out = sum of x[i]^2 over i < n, in double, by a fixed two-stage reduction.
 cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n, cudaStream_t stream);

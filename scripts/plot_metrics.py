@@ -1,18 +1,21 @@
 #!/usr/bin/python3
 """plot_metrics.py: the loss curves of a shakespeare-train metrics log, as a PNG.
 
-    /usr/bin/python3 scripts/plot_metrics.py out/metrics.jsonl [-o out/loss.png] [--title T]
+    /usr/bin/python3 scripts/plot_metrics.py out/metrics.jsonl [-o out/loss.png] [--title T] [--x step|time]
 
 The log is JSON Lines, one record per logged step and one per evaluation:
 
-    {"iter": 10, "epoch": 0.08, "train_loss": 3.31, "lr": 0.002, "tokens_per_s": 51000.0}
-    {"iter": 10, "val_loss": 3.30}
+    {"iter": 10, "epoch": 0.08, "train_loss": 3.31, "lr": 0.002, "tokens_per_s": 51000.0, "elapsed_s": 0.4}
+    {"iter": 10, "val_loss": 3.30, "elapsed_s": 0.5}
 
 A resumed run appends to the same log, so a step can appear twice (a run killed after its
 last checkpoint logged steps that the resumed run repeats); the later record wins. A line
 that is not a JSON object (a run killed in the middle of a write) is skipped with a warning.
-The figure shows training and validation loss (nats/char) against the step, with the
-learning rate on a second axis when it varies. Needs matplotlib (Debian: python3-matplotlib).
+The figure shows training and validation loss (nats/char) against the step, or with --x time
+against elapsed_s, the run's wall-clock seconds (a resumed run counts on from the time its
+checkpoint recorded, so time-to-loss reads across resumes; records without elapsed_s, from logs
+written before it, are left out), with the learning rate on a second axis when it varies.
+Needs matplotlib (Debian: python3-matplotlib).
 Exit codes: 0 written, 2 bad input (missing or empty log, unwritable output), 1 no matplotlib.
 """
 
@@ -63,9 +66,11 @@ def read_log(path):
     return train, val
 
 
-def series(records, key):
-    steps = sorted(s for s, r in records.items() if math.isfinite(float(r[key])))
-    return steps, [float(records[s][key]) for s in steps]
+def series(records, key, x="iter"):
+    """(xs, ys) of key over the records in step order; x is "iter" or "elapsed_s" (records without it left out)."""
+    steps = sorted(s for s, r in records.items()
+                   if math.isfinite(float(r[key])) and isinstance(r.get(x), (int, float)))
+    return [records[s][x] for s in steps], [float(records[s][key]) for s in steps]
 
 
 def main(argv):
@@ -73,10 +78,15 @@ def main(argv):
     ap.add_argument("log", help="metrics.jsonl written by shakespeare-train")
     ap.add_argument("-o", "--output", help="PNG to write (default: the log's name with .png)")
     ap.add_argument("--title", default=None, help="figure title (default: the log's path)")
+    ap.add_argument("--x", choices=("step", "time"), default="step",
+                    help="the horizontal axis: the step, or elapsed_s, the run's seconds (default: step)")
     args = ap.parse_args(argv)
     out = args.output or os.path.splitext(args.log)[0] + ".png"
+    x = "elapsed_s" if args.x == "time" else "iter"
 
     train, val = read_log(args.log)
+    if x == "elapsed_s" and not any("elapsed_s" in r for r in list(train.values()) + list(val.values())):
+        fail(2, f"{args.log} has no elapsed_s (written before the log recorded it): plot it with --x step")
     try:
         import matplotlib
         matplotlib.use("Agg")  # no display needed
@@ -86,19 +96,20 @@ def main(argv):
 
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     if train:
-        s, y = series(train, "train_loss")
+        s, y = series(train, "train_loss", x)
         ax.plot(s, y, label="train", color="tab:blue", linewidth=1)
     if val:
-        s, y = series(val, "val_loss")
+        s, y = series(val, "val_loss", x)
         ax.plot(s, y, label="validation", color="tab:orange", marker="o", markersize=3, linewidth=1.5)
         if y:
             best = min(range(len(y)), key=y.__getitem__)
-            ax.annotate(f"best {y[best]:.4f} @ {s[best]}", (s[best], y[best]), textcoords="offset points",
+            at = f"{s[best]:.1f} s" if x == "elapsed_s" else s[best]
+            ax.annotate(f"best {y[best]:.4f} @ {at}", (s[best], y[best]), textcoords="offset points",
                         xytext=(0, 10), ha="center", fontsize=8)
-    ax.set_xlabel("step")
+    ax.set_xlabel("elapsed (s)" if x == "elapsed_s" else "step")
     ax.set_ylabel("loss (nats/char)")
     ax.grid(True, alpha=0.3)
-    lr_steps, lrs = series(train, "lr") if train and all("lr" in r for r in train.values()) else ([], [])
+    lr_steps, lrs = series(train, "lr", x) if train and all("lr" in r for r in train.values()) else ([], [])
     if lrs and max(lrs) > min(lrs):
         ax2 = ax.twinx()
         ax2.plot(lr_steps, lrs, color="tab:gray", linewidth=0.8, linestyle="--", label="learning rate")

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "checkpoint/safetensors.h"
+#include "io/binio.h"
 #include "io/json.h"
 #include "shakespeare/checkpoint.h"
 #include "test_util.h"
@@ -571,6 +572,8 @@ static void fill_state(sk_train_state *s, uint64_t seed) {
     s->best_val_loss = 1.4142135623730951;
     s->best_step = 1000;
     s->seed = 0xDEADBEEFCAFEF00Dull;
+    s->elapsed_s = 12345.678;
+    s->val_loss = 1.7320508075688772;
     s->rng = r;
 }
 
@@ -580,9 +583,61 @@ static int state_equal(const sk_train_state *a, const sk_train_state *b) {
            a->step == b->step &&
            a->epoch == b->epoch && a->window == b->window && memcmp(&a->best_val_loss, &b->best_val_loss, 8) == 0 &&
            a->best_step == b->best_step && a->seed == b->seed && memcmp(a->rng.s, b->rng.s, sizeof a->rng.s) == 0 &&
+           memcmp(&a->elapsed_s, &b->elapsed_s, 8) == 0 && memcmp(&a->val_loss, &b->val_loss, 8) == 0 &&
            a->optimizer == b->optimizer && a->n_slots == b->n_slots &&
            memcmp(a->slots, b->slots, 4 * a->n_params * (size_t)a->n_slots) == 0 &&
            memcmp(a->state, b->state, 4 * nh) == 0;
+}
+
+// Version 3 records the run's elapsed seconds and the model's validation loss (NaN: not
+// evaluated, what a new state holds); a version 2 file, the same bytes without them, loads with
+// 0 and NaN; a negative or infinite elapsed_s, an infinite val_loss, and a version past 3 are refused.
+static void test_state_times(const char *dir) {
+    sk_error err;
+    sk_train_state s, t;
+    CHECK_OK(sk_train_state_alloc(&s, 5, SK_OPTIM_ADAM, 2, 1, 1, 2, &err));
+    CHECK(s.elapsed_s == 0.0 && isnan(s.val_loss));
+    fill_state(&s, 6);
+    s.val_loss = NAN;
+    char path[512], v2_path[512];
+    join(path, sizeof path, dir, "times.000000001.state");
+    join(v2_path, sizeof v2_path, dir, "times-v2.state");
+    CHECK_OK(sk_state_save(path, &s, 9, &err));
+    CHECK_OK(sk_state_load(path, &t, 9, &err));
+    CHECK(state_equal(&s, &t) && t.elapsed_s == 12345.678 && isnan(t.val_loss));
+    sk_train_state_free(&t);
+    size_t n;
+    unsigned char *v3 = read_all(path, &n);
+    const size_t times = 120 + 16 + 4 + 2 * 16; // after adam's record
+    CHECK(n > times + 16 + 4 && v3[8] == 3);
+    // The version 2 image: the same bytes without the 16 of the times, its own CRC.
+    unsigned char *v2 = malloc(n);
+    memcpy(v2, v3, times);
+    memcpy(v2 + times, v3 + times + 16, n - times - 16);
+    v2[8] = 2;
+    sk_put_le32(v2 + n - 16 - 4, sk_crc32(0, v2, n - 16 - 4));
+    CHECK_OK(sk_state_load_mem(v2_path, v2, n - 16, &t, 9, &err));
+    CHECK(t.elapsed_s == 0.0 && isnan(t.val_loss) && t.step == s.step && t.best_val_loss == s.best_val_loss &&
+          memcmp(t.slots, s.slots, 4 * 2 * 5) == 0 && memcmp(t.state, s.state, 4 * 2 * 2) == 0);
+    sk_train_state_free(&t);
+    // Values no run writes, under a good CRC.
+    const double bad[][2] = {{-1.0, 1.0}, {INFINITY, 1.0}, {NAN, 1.0}, {1.0, INFINITY}, {1.0, -0.5}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t bits[2];
+        memcpy(bits, bad[i], 16);
+        sk_put_le64(v3 + times, bits[0]);
+        sk_put_le64(v3 + times + 8, bits[1]);
+        sk_put_le32(v3 + n - 4, sk_crc32(0, v3, n - 4));
+        CHECK(sk_state_load_mem(path, v3, n, &t, 9, &err) == SK_ERR_FORMAT && strstr(err.msg, "corrupt training state (elapsed_s"));
+        CHECK(t.slots == NULL);
+    }
+    v3[8] = 4;
+    sk_put_le32(v3 + n - 4, sk_crc32(0, v3, n - 4));
+    CHECK(sk_state_load_mem(path, v3, n, &t, 9, &err) == SK_ERR_FORMAT &&
+          strstr(err.msg, "unsupported training state version 4 (expected 1 to 3)"));
+    free(v2);
+    free(v3);
+    sk_train_state_free(&s);
 }
 
 // Version 2 names the optimizer and its slots: an RMSprop state comes back as RMSprop's, and a
@@ -653,7 +708,8 @@ static void test_state(const char *dir) {
 
     size_t n;
     unsigned char *good = read_all(path, &n);
-    CHECK(n == 120 + 16 + 4 + 2 * 16 + 4 * (2 * 37 + 2 * 24) + 4); // version 2: adam's record, slots m, v
+    CHECK(n == 120 + 16 + 4 + 2 * 16 + 16 + 4 * (2 * 37 + 2 * 24) + 4); // version 3: adam's record, slots m, v;
+                                                                         // elapsed_s, val_loss
     unsigned char *b = malloc(n + 1);
     int wrong = 0;
     for (size_t len = 0; len < n; len++) { // every truncation
@@ -891,6 +947,7 @@ int main(void) {
     test_corruption(dir);
     test_corruption_format_1();
     test_state(dir);
+    test_state_times(dir);
     test_state_optimizer(dir);
     char sub[600];
     join(sub, sizeof sub, dir, "protocol"); // directories of their own: these count files

@@ -39,7 +39,8 @@
 //
 // State file: little-endian binary with a magic, a version, the model file's checksum
 // (so a state is never paired with the wrong model), the optimizer's name and its named state
-// slots (files from before, version 1, hold Adam's m and v) and a CRC-32 trailer.
+// slots (files from before, version 1, hold Adam's m and v), the run's elapsed time and the
+// model's validation loss (version 3) and a CRC-32 trailer.
 //
 // Every write is atomic: temporary file in the same directory, fsync, rename, fsync of
 // the directory. sk_checkpoint_save writes the state first under a step-numbered name
@@ -95,6 +96,10 @@ typedef struct {
     int64_t window;        // next training window within the epoch
     double best_val_loss;  // INFINITY when none yet
     int64_t best_step;
+    double elapsed_s;      // the run's wall-clock seconds up to this checkpoint, summed over its resumes
+                           // (the metrics log's elapsed_s); 0 in a state of version 1 or 2
+    double val_loss;       // the validation loss of this checkpoint's model, NaN when it was not evaluated
+                           // at its step (and in a state of version 1 or 2)
     uint64_t seed;         // the run's seed (dropout keys derive from it and step)
     sk_rng rng;            // the trainer's generator (samples printed during training)
     int S, L, B, H;        // shape of the carried state: the cell's S state tensors (cell.h) of (L, B, H)

@@ -20,6 +20,7 @@
 typedef struct {
     sk_optim_kind kind;
     const char *name;                            // --optimizer's word and the state file's record
+    const char *help;                            // its phrase under --optimizer in --help
     int n_slots;                                 // state tensors, each in the parameters' layout
     const char *slot_names[SK_OPTIM_MAX_SLOTS];  // in slot order: the state file's names
     // The step's scalars (step_math.h), formed on the host for the CPU loop and the GPU kernel.

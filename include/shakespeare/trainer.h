@@ -46,8 +46,9 @@ typedef struct sk_train_options_s {
     int64_t eval_every;      // steps between evaluations (0: only at the end)
     int64_t eval_tokens;     // evaluate the first ceil(N / B) positions of every stream (0: all)
     int64_t checkpoint_every;// steps between last.* checkpoints (0: only at the end)
-    int keep_checkpoints;    // a checkpoint at each epoch's end, epoch-NNNN.* (char-rnn's per-epoch files),
-                             // keeping the last N of them (older ones removed); 0: none; -1: all
+    int keep_checkpoints;    // a checkpoint at each epoch's end, epoch-NNNN-valL.LLLL.* (char-rnn's per-epoch
+                             // files; epoch-NNNN.* without a validation split), keeping the last N of
+                             // them (older ones removed); 0: none; -1: all
     int64_t sample_every;    // steps between printed samples (0: never)
     int sample_length;
     int64_t log_every;       // steps between metrics records / progress callbacks

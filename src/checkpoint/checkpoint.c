@@ -5,7 +5,7 @@
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
 //   0       8     magic "SKSTATE\0"
-//   8       4     u32 version (2; version 1 files, 773fb49 and before, are read too)
+//   8       4     u32 version (3; versions 1, 773fb49 and before, and 2 are read too)
 //   12      4     u32 checksum of the model file this state belongs to (its "checksum" metadata)
 //   16      8     u64 n_params
 //   24      4     u32 L
@@ -22,6 +22,8 @@
 //   120     16    the optimizer's name (optim.h's table: "adam", "rmsprop"), NUL-padded
 //   136     4     u32 S, its state slots
 //   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
+//   +0      8     f64 elapsed_s, the run's wall-clock seconds up to this checkpoint, over resumes
+//   +8      8     f64 val_loss of this checkpoint's model, NaN when it was not evaluated at its step
 //           4*n_params     f32 slot 0
 //           ...            (S slots)
 //           4*N*L*B*H      f32 the carried state: the cell's N state tensors (cell.h) of (L, B, H),
@@ -30,6 +32,7 @@
 //   end-4   4     u32 CRC-32 (sk_crc32) of every byte before it
 // Version 1 has neither the optimizer's name nor its slots' count and names: its 120-byte
 // header is followed by Adam's m and v, then h and c, which load as the optimizer adam.
+// Versions 1 and 2 have neither elapsed_s nor val_loss: they load as 0 and NaN.
 //
 // Checkpoint protocol (sk_checkpoint_save): the state is written first under a new name,
 // "<name>.<step %09lld>.state" (or "<name>.<step>.<k>.state", k = 1, 2, ..., when that name
@@ -51,10 +54,11 @@
 #include "io/json.h"
 
 #define STATE_MAGIC "SKSTATE\0"
-#define STATE_VERSION 2u
-#define STATE_HEADER 120 // the fields both versions share
+#define STATE_VERSION 3u
+#define STATE_HEADER 120 // the fields every version shares
 #define STATE_NAME 16    // an optimizer's or a slot's name, NUL-padded
 #define STATE_OPTIM(S) (STATE_NAME + 4 + STATE_NAME * (size_t)(S)) // version 2's optimizer record
+#define STATE_TIMES 16   // version 3's elapsed_s and val_loss, after the optimizer record
 
 // ---- training state ------------------------------------------------------------------------
 
@@ -80,6 +84,7 @@ sk_status sk_train_state_alloc(sk_train_state *s, size_t n_params, sk_optim_kind
     s->n_params = n_params;
     s->optimizer = optimizer, s->n_slots = opt->n_slots;
     s->best_val_loss = INFINITY;
+    s->val_loss = NAN;
     const size_t slots = (size_t)opt->n_slots * n_params;
     s->slots = calloc(slots ? slots : 1, sizeof(float));
     s->state = calloc(nh ? nh : 1, sizeof(float));
@@ -105,15 +110,27 @@ static void put_optimizer(unsigned char *rec, const sk_optim_info *opt) {
         memcpy(rec + STATE_NAME + 4 + STATE_NAME * k, opt->slot_names[k], strlen(opt->slot_names[k]));
 }
 
+static void put_f64(unsigned char *p, double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    sk_put_le64(p, bits);
+}
+
+static double get_f64(const unsigned char *p) {
+    const uint64_t bits = sk_get_le64(p);
+    double x;
+    memcpy(&x, &bits, 8);
+    return x;
+}
+
 sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t model_checksum, sk_error *err) {
     size_t nh = lbh(s->L, s->B, s->H);
     const sk_optim_info *opt = sk_optim_of(s->optimizer);
     if (nh == SIZE_MAX || !opt || s->n_slots != opt->n_slots || s->S < 1 || s->S > SK_MAX_CELL_STATES || !s->slots ||
         !s->state)
         return sk_fail(err, SK_ERR_ARG, "%s: training state with bad sizes or missing buffers", path);
-    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS)];
-    const size_t header = STATE_HEADER + STATE_OPTIM(opt->n_slots);
-    uint64_t bits;
+    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS) + STATE_TIMES];
+    const size_t header = STATE_HEADER + STATE_OPTIM(opt->n_slots) + STATE_TIMES;
     memcpy(hd, STATE_MAGIC, 8);
     sk_put_le32(hd + 8, STATE_VERSION);
     sk_put_le32(hd + 12, model_checksum);
@@ -125,12 +142,13 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     sk_put_le64(hd + 40, (uint64_t)s->step);
     sk_put_le64(hd + 48, (uint64_t)s->epoch);
     sk_put_le64(hd + 56, (uint64_t)s->window);
-    memcpy(&bits, &s->best_val_loss, 8);
-    sk_put_le64(hd + 64, bits);
+    put_f64(hd + 64, s->best_val_loss);
     sk_put_le64(hd + 72, (uint64_t)s->best_step);
     sk_put_le64(hd + 80, s->seed);
     for (int i = 0; i < 4; i++) sk_put_le64(hd + 88 + 8 * i, s->rng.s[i]);
     put_optimizer(hd + STATE_HEADER, opt);
+    put_f64(hd + header - STATE_TIMES, s->elapsed_s);
+    put_f64(hd + header - STATE_TIMES + 8, s->val_loss);
     uint32_t crc = sk_crc32(0, hd, header);
     sk_atomic_file af;
     sk_status st = sk_atomic_open(&af, path, err);
@@ -150,8 +168,7 @@ static void read_counters(const unsigned char *hd, sk_train_state *out) {
     out->step = (int64_t)sk_get_le64(hd + 40);
     out->epoch = (int64_t)sk_get_le64(hd + 48);
     out->window = (int64_t)sk_get_le64(hd + 56);
-    uint64_t bits = sk_get_le64(hd + 64);
-    memcpy(&out->best_val_loss, &bits, 8);
+    out->best_val_loss = get_f64(hd + 64);
     out->best_step = (int64_t)sk_get_le64(hd + 72);
     out->seed = sk_get_le64(hd + 80);
     for (int i = 0; i < 4; i++) out->rng.s[i] = sk_get_le64(hd + 88 + 8 * i);
@@ -186,9 +203,10 @@ static sk_status read_optimizer(const char *path, sk_reader *r, unsigned char *r
     return st;
 }
 
-// The header (both versions) into hd, *len bytes of it, and the optimizer it names.
+// The header (every version) into hd, *len bytes of it, the optimizer it names and the
+// version.
 static sk_status read_header(const char *path, sk_reader *r, unsigned char *hd, size_t *len, sk_optim_kind *kind,
-                             sk_error *err) {
+                             uint32_t *version, sk_error *err) {
     size_t have = r->size < 8 ? (size_t)r->size : 8;
     sk_status st = sk_reader_read(r, hd, have, path, err);
     if (st != SK_OK) return st;
@@ -198,23 +216,27 @@ static sk_status read_header(const char *path, sk_reader *r, unsigned char *hd, 
         return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (file has %llu bytes, a training state has at least %d)",
                        path, (unsigned long long)r->size, STATE_HEADER + 4);
     if ((st = sk_reader_read(r, hd + 8, STATE_HEADER - 8, path, err)) != SK_OK) return st;
-    uint32_t version = sk_get_le32(hd + 8);
-    if (version != 1 && version != STATE_VERSION)
-        return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected 1 or %u)", path,
-                       version, STATE_VERSION);
+    *version = sk_get_le32(hd + 8);
+    if (*version < 1 || *version > STATE_VERSION)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected 1 to %u)", path,
+                       *version, STATE_VERSION);
     *kind = SK_OPTIM_ADAM, *len = STATE_HEADER; // version 1: Adam's m and v
-    if (version == 1) return SK_OK;
+    if (*version == 1) return SK_OK;
     if ((st = sk_reader_read(r, hd + STATE_HEADER, STATE_NAME + 4, path, err)) != SK_OK) return st;
     if ((st = read_optimizer(path, r, hd + STATE_HEADER, kind, err)) != SK_OK) return st;
     *len = STATE_HEADER + STATE_OPTIM(sk_optim_of(*kind)->n_slots);
+    if (*version == 2) return SK_OK;
+    if ((st = sk_reader_read(r, hd + *len, STATE_TIMES, path, err)) != SK_OK) return st;
+    *len += STATE_TIMES;
     return SK_OK;
 }
 
 static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out, uint32_t expect, sk_error *err) {
-    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS)], tail[4];
+    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS) + STATE_TIMES], tail[4];
     size_t header = 0;
     sk_optim_kind kind = SK_OPTIM_ADAM;
-    sk_status st = read_header(path, r, hd, &header, &kind, err);
+    uint32_t version = 0;
+    sk_status st = read_header(path, r, hd, &header, &kind, &version, err);
     if (st != SK_OK) return st;
     const uint64_t S = (uint64_t)sk_optim_of(kind)->n_slots;
     uint64_t n = sk_get_le64(hd + 16);
@@ -247,6 +269,10 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (st != SK_OK) return st;
     if (sk_get_le32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);
     read_counters(hd, out);
+    if (version >= 3) out->elapsed_s = get_f64(hd + header - STATE_TIMES), out->val_loss = get_f64(hd + header - 8);
+    if (!(out->elapsed_s >= 0 && isfinite(out->elapsed_s)) || isinf(out->val_loss) || out->val_loss < 0)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state (elapsed_s %g, val_loss %g)", path,
+                       out->elapsed_s, out->val_loss);
     if (out->step < 0 || out->epoch < 0 || out->window < 0 || isnan(out->best_val_loss))
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state (step %lld, epoch %lld, window %lld)", path,
                        (long long)out->step, (long long)out->epoch, (long long)out->window);

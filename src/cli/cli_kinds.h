@@ -28,8 +28,9 @@
     }
 
 // A cli_kind `id` for an enumeration T with the library's parse(s, T *, err) and name(T), where
-// its words are kept by other means (optim.h's table of optimizers).
-#define ENUM_KIND(id, T, parse_fn, name_fn)                                                              \
+// its words are kept by other means (optim.h's table of optimizers); word_at_fn lists them for --help
+// (cli_kind's word_at).
+#define ENUM_KIND(id, T, parse_fn, name_fn, word_at_fn)                                                  \
     static sk_status id##_parse(const char *flag, const char *s, void *field, sk_error *err) {          \
         (void)flag;                                                                                      \
         T v = (T)0;                                                                                      \
@@ -41,7 +42,7 @@
         (void)buf, (void)n;                                                                              \
         return name_fn(*(const T *)field);                                                               \
     }                                                                                                    \
-    static const cli_kind id = {.parse = id##_parse, .name = id##_name, .quoted = 1};
+    static const cli_kind id = {.parse = id##_parse, .name = id##_name, .quoted = 1, .word_at = word_at_fn};
 
 // --device D (const char * field: checked here, kept as text; auto | cpu | cuda | cuda:N),
 // --rnn-impl (sk_rnn_impl field), --precision (sk_precision field).

@@ -125,15 +125,19 @@ static void print_indented(const char *text, int extra) {
 
 // Under an option whose kind has words: "  WORD: its help" for each word with help, in the
 // table's order (the words without help are named by the option's own text).
+static void print_word(const char *word, const char *help) {
+    if (!help) return;
+    printf("%*s  %s: ", HELP_INDENT, "", word);
+    print_indented(help, 4);
+    putchar('\n');
+}
+
 static void print_words(const cli_kind *k) {
-    if (!k || !k->words) return;
-    for (size_t i = 0; i < k->words->n; i++) {
-        const sk_word *w = &k->words->rows[i];
-        if (!w->help) continue;
-        printf("%*s  %s: ", HELP_INDENT, "", w->word);
-        print_indented(w->help, 4);
-        putchar('\n');
-    }
+    if (k && k->words)
+        for (size_t i = 0; i < k->words->n; i++) print_word(k->words->rows[i].word, k->words->rows[i].help);
+    const char *word, *help = NULL;
+    if (k && k->word_at)
+        for (int i = 0; (word = k->word_at(i, &help)) != NULL; i++) print_word(word, help);
 }
 
 void cli_print_help(const cli_program *p, const void *defaults) {

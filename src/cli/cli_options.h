@@ -39,6 +39,9 @@ typedef struct {
     // An enumeration's words (words.h), or NULL: --help lists, under the option, each word that
     // has help with its phrase, so that a new word is one row of the library's table.
     const sk_words *words;
+    // Or, for an enumeration whose table is a library's descriptors (cell.h, optim.h): word i and
+    // its help phrase in *help, NULL past the last; --help lists them the same way.
+    const char *(*word_at)(int i, const char **help);
 } cli_kind;
 
 typedef struct {

@@ -18,12 +18,24 @@ static sk_status cell_parse(const char *s, sk_cell_kind *out, sk_error *err) {
     return SK_OK;
 }
 static const char *cell_name(sk_cell_kind k) { return sk_cell_get(k)->name; }
+static const char *cell_word_at(int i, const char **help) {
+    if (i >= SK_CELL_COUNT) return NULL;
+    const sk_cell *c = sk_cell_get((sk_cell_kind)i);
+    *help = c->equations;
+    return c->name;
+}
+static const char *optimizer_word_at(int i, const char **help) {
+    const sk_optim_info *o = sk_optim_of((sk_optim_kind)i);
+    if (!o) return NULL;
+    *help = o->help;
+    return o->name;
+}
 
 WORDS_KIND(kind_vocab, sk_vocab_mode, sk_vocab_mode_words)
 WORDS_KIND(kind_init, sk_init_scheme, sk_init_scheme_words)
-ENUM_KIND(kind_cell, sk_cell_kind, cell_parse, cell_name)
+ENUM_KIND(kind_cell, sk_cell_kind, cell_parse, cell_name, cell_word_at)
 WORDS_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_words)
-ENUM_KIND(kind_optimizer, sk_optim_kind, sk_optim_kind_parse, sk_optim_kind_name)
+ENUM_KIND(kind_optimizer, sk_optim_kind, sk_optim_kind_parse, sk_optim_kind_name, optimizer_word_at)
 WORDS_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_words)
 WORDS_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_words)
 
@@ -75,9 +87,8 @@ static const cli_option train_opts[] = {
      .help = "leading fraction used for training", .json = "train_frac"},
     {.name = "val-frac", .arg = "F", .type = CLI_DOUBLE, .offset = AT(val_frac), .hi = 1, .hi_open = 1,
      .help = "next fraction used for validation; the rest is test", .json = "val_frac"},
-    {.section = "Model:", .name = "cell", .arg = "lstm|gru|rnn", .type = CLI_KIND, .offset = AT(model.cell),
-     .kind = &kind_cell, .help = "the recurrent cell: lstm (nn.LSTM), gru (nn.GRU) or rnn (nn.RNN, tanh);\n"
-     "a resumed or fine-tuned model keeps its own", .set_bit = SK_SET_CELL},
+    {.section = "Model:", .name = "cell", .arg = "C", .type = CLI_KIND, .offset = AT(model.cell),
+     .kind = &kind_cell, .help = "the recurrent cell; a resumed or fine-tuned model keeps its own", .set_bit = SK_SET_CELL},
     {.name = "embed-size", .arg = "N", .type = CLI_INT, .offset = AT(model.embed_size), .lo = 1,
      .hi = 65536, .help = "embedding width E", .set_bit = SK_SET_EMBED},
     {.name = "hidden-size", .arg = "N", .type = CLI_INT, .offset = AT(model.hidden_size), .lo = 1, .hi = 65536,
@@ -104,9 +115,7 @@ static const cli_option train_opts[] = {
      .help = "window length T for truncated back-propagation", .json = "seq_length"},
     // The record holds the optimizer, which a resume keeps (its state file's slots are that one's).
     {.section = "Optimization:", .name = "optimizer", .arg = "O", .type = CLI_KIND, .offset = AT(optim.kind),
-     .kind = &kind_optimizer, .help = "adam (AdamW: --beta1, --beta2, --eps, --weight-decay) |\n"
-             "rmsprop (torch.optim.RMSprop, char-rnn's: --alpha, --momentum, --eps,\n"
-             "--weight-decay); a resume keeps the checkpoint's", .json = "optimizer"},
+     .kind = &kind_optimizer, .help = "the optimizer; a resume keeps the checkpoint's", .json = "optimizer"},
     {.name = "lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.lr), .hi = 10,
      .lo_open = 1, .help = "learning rate", .json = "lr"},
     {.name = "lr-schedule", .arg = "S", .type = CLI_KIND, .offset = AT(lr.kind), .kind = &kind_lr_schedule,
@@ -165,8 +174,9 @@ static const cli_option train_opts[] = {
     {.name = "checkpoint-every", .arg = "N", .type = CLI_I64, .offset = AT(checkpoint_every), .hi = BIG,
      .help = "write last.* every N steps and at the end; 0 = only at the end", .json = "checkpoint_every"},
     {.name = "keep-checkpoints", .arg = "N|all", .type = CLI_KIND, .offset = AT(keep_checkpoints), .kind = &kind_keep,
-     .help = "also write epoch-NNNN.* at each epoch's end, keeping the last N of them\n"
-             "(or all); 0 = none", .json = "keep_checkpoints"},
+     .help = "also write epoch-NNNN-valL.LLLL.* at each epoch's end, named with its\n"
+             "validation loss (epoch-NNNN.* without a validation split), keeping\n"
+             "the last N of them (or all); 0 = none", .json = "keep_checkpoints"},
     {.name = "sample-every", .arg = "N", .type = CLI_I64, .offset = AT(sample_every), .hi = BIG,
      .help = "print a sample every N steps; 0 = never", .json = "sample_every"},
     {.name = "sample-length", .arg = "N", .type = CLI_INT, .offset = AT(sample_length), .lo = 1, .hi = 1 << 20,

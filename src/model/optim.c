@@ -11,9 +11,13 @@
 // its case in sk_optim_element), plus its tests.
 static const sk_optim_info optimizers[SK_OPTIM_COUNT] = {
     [SK_OPTIM_ADAM] = {.kind = SK_OPTIM_ADAM, .name = "adam", .n_slots = 2, .slot_names = {"m", "v"},
+                       .help = "AdamW (torch.optim.AdamW: --beta1, --beta2, --eps, --weight-decay)",
                        .args_of = sk_adamw_args_of},
     [SK_OPTIM_RMSPROP] = {.kind = SK_OPTIM_RMSPROP, .name = "rmsprop", .n_slots = 2,
-                          .slot_names = {"square_avg", "momentum_buffer"}, .args_of = sk_rmsprop_args_of},
+                          .slot_names = {"square_avg", "momentum_buffer"},
+                          .help = "char-rnn's (torch.optim.RMSprop: --alpha, --momentum, --eps,\n"
+                                  "--weight-decay)",
+                          .args_of = sk_rmsprop_args_of},
 };
 
 const sk_optim_info *sk_optim_of(sk_optim_kind k) {

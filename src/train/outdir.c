@@ -1,13 +1,15 @@
 // outdir.c: one run per output directory (see outdir.h): the lock, the refusal of a fresh run
-// over a finished one, --overwrite's deferred replacement, and the locked metrics log.
-// defines: sk_outdir_open, sk_outdir_claim, sk_outdir_open_log, sk_outdir_log,
-//          sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
+// over a finished one, --overwrite's deferred replacement, the locked metrics log, and the
+// names of the epoch checkpoints.
+// defines: sk_outdir_open, sk_outdir_claim, sk_outdir_open_log, sk_outdir_log, sk_outdir_epoch_name,
+//          sk_outdir_remove_epochs, sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
 #include "outdir.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,26 +72,48 @@ static void named_state(const char *model_path, char *out, size_t n) {
     fclose(f);
 }
 
-// Removes the training states that no model file in dir names: "<name>.<step>[.<k>].state"
-// beside a <name>.safetensors that names another (or is gone). sk_checkpoint_save writes the
-// state, then the model naming it, then removes the name's other states; a process killed in
-// between (a second stop signal ends it at once) leaves the new state without its model, or the
-// old one beside the new model; sk_checkpoint_remove removes the model, then its states.
+// Whether [p, end) is "<digits>" or "<digits>.<digits>": a state file's step, and its k.
+static bool is_step_tail(const char *p, const char *end) {
+    const size_t a = strspn(p, "0123456789");
+    if (a == 0 || p + a > end) return false;
+    if (p + a == end) return true;
+    const size_t b = p[a] == '.' ? strspn(p + a + 1, "0123456789") : 0;
+    return b > 0 && p + a + 1 + b == end;
+}
+
+// Whether a model file in dir names the training state f, "<name>.<step>[.<k>].state" (true for
+// a file of another form: not ours to remove). A name may hold dots itself (epoch-0003-val1.4534),
+// so every <name> that leaves such a tail is tried.
+static bool state_is_named(const char *dir, const char *f) {
+    const size_t len = strlen(f);
+    if (len < 8 || strcmp(f + len - 6, ".state") != 0) return true;
+    const char *end = f + len - 6;
+    bool tried = false;
+    for (const char *dot = strchr(f, '.'); dot && dot < end; dot = strchr(dot + 1, '.')) {
+        if (dot == f || (size_t)(dot - f) > 200 || !is_step_tail(dot + 1, end)) continue;
+        tried = true;
+        char model[256], named[256];
+        snprintf(model, sizeof model, "%.*s.safetensors", (int)(dot - f), f);
+        char *model_path = sk_path_join(dir, model);
+        if (!model_path) return true; // out of memory: remove nothing
+        named_state(model_path, named, sizeof named);
+        free(model_path);
+        if (strcmp(named, f) == 0) return true;
+    }
+    return !tried;
+}
+
+// Removes the training states that no model file in dir names (state_is_named). sk_checkpoint_save
+// writes the state, then the model naming it, then removes the name's other states; a process
+// killed in between (a second stop signal ends it at once) leaves the new state without its
+// model, or the old one beside the new model; sk_checkpoint_remove removes the model, then its states.
 static void remove_orphan_states(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) return;
     for (struct dirent *e; (e = readdir(d));) {
-        const char *f = e->d_name, *dot = strchr(f, '.');
-        const size_t len = strlen(f);
-        if (!dot || dot == f || len < 7 || strcmp(f + len - 6, ".state") != 0 ||
-            strspn(dot + 1, "0123456789") == 0 || (size_t)(dot - f) > 200)
-            continue;
-        char model[256], named[256];
-        snprintf(model, sizeof model, "%.*s.safetensors", (int)(dot - f), f);
-        char *model_path = sk_path_join(dir, model), *path = sk_path_join(dir, f);
-        if (model_path && path) named_state(model_path, named, sizeof named);
-        if (model_path && path && strcmp(named, f) != 0) unlink(path);
-        free(model_path);
+        if (state_is_named(dir, e->d_name)) continue;
+        char *path = sk_path_join(dir, e->d_name);
+        if (path) unlink(path);
         free(path);
     }
     closedir(d);
@@ -179,6 +203,7 @@ sk_status sk_outdir_open(sk_outdir *od, const char *dir, sk_error *err) {
     (void)pid_written;
     remove_temps(dir, ".last.");
     remove_temps(dir, ".best.");
+    remove_temps(dir, ".epoch-");
     remove_orphan_states(dir);
     return SK_OK;
 }
@@ -309,36 +334,58 @@ sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) {
     return SK_OK;
 }
 
-// ---- the first checkpoint of an overwriting run -----------------------------------------------------
+// ---- epoch checkpoints --------------------------------------------------------------------------------
 
-// The old run's epoch-NNNN checkpoints (--keep-checkpoints), all but `keep`: names read first,
-// removed after, so that the directory is not changed while it is read.
-static sk_status remove_epoch_checkpoints(const char *dir, const char *keep, sk_error *err) {
+void sk_outdir_epoch_name(int64_t epoch, double val_loss, char *out, size_t n) {
+    if (isfinite(val_loss)) snprintf(out, n, "epoch-%04lld-val%.4f", (long long)epoch, val_loss);
+    else snprintf(out, n, "epoch-%04lld", (long long)epoch);
+}
+
+// The epoch of an epoch checkpoint's model file, "epoch-<digits>.safetensors" or
+// "epoch-<digits>-val<digits>.<digits>.safetensors" (sk_outdir_epoch_name), with the length of
+// its name (the file's without ".safetensors") in *len; -1 for any other file.
+static int64_t epoch_of(const char *file, size_t *len) {
+    if (strncmp(file, "epoch-", 6) != 0) return -1;
+    const char *p = file + 6;
+    const size_t digits = strspn(p, "0123456789");
+    if (digits == 0 || digits > 18) return -1;
+    const int64_t epoch = strtoll(p, NULL, 10);
+    p += digits;
+    if (strncmp(p, "-val", 4) == 0) {
+        const size_t whole = strspn(p + 4, "0123456789");
+        const size_t frac = p[4 + whole] == '.' ? strspn(p + 5 + whole, "0123456789") : 0;
+        if (whole == 0 || frac == 0) return -1;
+        p += 5 + whole + frac;
+    }
+    if (strcmp(p, ".safetensors") != 0) return -1;
+    *len = (size_t)(p - file);
+    return epoch;
+}
+
+sk_status sk_outdir_remove_epochs(const char *dir, int64_t epoch, const char *keep, sk_error *err) {
     DIR *d = opendir(dir);
     if (!d) return sk_fail(err, SK_ERR_IO, "cannot read the output directory %s: %s", dir, strerror(errno));
-    char (*names)[32] = NULL;
-    size_t n = 0, cap = 0;
+    char (*names)[64] = NULL; // read first, removed after: the directory is not changed while it is read
+    size_t n = 0, cap = 0, len = 0;
     sk_status st = SK_OK;
     for (struct dirent *e; (e = readdir(d)) != NULL && st == SK_OK;) {
-        char name[32];
-        size_t digits = strspn(e->d_name + 6, "0123456789");
-        if (strncmp(e->d_name, "epoch-", 6) != 0 || digits == 0 || digits > 20 ||
-            strcmp(e->d_name + 6 + digits, ".safetensors") != 0)
-            continue;
-        snprintf(name, sizeof name, "%.*s", (int)(6 + digits), e->d_name);
-        if (strcmp(name, keep) == 0) continue;
+        const int64_t of = epoch_of(e->d_name, &len);
+        if (of < 0 || (epoch >= 0 && of != epoch) || len >= sizeof *names) continue;
+        if (keep && strlen(keep) == len && strncmp(e->d_name, keep, len) == 0) continue;
         if (n == cap) {
             void *grown = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *names);
             if (!grown) st = sk_fail(err, SK_ERR_NOMEM, "out of memory");
             else names = grown;
         }
-        if (st == SK_OK) memcpy(names[n++], name, sizeof name);
+        if (st == SK_OK) snprintf(names[n++], sizeof *names, "%.*s", (int)len, e->d_name);
     }
     closedir(d);
     for (size_t i = 0; i < n && st == SK_OK; i++) st = sk_checkpoint_remove(dir, names[i], err);
     free(names);
     return st;
 }
+
+// ---- the first checkpoint of an overwriting run -----------------------------------------------------
 
 sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err) {
     if (!od->replace_pending) return SK_OK;
@@ -353,7 +400,7 @@ sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error
     }
     for (size_t i = 0; i < 2 && st == SK_OK; i++)
         if (strcmp(CHECKPOINT_NAMES[i], name) != 0) st = sk_checkpoint_remove(od->dir, CHECKPOINT_NAMES[i], err);
-    return st == SK_OK ? remove_epoch_checkpoints(od->dir, name, err) : st;
+    return st == SK_OK ? sk_outdir_remove_epochs(od->dir, -1, name, err) : st; // the old run's, all of them
 }
 
 void sk_outdir_close(sk_outdir *od) {

@@ -1,7 +1,9 @@
 // outdir.h: one run per output directory. The directory's lock, the refusal of a fresh run
-// over a finished one, --overwrite's deferred replacement, and the locked metrics log.
+// over a finished one, --overwrite's deferred replacement, the locked metrics log, and the
+// names of the epoch checkpoints.
 // defines: sk_outdir, SK_OUTDIR_INIT, sk_outdir_open, sk_outdir_claim, sk_outdir_open_log,
-//          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_contains, sk_outdir_close
+//          sk_outdir_log, sk_outdir_checkpoint_written, sk_outdir_epoch_name, sk_outdir_remove_epochs,
+//          sk_outdir_contains, sk_outdir_close
 //
 // The rules:
 //  - A run holds flock(LOCK_EX) on <dir>/.lock for its whole life; the file holds its pid.
@@ -17,11 +19,14 @@
 //    checkpoint of another directory (continuing the run in the directory itself, from its own
 //    last.* or best.*, is what --init-from is for, and overwriting it is refused). Overwriting touches nothing at start-up: the
 //    new run logs to a temporary file beside the log, and only its first checkpoint removes
-//    the old run's other checkpoints (last, best, epoch-NNNN) and renames the new log over the
+//    the old run's other checkpoints (last, best, epoch-*) and renames the new log over the
 //    old one. A run that dies
 //    before its first checkpoint leaves the old run as it was.
 #ifndef SHAKESPEARE_OUTDIR_H
 #define SHAKESPEARE_OUTDIR_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "io/fsutil.h"
 #include "shakespeare/status.h"
@@ -66,6 +71,17 @@ sk_status sk_outdir_log(sk_outdir *od, sk_error *err, const char *fmt, ...) __at
 // Tells that the checkpoint <dir>/<name>.safetensors was just written. The first time, while
 // an overwrite is pending, removes the old run's other checkpoints and puts the new log in place.
 sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error *err);
+
+// --keep-checkpoints' name for the checkpoint written when `epoch` epochs are done:
+// "epoch-NNNN-valL.LLLL", its model's validation loss to 4 decimals in the name (char-rnn's
+// lm_lstm_epoch1.00_1.4534.t7), or "epoch-NNNN" when val_loss is not finite (not evaluated: no
+// validation split), the only form before the loss was in the name.
+void sk_outdir_epoch_name(int64_t epoch, double val_loss, char *out, size_t n);
+
+// Removes dir's epoch checkpoints, model and states, of either name form: those of `epoch`
+// (every epoch when epoch < 0) but the one named keep (NULL: none). SK_ERR_IO when dir cannot be
+// read or a file removed.
+sk_status sk_outdir_remove_epochs(const char *dir, int64_t epoch, const char *keep, sk_error *err);
 
 // Whether file lies in directory dir (the same directory, however spelled).
 int sk_outdir_contains(const char *dir, const char *file);

@@ -25,6 +25,12 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// The run's wall-clock seconds: those its checkpoint recorded when this process resumed it,
+// and this process's since its run started (the metrics log's elapsed_s, the state's).
+static double run_elapsed(const sk_trainer *t) {
+    return t->elapsed_base + (now_s() - t->t0);
+}
+
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err) {
     const sk_batcher *bt = which == 1 ? &t->test : &t->val;
     if (!(which == 1 ? t->has_test : t->has_val))
@@ -74,6 +80,8 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     // Every rank's streams into rank 0's (S, L, B, H) state, one state tensor at a time; rank 0
     // alone writes what it holds, so the ranks must first be seen to hold the same model and moments.
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK) return st;
+    t->st.elapsed_s = run_elapsed(t);
+    t->st.val_loss = t->last_eval_step == t->st.step ? t->last_val : NAN; // the model saved is the one evaluated
     for (int s = 0; s < t->n_states; s++)
         if ((st = sk_shard_gather_state(t->comm, t->state_local + (size_t)s * L * t->b_local * H, t->gathered,
                                         t->st.state + (size_t)s * L * B * H, L, B, t->b_local, H, 0, err)) != SK_OK)
@@ -192,13 +200,13 @@ static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     if (!isfinite(val))
         return sk_fail(err, SK_ERR_NUMERIC, "validation loss is %g at step %lld; try a lower learning rate (--lr)",
                        val, (long long)t->st.step);
-    t->last_eval_step = t->st.step;
+    t->last_eval_step = t->st.step, t->last_val = val;
     watch_divergence(t, loss);
     int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
     // Rank 0 writes the log; a failed write stops every rank.
     st = t->rank == 0 ? sk_outdir_log(&t->od, err, "{\"iter\":%lld,\"val_loss\":%.6f,\"elapsed_s\":%.3f}\n",
-                                      (long long)t->st.step, val, now_s() - t->t0)
+                                      (long long)t->st.step, val, run_elapsed(t))
                       : SK_OK;
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_eval) t->cb.on_eval(t->cb.ctx, t->st.step, val, best);
@@ -262,15 +270,19 @@ static sk_status read_stats(sk_trainer *t, float *loss, double *gnorm, double *s
     return SK_OK;
 }
 
-// --keep-checkpoints: epoch-NNNN.* for the epoch just ended, and the one N epochs older removed.
-static sk_status keep_epoch_checkpoint(sk_trainer *t, sk_error *err) {
-    char name[32];
-    snprintf(name, sizeof name, "epoch-%04lld", (long long)t->st.epoch);
-    sk_status st = save_checkpoint(t, name, err);
+// --keep-checkpoints: the checkpoint of the epoch just ended, its validation loss in its name
+// (outdir.h; the evaluation of this step, run now unless it just ran or the run is stopping),
+// replacing another of the same epoch (a resume that replays it), and the one N epochs older removed.
+static sk_status keep_epoch_checkpoint(sk_trainer *t, float loss, sk_error *err) {
+    sk_status st;
+    if (t->has_val && t->last_eval_step != t->st.step && !t->stop && (st = run_eval(t, loss, err)) != SK_OK) return st;
+    char name[64];
+    sk_outdir_epoch_name(t->st.epoch, t->last_eval_step == t->st.step ? t->last_val : NAN, name, sizeof name);
+    if ((st = save_checkpoint(t, name, err)) != SK_OK) return st;
     const int64_t old = t->st.epoch - t->o.keep_checkpoints;
-    if (st != SK_OK || t->o.keep_checkpoints < 0 || old < 1) return st;
-    snprintf(name, sizeof name, "epoch-%04lld", (long long)old);
-    st = t->rank == 0 ? sk_checkpoint_remove(t->o.out_dir, name, err) : SK_OK;
+    st = t->rank == 0 ? sk_outdir_remove_epochs(t->o.out_dir, t->st.epoch, name, err) : SK_OK;
+    if (st == SK_OK && t->rank == 0 && t->o.keep_checkpoints > 0 && old >= 1)
+        st = sk_outdir_remove_epochs(t->o.out_dir, old, NULL, err);
     return sk_comm_agree(t->comm, st, err);
 }
 
@@ -395,7 +407,7 @@ static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
                                                 "{\"iter\":%lld,\"epoch\":%.4f,\"train_loss\":%.6f,\"lr\":%.6g,"
                                                 "\"tokens_per_s\":%.1f,\"elapsed_s\":%.3f}\n",
                                                 (long long)s, (double)p.epoch + (double)p.window / (double)r->windows,
-                                                (double)r->loss, (double)r->lr, p.tokens_per_s, now_s() - t->t0);
+                                                (double)r->loss, (double)r->lr, p.tokens_per_s, run_elapsed(t));
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK) return st;
     if (t->rank == 0 && t->cb.on_progress) t->cb.on_progress(t->cb.ctx, &p);
     return SK_OK;
@@ -413,11 +425,12 @@ static sk_status run_schedule(sk_trainer *t, run_state *r, sk_error *err) {
     const int keep_now = r->epoch_done && o->keep_checkpoints != 0;
     const int sample_now = o->sample_every > 0 && s % o->sample_every == 0 && t->rank == 0;
     sk_status st = SK_OK;
-    if ((log_now || eval_now || ckpt_now || sample_now || t->stop) && (st = read_back(t, r, err)) != SK_OK) return st;
+    if ((log_now || eval_now || ckpt_now || keep_now || sample_now || t->stop) && (st = read_back(t, r, err)) != SK_OK)
+        return st;
     if (log_now && (st = report_progress(t, r, err)) != SK_OK) return st;
     if (eval_now && (st = run_eval(t, r->loss, err)) != SK_OK) return st;
     if (ckpt_now && (st = save_checkpoint(t, "last", err)) != SK_OK) return st;
-    if (keep_now && (st = keep_epoch_checkpoint(t, err)) != SK_OK) return st;
+    if (keep_now && (st = keep_epoch_checkpoint(t, r->loss, err)) != SK_OK) return st;
     if (sample_now && (st = print_sample(t, err)) != SK_OK) t->failed_alone = t->nranks > 1;
     return st;
 }
@@ -465,7 +478,7 @@ sk_status sk_trainer_run(sk_trainer *t, sk_train_summary *sum, sk_error *err) {
         t->cb.on_notice(t->cb.ctx, line);
     }
     run_state r = start_run(t);
-    t->t0 = r.t0;
+    t->t0 = r.t0, t->elapsed_base = t->st.elapsed_s;
     sk_status st;
     while (!limit_reached(t) && !t->stop) {
         if ((st = take_step(t, &r, err)) != SK_OK || (st = run_schedule(t, &r, err)) != SK_OK) return st;

@@ -51,7 +51,10 @@ struct sk_trainer {
     size_t n_step_times;
     size_t n_step_times_read; // n_step_times at the last read of a deferred step's statistics
     int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
-    double t0;           // when this process's run started (monotonic s): the metrics log's elapsed_s counts from it
+    double last_val;     // its validation loss
+    double t0;           // when this process's run started (monotonic s)
+    double elapsed_base; // the run's elapsed seconds then (a resumed state's elapsed_s, 0 for a fresh run):
+                         // the metrics log's and the checkpoints' elapsed_s count on from it
     int diverged;        // the last training loss read, after warm-up, was far above ln(V) (trainer.c)
 };
 

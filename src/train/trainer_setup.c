@@ -551,6 +551,7 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     t->st.step = saved->step, t->st.epoch = saved->epoch;
     t->st.best_val_loss = saved->best_val_loss, t->st.best_step = saved->best_step;
     t->st.rng = saved->rng;
+    t->st.elapsed_s = saved->elapsed_s; // 0 from a state written before it was recorded
     sk_status st = SK_OK;
     for (int k = 0; k < saved->n_slots && st == SK_OK; k++)
         st = sk_backend_set_optimizer_state(t->be, k, saved->slots + (size_t)k * saved->n_params);

@@ -11,7 +11,8 @@
 # The PyTorch half is skipped (the rest runs) when /usr/bin/python3 cannot import torch.
 . "$(dirname "$0")/lib.sh"
 
-cells=$("$SK_TRAIN" --help | sed -n 's/^ *--cell \([a-z|]*\).*/\1/p' | tr '|' ' ')
+# The words listed under --cell: the indented "word: equations" lines that follow its line.
+cells=$("$SK_TRAIN" --help | awk '/^  --cell /{on=1; next} on && /^     +[a-z]+: /{sub(/^ +/, ""); sub(/:.*/, ""); print; next} {on=0}' | tr '\n' ' ')
 [ -n "$cells" ] || { fail "--help lists no --cell choices"; finish; }
 note "cells: $cells"
 PY=/usr/bin/python3

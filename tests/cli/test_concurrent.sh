@@ -38,10 +38,15 @@ expect_ok "${RUN[@]}" --out-dir ref --max-iters "$steps" --checkpoint-every 1 --
 strip_speed() { sed 's/,"tokens_per_s":[0-9.e+-]*//; s/,"elapsed_s":[0-9.e+-]*//' "$1"; } # the clock's fields
 [ "$(cd a && ls -A)" = "$(cd ref && ls -A)" ] || fail "the file names differ: $(cd a && ls -A | tr '\n' ' ') vs $(cd ref && ls -A | tr '\n' ' ')"
 # The options record holds each run's --max-iters, and the model's checksum covers the record (the
-# state names that checksum, and its CRC covers it): those bytes aside, every byte is the same.
+# state names that checksum, and its CRC covers it), and the state holds the run's elapsed seconds
+# (the clock's, 8 bytes after the optimizer record at 140 + 16 * slots): those bytes aside, every
+# byte is the same.
 header_but_end() { header "$1" | sed 's/max_iters\\":[0-9]*/max_iters/; s/crc32:[0-9a-f]*/crc32/g; s/ *$//'; }
 header() { head -c "$(($(od -An -t u8 -N 8 "$1" | tr -d ' ') + 8))" "$1" | tail -c +9; }
-state_but_end() { head -c 12 "$1"; head -c -4 "$1" | tail -c +17; }
+state_but_end() {
+    local t=$((140 + 16 * $(od -An -t u4 -j 136 -N 4 "$1" | tr -d ' ')))
+    head -c 12 "$1"; head -c "$t" "$1" | tail -c +17; head -c -4 "$1" | tail -c +$((t + 9))
+}
 for f in $(cd ref && ls -A); do
     case $f in
     metrics.jsonl) cmp -s <(strip_speed a/$f) <(strip_speed ref/$f) || fail "a/metrics.jsonl differs from an undisturbed run's" ;;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # test_metrics.sh: the JSON Lines metrics log (OUT_DIR/metrics.jsonl or --log FILE): one record
 # {"iter","epoch","train_loss","lr","tokens_per_s","elapsed_s"} per logged step and
-# {"iter","val_loss","elapsed_s"} per evaluation (elapsed_s: seconds since the run started, not
-# decreasing), appended to on resume; the console: plain lines when stdout is not a terminal,
+# {"iter","val_loss","elapsed_s"} per evaluation (elapsed_s: the run's seconds, not
+# decreasing; across a resume: test_epoch_checkpoints.sh), appended to on resume; the console: plain lines when stdout is not a terminal,
 # one live line on a terminal (through script(1) when installed), validation loss at each
 # evaluation, a closing summary with the best validation loss and the median tokens/s;
 # scripts/plot_metrics.py turns the log into a PNG (when matplotlib is importable).

@@ -13,9 +13,8 @@
 #     names --init-weights; --init-weights starts a new run from the weights (from this
 #     program's model file and from PyTorch's save_checkpoint), refused with --init-from;
 #   - shakespeare-sample --checkpoint DIR takes DIR/best.safetensors, else last; a missing
-#     best.safetensors names the last.safetensors beside it;
-#   - --keep-checkpoints N keeps epoch-NNNN.* of the last N epochs (all with "all"), each one
-#     resumable at its epoch's last step.
+#     best.safetensors names the last.safetensors beside it.
+# (--keep-checkpoints: test_epoch_checkpoints.sh.)
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 40 7
@@ -74,22 +73,6 @@ expect_error '^error: --checkpoint r0/best.safetensors: No such file or director
 mkdir empty
 expect_error '^error: --checkpoint empty: the directory holds no best.safetensors or last.safetensors$' \
     "$SK_SAMPLE" --checkpoint empty --device cpu
-
-# Per-epoch checkpoints.
-head -c 3000 text.txt > small.txt
-K=("$SK_TRAIN" "${TINY[@]}" --data small.txt --eval-every 0 --max-epochs 5)
-expect_ok "${K[@]}" --out-dir k2 --keep-checkpoints 2 &&
-    { [ "$(cd k2 && ls epoch-*.safetensors | tr '\n' ' ')" = "epoch-0004.safetensors epoch-0005.safetensors " ] &&
-      note "--keep-checkpoints 2: epochs 4 and 5 kept" || fail "--keep-checkpoints 2 left: $(ls k2)"; }
-per_epoch=$(( $(state_step k2/epoch-0005.safetensors) / 5 ))
-[ "$(state_step k2/epoch-0004.safetensors)" = $((4 * per_epoch)) ] && [ "$per_epoch" -gt 0 ] &&
-    note "epoch-0004 holds step $((4 * per_epoch)), the end of epoch 4" || fail "epoch-0004 is at the wrong step"
-expect_ok "${K[@]}" --out-dir k2 --max-epochs 6 --keep-checkpoints 2 --init-from k2/epoch-0004.safetensors &&
-    note "a run resumes from epoch-0004.safetensors" || fail "cannot resume from epoch-0004: $(cat .ok.err)"
-expect_ok "${K[@]}" --out-dir kall --keep-checkpoints all &&
-    { [ "$(ls kall/epoch-*.safetensors | wc -l)" = 5 ] && note "--keep-checkpoints all: 5 epochs kept" ||
-      fail "--keep-checkpoints all left: $(ls kall)"; }
-expect_error '^error: --keep-checkpoints expects an integer, got "some"' "${K[@]}" --out-dir kx --keep-checkpoints some
 
 # A model saved by PyTorch's save_checkpoint starts a new run with --init-weights.
 if "$TORCH_PY" -c 'import torch' 2> /dev/null; then

@@ -1,5 +1,5 @@
 // test_kernels_emu.cpp: the CUDA backend's own kernels other than the persistent LSTM
-// (kernels/adam_kernels.cuh, softmax_xent_kernels.cuh, embedding_kernels.cuh,
+// (kernels/optim_kernels.cuh, softmax_xent_kernels.cuh, embedding_kernels.cuh,
 // dropout_kernels.cuh, kernels/copy_segments_kernel.cuh: the code the GPU runs) executed on
 // the CPU by tests/emu/cuda_emu.h, one fiber per GPU thread, launched with the grids their
 // launchers compute (the same *_blocks functions), against the CPU backend's computation.
@@ -69,7 +69,7 @@
 #include <string>
 #include <vector>
 
-#include "adam_kernels.cuh"
+#include "optim_kernels.cuh"
 #include "copy_segments_kernel.cuh"
 #include "dropout_kernels.cuh"
 #include "embedding_kernels.cuh"
@@ -152,7 +152,7 @@ double tree_sum(const vector<double> &terms, size_t first, size_t stride, int la
     return sh[0];
 }
 
-// ---- adam_kernels.cuh ---------------------------------------------------------------------
+// ---- optim_kernels.cuh ---------------------------------------------------------------------
 
 struct SumsqOut {
     vector<double> partials, out;
@@ -163,7 +163,7 @@ struct SumsqOut {
 
 void test_sumsq(size_t n) {
     const vector<float> x = random_floats(n, -3.0f, 3.0f);
-    const int G = sk_adam::sumsq_blocks(n);
+    const int G = sk_optim_gpu::sumsq_blocks(n);
     printf("sumsq: n=%zu, %d stage-1 blocks\n", n, G);
     SumsqOut got;
     both_schedules<SumsqOut>("sumsq", [&](bool reverse) {
@@ -171,16 +171,16 @@ void test_sumsq(size_t n) {
         o.partials.assign((size_t)G, nan(""));
         o.out.assign(1, nan(""));
         vector<double> scratch(SK_CUDA_SUMSQ_PARTIALS, nan(""));
-        launch("sumsq_stage1", (unsigned)G, 1, sk_adam::kThreads, reverse,
-               [&] { sk_adam::sumsq_stage1(scratch.data(), x.data(), n); });
-        launch("sumsq_stage2", 1, 1, sk_adam::kThreads, reverse,
-               [&] { sk_adam::sumsq_stage2(o.out.data(), scratch.data(), G); });
+        launch("sumsq_stage1", (unsigned)G, 1, sk_optim_gpu::kThreads, reverse,
+               [&] { sk_optim_gpu::sumsq_stage1(scratch.data(), x.data(), n); });
+        launch("sumsq_stage2", 1, 1, sk_optim_gpu::kThreads, reverse,
+               [&] { sk_optim_gpu::sumsq_stage2(o.out.data(), scratch.data(), G); });
         memcpy(o.partials.data(), scratch.data(), (size_t)G * sizeof(double));
         return o;
     }, &got);
     vector<double> terms(n), partials((size_t)G);
     for (size_t i = 0; i < n; i++) terms[i] = (double)x[i] * (double)x[i];
-    const int T = sk_adam::kThreads;
+    const int T = sk_optim_gpu::kThreads;
     const size_t stride = (size_t)G * T;
     for (int b = 0; b < G; b++) partials[(size_t)b] = tree_sum(terms, (size_t)b * T, stride, T);
     expect_bits("sumsq partials vs the documented order", got.partials, partials);
@@ -236,7 +236,7 @@ void test_step_finish() {
         both_schedules<FinishOut>("step_finish", [&](bool reverse) {
             FinishOut o;
             o.s.assign(1, init);
-            launch("step_finish_kernel", 1, 1, 1, reverse, [&] { sk_adam::step_finish_kernel(o.s.data(), &a); });
+            launch("step_finish_kernel", 1, 1, 1, reverse, [&] { sk_optim_gpu::step_finish_kernel(o.s.data(), &a); });
             return o;
         }, &got);
         const sk_cuda_step_stats &s = got.s[0];
@@ -291,14 +291,14 @@ void test_optim(const sk_optim_hparams &h, size_t n, int64_t step, int skip) {
     const vector<float> second = random_floats(n, 0.0f, 1e-4f); // Adam's v; RMSprop's momentum buffer
     init.state.insert(init.state.end(), second.begin(), second.end());
     const vector<float> g = random_floats(n, -0.1f, 0.1f);
-    const int blocks = sk_adam::optim_blocks(n);
+    const int blocks = sk_optim_gpu::optim_blocks(n);
     printf("optim %s: n=%zu step=%lld skip=%d, %d blocks\n", info->name, n, (long long)step, skip, blocks);
     OptimOut got;
     both_schedules<OptimOut>("optim", [&](bool reverse) {
         OptimOut o = init;
         const int skip_value = skip;
-        launch("optim_kernel", (unsigned)blocks, 1, sk_adam::kThreads, reverse, [&] {
-            sk_adam::optim_kernel(o.p.data(), g.data(), o.state.data(), decay.data(), n, &a, &clip_scale,
+        launch("optim_kernel", (unsigned)blocks, 1, sk_optim_gpu::kThreads, reverse, [&] {
+            sk_optim_gpu::optim_kernel(o.p.data(), g.data(), o.state.data(), decay.data(), n, &a, &clip_scale,
                                   skip < 0 ? nullptr : &skip_value);
         });
         return o;
@@ -689,7 +689,7 @@ void test_clusters() {
 } // namespace
 
 int main(void) {
-    const size_t adam_cap = (size_t)4096 * sk_adam::kThreads; // past it the grid-stride loop laps
+    const size_t adam_cap = (size_t)4096 * sk_optim_gpu::kThreads; // past it the grid-stride loop laps
     // sumsq: stage 1 caps at SK_CUDA_SUMSQ_PARTIALS blocks of 8 * 256 elements.
     for (size_t n : {(size_t)0, (size_t)1, (size_t)300, (size_t)2048, (size_t)2049,
                      (size_t)SK_CUDA_SUMSQ_PARTIALS * 2048 + 3000})

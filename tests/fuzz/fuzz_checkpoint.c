@@ -9,7 +9,8 @@
 // shakespeare-train; python_written.safetensors, tensors in name order) and of format 2 from
 // every writer: model_v2 (shakespeare-train), resaved_by_safetensors (the safetensors package,
 // metadata kept), torch_saved_pure / torch_saved_package (shakespeare_torch.save_checkpoint
-// with either writer), foreign_no_checksum (no format, no checksum); and a training state.
+// with either writer), foreign_no_checksum (no format, no checksum); and training states of
+// version 1 (model.000000007.state) and 3 (state_v3.000000004.state: elapsed_s and val_loss).
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

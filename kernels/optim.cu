@@ -1,11 +1,11 @@
-// adam.cu: global gradient norm (deterministic), the step's finish on the device (norm,
+// optim.cu: global gradient norm (deterministic), the step's finish on the device (norm,
 // non-finite test, clip scale) and the fused clip + optimizer step (every kind's); the kernels' bodies are in
-// adam_kernels.cuh.
+// optim_kernels.cuh.
 // defines: sk_cuda_sumsq, sk_cuda_step_finish, sk_cuda_optim_update
-#include "adam_kernels.cuh"
+#include "optim_kernels.cuh"
 #include "kernels.h"
 
-using namespace sk_adam;
+using namespace sk_optim_gpu;
 
 extern "C" cudaError_t sk_cuda_sumsq(double *out, double *partials, const float *x, size_t n,
                                      cudaStream_t stream) {

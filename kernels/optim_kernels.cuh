@@ -1,10 +1,10 @@
-// adam_kernels.cuh: the bodies of adam.cu's kernels (kernels.h describes what they compute,
-// adam.cu launches them), in a header so that tests/emu/test_kernels_emu.cpp runs the very
+// optim_kernels.cuh: the bodies of optim.cu's kernels (kernels.h describes what they compute,
+// optim.cu launches them), in a header so that tests/emu/test_kernels_emu.cpp runs the very
 // same code on the CPU; with the grid arithmetic of their launchers, which both use.
 // defines: sumsq_stage1, sumsq_stage2, step_finish_kernel, optim_kernel, sumsq_blocks,
-//          optim_blocks, kThreads (all in namespace sk_adam)
-#ifndef SK_ADAM_KERNELS_CUH
-#define SK_ADAM_KERNELS_CUH
+//          optim_blocks, kThreads (all in namespace sk_optim_gpu)
+#ifndef SK_OPTIM_KERNELS_CUH
+#define SK_OPTIM_KERNELS_CUH
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #include "shakespeare/step_math.h"
 #include "step_args.h"
 
-namespace sk_adam {
+namespace sk_optim_gpu {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
@@ -91,6 +91,6 @@ __global__ void optim_kernel(float *params, const float *grads, float *state, co
         sk_optim_element(&a, params, grads, state, n, i, decay_mask[i]);
 }
 
-} // namespace sk_adam
+} // namespace sk_optim_gpu
 
 #endif
