@@ -38,8 +38,8 @@ static void check_matvec(int G, int K, int nb) {
     float *y = malloc(sizeof(float) * (size_t)nb * G), *y1 = malloc(sizeof(float) * (size_t)G);
     uint16_t *p = malloc(sizeof(uint16_t) * (size_t)G * K);
     srand(7);
-    for (int i = 0; i < G * K; i++) w[i] = (float)rand() / RAND_MAX - 0.5f;
-    for (int i = 0; i < nb * K; i++) x[i] = (float)rand() / RAND_MAX * 2.0f - 1.0f;
+    for (int i = 0; i < G * K; i++) w[i] = (float)((double)rand() / RAND_MAX) - 0.5f;
+    for (int i = 0; i < nb * K; i++) x[i] = (float)((double)rand() / RAND_MAX) * 2.0f - 1.0f;
     for (int i = 0; i < nb * G; i++) y[i] = 0.25f * (float)(i % 3);
     sk_bf16_pack_rows(G, K, w, p);
     sk_matvec_bf16_rows(G, K, p, nb, x, K, y, G);
