@@ -63,7 +63,9 @@ typedef uint32_t v16u __attribute__((vector_size(64)));
         (out) += t_;                                                                                               \
     } while (0)
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+// GCC only: clang 14 emits no ifunc for an exported target_clones function (its callers, in
+// other files, fail to link), and the build's -march=native already targets the machine there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define SK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define SK_CLONES // one version elsewhere, and under ASan (no ifunc resolver in the sanitized start-up)
