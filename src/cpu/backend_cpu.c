@@ -44,21 +44,51 @@ typedef struct {
     float *dtop;     // (T*B, H) gradient w.r.t. top
     // Inference in bf16 (precision bf16, not training): fc's weight rounded to bf16, what the
     // logits read (the stack keeps its own matrices' copies); stale (fc_w16_ok 0) after set_params.
-    uint16_t *fc_w16; // (V, H)
+    uint16_t *fc_w16; // (V, H), allocated when bf16_infer
     int fc_w16_ok;
+    int bf16_infer;   // bf16_inference(cfg)
 } cpu_impl;
 
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
+
+// One buffer of the backend (the stack's are its own): where it goes, its elements and their
+// size, and whether this backend needs it (the backward side only when training).
+typedef struct {
+    void **p;
+    size_t n, size;
+    int needed;
+} cpu_buffer;
+
+enum { CPU_BUFFERS = 9 };
+
+// Every buffer of c's shape (set_shape) for `total` parameters, in one table: alloc_buffers,
+// the memory estimate (sk_backend_cpu_bytes) and cpu_destroy read the same rows. The first
+// holds the parameters and, when training, their gradients and the optimizer's slots (llm.c's
+// one allocation).
+static void cpu_buffers(cpu_impl *c, size_t total, cpu_buffer bufs[CPU_BUFFERS]) {
+    const size_t rows = (size_t)c->T * c->B, f = sizeof(float), id = sizeof(int32_t);
+    const int train = c->training;
+    const cpu_buffer table[CPU_BUFFERS] = {
+        {.p = (void **)&c->params, .n = total * (train ? 2 + (size_t)c->n_slots : 1), .size = f, .needed = 1},
+        {.p = (void **)&c->x, .n = rows, .size = id, .needed = 1},
+        {.p = (void **)&c->y, .n = rows, .size = id, .needed = 1},
+        {.p = (void **)&c->emb, .n = rows * c->E, .size = f, .needed = 1},
+        {.p = (void **)&c->logits, .n = rows * c->V, .size = f, .needed = 1},
+        {.p = (void **)&c->row_loss, .n = rows, .size = f, .needed = 1},
+        {.p = (void **)&c->dlogits, .n = rows * c->V, .size = f, .needed = train},
+        {.p = (void **)&c->dtop, .n = rows * c->H, .size = f, .needed = train},
+        {.p = (void **)&c->fc_w16, .n = (size_t)c->V * c->H, .size = sizeof(uint16_t), .needed = c->bf16_infer},
+    };
+    memcpy(bufs, table, sizeof table);
+}
 
 static void cpu_destroy(sk_backend *b) {
     cpu_impl *c = impl_of(b);
     if (c) {
         sk_cpu_stack_destroy(c->stack);
-        float *flat[] = {c->params, c->emb, c->logits, c->row_loss, c->dlogits, c->dtop}; // params: grads, slots too
-        for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
-        free(c->x);
-        free(c->y);
-        free(c->fc_w16);
+        cpu_buffer bufs[CPU_BUFFERS]; // the table that allocated them (params holds grads and the slots)
+        cpu_buffers(c, 0, bufs);
+        for (size_t i = 0; i < CPU_BUFFERS; i++) free(*bufs[i].p);
         free(c);
     }
     sk_param_layout_free(&b->layout);
@@ -302,12 +332,6 @@ static const sk_backend_ops cpu_ops = {
     // No deferred step: every CPU step runs to its end anyway (src/backend/train_step.c's eager one).
 };
 
-static float *alloc_floats(size_t n, int *ok) {
-    float *p = calloc(n ? n : 1, sizeof(float));
-    if (!p) *ok = 0;
-    return p;
-}
-
 // One line when OpenBLAS runs kernels without AVX2 on a CPU that has it (OPENBLAS_CORETYPE
 // forcing an old core, or a build without them): a training step then takes about 2.5x as
 // long for the same result. The cores listed are OpenBLAS's x86-64 AVX2 and AVX-512 kernels.
@@ -348,30 +372,45 @@ static sk_cpu_stack_config stack_config(const sk_backend_config *cfg) {
                                  .bf16_weights = bf16_inference(cfg)};
 }
 
-// sk_backend_create_cpu's buffers for cfg, in bytes (ids are 4 bytes, as floats): per row of a
-// window (T x B rows) the embedding, the logits, the row losses and the ids, and when training the
-// logits' gradient and the top layer's; besides the rows, the parameters (with gradients and
-// the optimizer's slots when training, in one allocation); and the stack's (sk_cpu_stack_bytes; in
-// bf16 oneDNN's, sk_cpu_stack_onednn_bytes).
+// The shape and the threads the backend runs with.
+static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
+    c->threads = threads_of(cfg);
+    c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
+    c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len;
+    c->stream_offset = cfg->stream_offset;
+    c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
+    c->training = cfg->training;
+    c->bf16_infer = bf16_inference(cfg);
+    c->n_slots = cfg->training ? sk_optim_of(cfg->optimizer)->n_slots : 0; // kind checked by check_cpu_config
+}
+
+// sk_backend_create_cpu's memory for cfg, in bytes: its buffers (cpu_buffers' rows, ids 4 bytes as
+// floats) and the stack's (sk_cpu_stack_bytes; in bf16 oneDNN's, sk_cpu_stack_onednn_bytes).
+// *activations: what grows with the window's rows (every buffer but the parameters', and the
+// stack's rows).
 size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     sk_param_layout layout;
     if (cfg->batch_size < 1 || cfg->seq_len < 1 || sk_param_layout_init(&layout, &cfg->model, NULL) != SK_OK) return 0;
     const size_t total = layout.total;
     sk_param_layout_free(&layout);
-    const size_t H = (size_t)cfg->model.hidden_size, E = (size_t)cfg->model.embed_size;
-    const size_t V = (size_t)cfg->model.vocab_size, rows = (size_t)cfg->seq_len * cfg->batch_size;
-    size_t per_row = E + V + 1 + 2;
-    if (cfg->training) per_row += V + H;
-    const sk_optim_info *opt = sk_optim_of(cfg->optimizer);
-    if (cfg->training && !opt) return 0;
+    if (cfg->training && !sk_optim_of(cfg->optimizer)) return 0;
+    cpu_impl shape = {.training = 0}; // set_shape fills what cpu_buffers reads
+    set_shape(&shape, cfg);
+    cpu_buffer bufs[CPU_BUFFERS];
+    cpu_buffers(&shape, total, bufs);
+    size_t bytes = 0, fixed = 0; // fixed: what does not grow with the rows (the parameters, fc's bf16 copy)
+    for (size_t i = 0; i < CPU_BUFFERS; i++)
+        if (bufs[i].needed) {
+            bytes += bufs[i].n * bufs[i].size;
+            if (bufs[i].p == (void **)&shape.params || bufs[i].p == (void **)&shape.fc_w16) fixed += bufs[i].n * bufs[i].size;
+        }
     const sk_cpu_stack_config sc = stack_config(cfg);
     size_t stack_rows = 0;
     const size_t stack = cfg->precision == SK_PRECISION_BF16 && cfg->training
                              ? sk_cpu_stack_onednn_bytes(&sc, 1, &stack_rows)
                              : sk_cpu_stack_bytes(&sc, &stack_rows);
-    if (activations) *activations = sizeof(float) * rows * per_row + stack_rows;
-    const size_t fc16 = bf16_inference(cfg) ? sizeof(uint16_t) * V * H : 0;
-    return sizeof(float) * (rows * per_row + total * (cfg->training ? 2 + (size_t)opt->n_slots : 1)) + stack + fc16;
+    if (activations) *activations = bytes - fixed + stack_rows;
+    return bytes + stack;
 }
 
 // The settings only a CUDA device can honour, and a batch that does not fit the config.
@@ -408,39 +447,14 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
     return SK_OK;
 }
 
-// The shape and the threads the backend runs with.
-static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
-    c->threads = threads_of(cfg);
-    c->V = cfg->model.vocab_size, c->E = cfg->model.embed_size, c->H = cfg->model.hidden_size;
-    c->L = cfg->model.num_layers, c->B = cfg->batch_size, c->T = cfg->seq_len;
-    c->stream_offset = cfg->stream_offset;
-    c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
-    c->training = cfg->training;
-    c->n_slots = cfg->training ? sk_optim_of(cfg->optimizer)->n_slots : 0; // kind checked by check_cpu_config
-}
-
-// Every buffer (sk_backend_cpu_bytes counts them) but the stack's; 0 when one could not be allocated.
+// Every buffer of cpu_buffers' table that c needs, zeroed; 0 when one could not be allocated.
 static int alloc_buffers(cpu_impl *c, size_t total) {
-    const size_t rows = (size_t)c->T * c->B;
-    int ok = 1;
-    c->params = alloc_floats(total * (c->training ? 2 + (size_t)c->n_slots : 1), &ok);
-    c->x = calloc(rows, sizeof(int32_t));
-    c->y = calloc(rows, sizeof(int32_t));
-    if (!c->x || !c->y) ok = 0;
-    c->emb = alloc_floats(rows * c->E, &ok);
-    c->logits = alloc_floats(rows * c->V, &ok);
-    c->row_loss = alloc_floats(rows, &ok);
-    if (!c->training) return ok;
-    if (c->params) c->grads = c->params + total, c->opt_state = c->params + 2 * total;
-    c->dlogits = alloc_floats(rows * c->V, &ok);
-    c->dtop = alloc_floats(rows * c->H, &ok);
-    return ok;
-}
-
-// The inference-in-bf16 buffer (bf16_inference); 0 when it could not be allocated.
-static int alloc_bf16_inference(cpu_impl *c) {
-    c->fc_w16 = malloc(sizeof(uint16_t) * (size_t)c->V * c->H);
-    return c->fc_w16 != NULL;
+    cpu_buffer bufs[CPU_BUFFERS];
+    cpu_buffers(c, total, bufs);
+    for (size_t i = 0; i < CPU_BUFFERS; i++)
+        if (bufs[i].needed && !(*bufs[i].p = calloc(bufs[i].n ? bufs[i].n : 1, bufs[i].size))) return 0;
+    if (c->training) c->grads = c->params + total, c->opt_state = c->params + 2 * total;
+    return 1;
 }
 
 sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, sk_error *err) {
@@ -471,7 +485,7 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     slow_blas_notice(b->notice, sizeof b->notice);
     sk_recur_init();
     set_shape(c, cfg);
-    if (!alloc_buffers(c, b->layout.total) || (bf16_inference(cfg) && !alloc_bf16_inference(c))) {
+    if (!alloc_buffers(c, b->layout.total)) {
         cpu_destroy(b);
         return sk_fail(err, SK_ERR_NOMEM, "out of memory allocating CPU buffers for B=%d T=%d H=%d L=%d",
                        cfg->batch_size, cfg->seq_len, cfg->model.hidden_size, cfg->model.num_layers);
