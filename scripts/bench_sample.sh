@@ -56,20 +56,23 @@ measure() { # WHAT DEVICE CHARS STARTUP_ARGS -- ARGS...: one row; CHARS 0: no ra
 # of characters), then the per-character forward loop it replaced (cuda-loop: the same program
 # with --no-fused-sampler), then the CPU; without one, the CPU alone. The fused rows
 # draw ten times the characters: at their speed the smaller counts end in a fraction of a second.
-devices=(cpu) envs=()
-nvidia-smi -L > /dev/null 2>&1 && devices=(cuda cuda-loop cpu)
+# cpu-bf16: the CPU with --precision bf16 (bf16 weights, fp32 sums), beside fp32 in the same run.
+devices=(cpu cpu-bf16) envs=()
+nvidia-smi -L > /dev/null 2>&1 && devices=(cuda cuda-loop cpu cpu-bf16)
 for b in "$@"; do
     measure help - 0 -- --help
     for dev in "${devices[@]}"; do
         sizes="1:20000 16:4000 256:500" # --num-samples N : --length (N x length characters)
-        loop=() envs=()
+        loop=() envs=() prec=()
         case $dev in
+            cpu-bf16) prec=(--precision bf16) ;;
             cuda) sizes="1:200000 16:40000 256:5000" ;;
             cuda-loop) loop=(--no-fused-sampler) # builds older than the flag read the environment
                 "$b/shakespeare-sample" --no-fused-sampler --help > /dev/null 2>&1 ||
                     { loop=(); envs=(SHAKESPEARE_FUSED_SAMPLER=0); } ;;
         esac
-        common=(--checkpoint "$tmp/ck/last.safetensors" --threads 1 --device "${dev%-loop}" "${loop[@]}")
+        base=${dev%-loop}
+        common=(--checkpoint "$tmp/ck/last.safetensors" --threads 1 --device "${base%-bf16}" "${loop[@]}" "${prec[@]}")
         for nl in $sizes; do
             ns=${nl%%:*} len=${nl##*:}
             measure "sample/$ns" "$dev" $((ns * len)) "${common[@]}" --num-samples "$ns" --length 1 -- \

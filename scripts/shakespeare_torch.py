@@ -225,7 +225,7 @@ def write_safetensors(path, tensors, metadata, writer="auto"):
 
 def content_checksum(tensors, metadata):
     """The model file's checksum (format shakespeare-lstm-2), "crc32:%08x", over the content in
-    the canonical form of include/shakespeare/checkpoint.h: the metadata but "checksum" sorted
+    the canonical form of include/shakespeare/model_file.h: the metadata but "checksum" sorted
     by key, then the tensors' names, dtypes, shapes and bytes sorted by name; every string and
     every tensor's bytes preceded by its length (u64 LE)."""
     def u64(v):

@@ -215,6 +215,11 @@ static void test_model_round_trip(const char *dir) {
     CHECK_OK(sk_model_load(path, &f, &err));
     CHECK(f.cfg.vocab_size == 5 && f.cfg.embed_size == 3 && f.cfg.hidden_size == 4 && f.cfg.num_layers == 2);
     CHECK(f.cfg.dropout == 0.1f && f.cfg.weight_drop == 0.3f);
+    // The loaded model carries its layout: the saved model's, tensor for tensor.
+    CHECK(f.layout.total == m.lay.total && f.layout.n_tensors == m.lay.n_tensors && f.layout.n_tensors == 3 + 4 * 2);
+    for (int i = 0; i < m.lay.n_tensors; i++)
+        CHECK(strcmp(f.layout.tensors[i].name, m.lay.tensors[i].name) == 0 &&
+              f.layout.tensors[i].offset == m.lay.tensors[i].offset && f.layout.tensors[i].numel == m.lay.tensors[i].numel);
     CHECK(sk_vocab_equal(&f.vocab, &m.vocab));
     CHECK(memcmp(f.params, m.params, m.lay.total * sizeof(float)) == 0);
     CHECK(f.train_config && strcmp(f.train_config, tc) == 0);
@@ -244,7 +249,7 @@ static void test_check_finite(void) {
     const uint32_t chars[] = {10, 32, 97};
     model m;
     model_init(&m, chars, 3, 2, 4, 2, 0.0f, 9);
-    sk_model_file f = {.cfg = m.cfg, .params = m.params};
+    sk_model_file f = {.cfg = m.cfg, .layout = m.lay, .params = m.params}; // borrowed: m owns them
     CHECK_OK(sk_model_file_check_finite(&f, "m.safetensors", &err));
     const sk_tensor_info *hh = sk_param_find(&m.lay, "lstm.weight_hh_l1"), *b = sk_param_find(&m.lay, "fc.bias");
     m.params[b->offset + 2] = -INFINITY; // a later tensor: the earlier one is named

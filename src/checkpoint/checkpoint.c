@@ -41,6 +41,8 @@
 // replaces <name>.safetensors, then the other "<name>.<digits>[.<digits>].state" files go.
 // Each write is atomic (fsutil.h), so after a kill at any instant <name>.safetensors and the
 // state it names are both on disk.
+#include "shakespeare/checkpoint.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -422,13 +424,11 @@ sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_tr
     if (st == SK_OK) st = sk_state_load(path, state, model->checksum, err);
     if (st == SK_OK) {
         const sk_model_config *c = &model->cfg;
-        sk_param_layout lay;
-        st = sk_param_layout_init(&lay, c, err);
-        if (st == SK_OK && (state->n_params != lay.total || state->L != c->num_layers || state->H != c->hidden_size))
+        const size_t total = model->layout.total;
+        if (state->n_params != total || state->L != c->num_layers || state->H != c->hidden_size)
             st = sk_fail(err, SK_ERR_MISMATCH,
                          "%s: training state has %zu parameters and (L, H) = (%d, %d), the model %zu and (%d, %d)",
-                         path, state->n_params, state->L, state->H, lay.total, c->num_layers, c->hidden_size);
-        sk_param_layout_free(&lay);
+                         path, state->n_params, state->L, state->H, total, c->num_layers, c->hidden_size);
     }
     free(path);
     if (st != SK_OK) {

@@ -1,6 +1,5 @@
 // safetensors.c: the model file, a standard safetensors file with shakespeare metadata.
-// defines: sk_model_save, sk_model_load, sk_model_load_mem, sk_model_checksum, sk_model_file_free,
-//          sk_model_file_check_finite
+// defines: sk_model_save, sk_model_load, sk_model_load_mem, sk_model_checksum
 //
 // Layout (https://github.com/huggingface/safetensors):
 //   u64 LE  N                 header length; N % 8 == 0 (padded with spaces) so data is aligned
@@ -11,7 +10,7 @@
 // safetensors library, requires the tensors to tile the data section exactly (no gaps, no
 // overlap, nothing after). The checksum (model_checksum.c) depends on the format version: version 2
 // covers the content whatever its layout, version 1 the data section as stored. Which metadata
-// a file needs, and when it may lack a checksum: checkpoint.h.
+// a file needs, and when it may lack a checksum: model_file.h.
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -247,14 +246,6 @@ sk_status sk_model_save(const char *path, const sk_model_config *cfg, const sk_v
 
 // ---- load ----------------------------------------------------------------------------------
 
-void sk_model_file_free(sk_model_file *f) {
-    sk_vocab_free(&f->vocab);
-    free(f->params);
-    free(f->train_config);
-    free(f->state_file);
-    memset(f, 0, sizeof *f);
-}
-
 // A positive decimal integer written without sign or leading zeros, at most 1 << 30.
 static bool parse_count(const char *s, size_t n, int *out) {
     if (n == 0 || n > 10 || s[0] == '0') return false;
@@ -338,7 +329,8 @@ static sk_status read_meta(const char *path, const sk_json *doc, size_t meta, me
     return SK_OK;
 }
 
-// The hyperparameters into out->cfg: the sizes, the optional dropout, weight_drop and cell.
+// The hyperparameters into out->cfg (the sizes, the optional dropout, weight_drop and cell), checked,
+// and their layout into out->layout.
 static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model_file *out, sk_error *err) {
     char q[64];
     static const char *ints[] = {"vocab_size", "embed_size", "hidden_size", "num_layers"};
@@ -365,7 +357,10 @@ static sk_status meta_hyperparams(const char *path, const meta_list *m, sk_model
                        sk_cell_names());
         out->cfg.cell = cell->kind;
     }
-    sk_status st = sk_model_config_check(&out->cfg, err);
+    // The one check of the config and the one build of its layout (model_file.h: the loaded model
+    // carries it); only running out of memory fails it otherwise.
+    sk_status st = sk_param_layout_init(&out->layout, &out->cfg, err);
+    if (st == SK_ERR_NOMEM) return sk_fail(err, st, "%s: out of memory for the parameter layout", path);
     if (st != SK_OK) {
         char tmp[SK_ERROR_MSG_MAX];
         snprintf(tmp, sizeof tmp, "%s", err ? err->msg : "");
@@ -589,7 +584,7 @@ static sk_status load(const char *path, sk_reader *r, sk_model_file *out, sk_err
     if (!hdr) return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for a %llu-byte header", path, (unsigned long long)hlen);
     sk_json doc = {0};
     meta_list meta = {0};
-    sk_param_layout lay = {0};
+    const sk_param_layout *lay = &out->layout; // built by read_config
     span *spans = NULL;
     st = sk_reader_read(r, hdr, hlen, path, err);
     if (st == SK_OK && (hlen < 2 || hdr[0] != '{'))
@@ -601,33 +596,30 @@ static sk_status load(const char *path, sk_reader *r, sk_model_file *out, sk_err
     }
     if (st == SK_OK) st = read_meta(path, &doc, sk_json_get(&doc, 0, "__metadata__"), &meta, err);
     if (st == SK_OK) st = read_config(path, &meta, out, err);
-    if (st == SK_OK && sk_param_layout_init(&lay, &out->cfg, err) != SK_OK) // checked: only out of memory
-        st = sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for the parameter layout", path);
-    if (st == SK_OK && !(spans = calloc((size_t)lay.n_tensors, sizeof *spans)))
+    if (st == SK_OK && !(spans = calloc((size_t)lay->n_tensors, sizeof *spans)))
         st = sk_fail(err, SK_ERR_NOMEM, "%s: out of memory", path);
-    if (st == SK_OK) st = read_tensors(path, &doc, &lay, spans, err);
+    if (st == SK_OK) st = read_tensors(path, &doc, lay, spans, err);
     if (st == SK_OK) {
-        uint64_t need = 4 * (uint64_t)lay.total, have = r->size - 8 - hlen;
+        uint64_t need = 4 * (uint64_t)lay->total, have = r->size - 8 - hlen;
         if (have < need)
             st = bad(err, path, "truncated (header says %llu bytes, file has %llu)",
                      (unsigned long long)(8 + hlen + need), (unsigned long long)r->size);
         else if (have > need)
             st = bad(err, path, "%llu unexpected bytes after the tensor data", (unsigned long long)(have - need));
     }
-    if (st == SK_OK && !(out->params = malloc(lay.total * sizeof *out->params)))
-        st = sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for %zu parameters", path, lay.total);
+    if (st == SK_OK && !(out->params = malloc(lay->total * sizeof *out->params)))
+        st = sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for %zu parameters", path, lay->total);
     if (st == SK_OK) {
         uint32_t crc = meta.version == 1 ? sk_checksum_v1_meta(meta.e, meta.n) : 0;
-        for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) { // in file order
-            const sk_tensor_info *t = &lay.tensors[spans[i].tensor];
+        for (int i = 0; i < lay->n_tensors && st == SK_OK; i++) { // in file order
+            const sk_tensor_info *t = &lay->tensors[spans[i].tensor];
             st = sk_read_f32_le(r, out->params + t->offset, t->numel, &crc, path, err);
         }
-        if (st == SK_OK && meta.version == 2) crc = sk_checksum_v2(meta.e, meta.n, &lay, out->params);
+        if (st == SK_OK && meta.version == 2) crc = sk_checksum_v2(meta.e, meta.n, lay, out->params);
         if (st == SK_OK && out->has_checksum && crc != out->checksum)
             st = bad(err, path, "checksum mismatch (file is corrupt)");
     }
     free(spans);
-    sk_param_layout_free(&lay);
     meta_list_free(&meta);
     sk_json_free(&doc);
     free(hdr);
@@ -650,29 +642,5 @@ sk_status sk_model_load_mem(const char *path, const void *data, size_t n, sk_mod
     sk_reader r = {NULL, data, n, 0};
     sk_status st = load(path, &r, out, err);
     if (st != SK_OK) sk_model_file_free(out);
-    return st;
-}
-
-sk_status sk_model_file_check_finite(const sk_model_file *f, const char *path, sk_error *err) {
-    sk_param_layout lay;
-    if (sk_param_layout_init(&lay, &f->cfg, err) != SK_OK) // the config was checked when loaded
-        return sk_fail(err, SK_ERR_NOMEM, "%s: out of memory for the parameter layout", path);
-    sk_status st = SK_OK;
-    for (int i = 0; i < lay.n_tensors && st == SK_OK; i++) {
-        const sk_tensor_info *t = &lay.tensors[i];
-        const float *p = f->params + t->offset;
-        for (size_t j = 0; j < t->numel; j++) {
-            if (isfinite(p[j])) continue;
-            char at[48]; // [row, column] of a matrix, [index] of a vector
-            if (t->ndim == 2)
-                snprintf(at, sizeof at, "[%zu, %zu]", j / (size_t)t->shape[1], j % (size_t)t->shape[1]);
-            else
-                snprintf(at, sizeof at, "[%zu]", j);
-            st = bad(err, path, "%s%s is %s; a model with non-finite weights cannot be used (did its training "
-                     "diverge?)", t->name, at, isnan(p[j]) ? "NaN" : p[j] > 0 ? "+inf" : "-inf");
-            break;
-        }
-    }
-    sk_param_layout_free(&lay);
     return st;
 }

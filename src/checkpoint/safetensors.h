@@ -1,5 +1,5 @@
 // safetensors.h: what the model file's side (safetensors.c) offers the rest of the checkpoint
-// code beyond checkpoint.h: the format names, the checksum the state file is tied to, the
+// code beyond model_file.h: the format names, the checksum the state file is tied to, the
 // file-name rule both files follow, and the in-memory loader for the fuzzer and the tests.
 // The state file and the two-file protocol (checkpoint.c) stand above it.
 // defines: SK_MODEL_FORMAT, SK_MODEL_FORMAT_V1, sk_model_load_mem, sk_model_checksum, sk_valid_basename
@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shakespeare/checkpoint.h"
+#include "shakespeare/model_file.h"
 
-// The format this build writes (checksum over the content, see checkpoint.h) and the one
+// The format this build writes (checksum over the content, see model_file.h) and the one
 // before it (checksum over the data section as stored), which it still reads.
 #define SK_MODEL_FORMAT "shakespeare-lstm-2"
 #define SK_MODEL_FORMAT_V1 "shakespeare-lstm-1"

@@ -51,7 +51,7 @@ static const cli_option sample_opts[] = {
     {.name = "no-fused-sampler", .type = CLI_FLAG, .offset = AT(backend.no_fused_sampler)},
     {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(backend.precision), .kind = &cli_kind_precision,
      .help = "the arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"
-             "the CPU takes fp32, and bf16 where it has bf16 dot products"},
+             "on the CPU bf16 means bf16 weights, fp32 sums and state (any CPU)"},
     {.name = "score", .arg = "FILE", .type = CLI_STR, .offset = AT(score),
      .help = "instead of sampling, print the mean negative log-likelihood of FILE in\n"
              "nats and bits per character, batch 1: every character predicted from all\n"

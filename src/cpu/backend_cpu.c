@@ -12,6 +12,7 @@
 #include "backend/backend_impl.h"
 #include "embedding_cpu.h"
 #include "lstm_onednn.h"
+#include "matvec_bf16.h"
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
@@ -41,6 +42,11 @@ typedef struct {
     // backward scratch
     float *dlogits;  // (T*B, V)
     float *dtop;     // (T*B, H) gradient w.r.t. top
+    // Inference in bf16 (precision bf16, not training): fc's weight rounded to bf16, what the
+    // logits read (the stack keeps its own matrices' copies); stale (fc_w16_ok 0) after set_params.
+    uint16_t *fc_w16; // (V, H), allocated when bf16_infer
+    int fc_w16_ok;
+    int bf16_infer;   // bf16_inference(cfg)
 } cpu_impl;
 
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
@@ -53,7 +59,7 @@ typedef struct {
     int needed;
 } cpu_buffer;
 
-enum { CPU_BUFFERS = 8 };
+enum { CPU_BUFFERS = 9 };
 
 // Every buffer of c's shape (set_shape) for `total` parameters, in one table: alloc_buffers,
 // the memory estimate (sk_backend_cpu_bytes) and cpu_destroy read the same rows. The first
@@ -71,6 +77,7 @@ static void cpu_buffers(cpu_impl *c, size_t total, cpu_buffer bufs[CPU_BUFFERS])
         {.p = (void **)&c->row_loss, .n = rows, .size = f, .needed = 1},
         {.p = (void **)&c->dlogits, .n = rows * c->V, .size = f, .needed = train},
         {.p = (void **)&c->dtop, .n = rows * c->H, .size = f, .needed = train},
+        {.p = (void **)&c->fc_w16, .n = (size_t)c->V * c->H, .size = sizeof(uint16_t), .needed = c->bf16_infer},
     };
     memcpy(bufs, table, sizeof table);
 }
@@ -91,6 +98,7 @@ static void cpu_destroy(sk_backend *b) {
 static sk_status cpu_set_params(sk_backend *b, const float *params) {
     memcpy(impl_of(b)->params, params, sizeof(float) * b->layout.total);
     impl_of(b)->stack->ops->params_changed(impl_of(b)->stack);
+    impl_of(b)->fc_w16_ok = 0;
     return SK_OK;
 }
 static sk_status cpu_get_params(sk_backend *b, float *params) {
@@ -153,11 +161,19 @@ static sk_status gather_window(sk_backend *b, cpu_impl *c, const int32_t *x, con
     return SK_OK;
 }
 
+// logits = top W_fc^T + b_fc, in bf16 inference over fc's rounded copy (made on first use).
+static void fc_forward_bf16(cpu_impl *c, const float *top, int rows) {
+    if (!c->fc_w16_ok) sk_bf16_pack_rows(c->V, c->H, c->w.fc_w, c->fc_w16), c->fc_w16_ok = 1;
+    sk_matvec_bf16_rows(c->V, c->H, c->fc_w16, rows, top, c->H, c->logits, c->V);
+}
+
 // logits = top W_fc^T + b_fc
 static void fc_forward(cpu_impl *c, const float *top, int rows, int infer_step) {
     const int H = c->H, V = c->V;
     for (int r = 0; r < rows; r++) memcpy(c->logits + (size_t)r * V, c->w.fc_b, sizeof(float) * V);
-    if (infer_step)
+    if (c->fc_w16)
+        fc_forward_bf16(c, top, rows);
+    else if (infer_step)
         sk_matvec_rows(V, H, c->w.fc_w, rows, top, H, c->logits, V);
     else
         sk_sgemm_rows(c->threads, CblasNoTrans, CblasTrans, rows, V, H, 1.0f, top, H, c->w.fc_w, H, 1.0f, c->logits,
@@ -341,12 +357,19 @@ static int threads_of(const sk_backend_config *cfg) {
     return n > SK_MAX_THREADS ? SK_MAX_THREADS : n;
 }
 
+// Precision bf16 without training: bf16 weights, fp32 arithmetic and state, on any CPU (the
+// reference stack over matvec_bf16.h); with training it is oneDNN's LSTM in bf16.
+static int bf16_inference(const sk_backend_config *cfg) {
+    return !cfg->training && cfg->precision == SK_PRECISION_BF16;
+}
+
 static sk_cpu_stack_config stack_config(const sk_backend_config *cfg) {
     const sk_model_config *m = &cfg->model;
     return (sk_cpu_stack_config){.cell = sk_model_cell(m), .V = m->vocab_size, .E = m->embed_size,
                                  .H = m->hidden_size, .L = m->num_layers, .B = cfg->batch_size, .T = cfg->seq_len,
                                  .threads = threads_of(cfg), .training = cfg->training, .dropout = m->dropout,
-                                 .weight_drop = m->weight_drop, .seed = cfg->seed, .stream_offset = cfg->stream_offset};
+                                 .weight_drop = m->weight_drop, .seed = cfg->seed, .stream_offset = cfg->stream_offset,
+                                 .bf16_weights = bf16_inference(cfg)};
 }
 
 // The shape and the threads the backend runs with.
@@ -357,6 +380,7 @@ static void set_shape(cpu_impl *c, const sk_backend_config *cfg) {
     c->stream_offset = cfg->stream_offset;
     c->global_batch = cfg->global_batch > 0 ? cfg->global_batch : cfg->batch_size;
     c->training = cfg->training;
+    c->bf16_infer = bf16_inference(cfg);
     c->n_slots = cfg->training ? sk_optim_of(cfg->optimizer)->n_slots : 0; // kind checked by check_cpu_config
 }
 
@@ -374,14 +398,18 @@ size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     set_shape(&shape, cfg);
     cpu_buffer bufs[CPU_BUFFERS];
     cpu_buffers(&shape, total, bufs);
-    size_t bytes = 0, params = bufs[0].n * bufs[0].size;
+    size_t bytes = 0, fixed = 0; // fixed: what does not grow with the rows (the parameters, fc's bf16 copy)
     for (size_t i = 0; i < CPU_BUFFERS; i++)
-        if (bufs[i].needed) bytes += bufs[i].n * bufs[i].size;
+        if (bufs[i].needed) {
+            bytes += bufs[i].n * bufs[i].size;
+            if (bufs[i].p == (void **)&shape.params || bufs[i].p == (void **)&shape.fc_w16) fixed += bufs[i].n * bufs[i].size;
+        }
     const sk_cpu_stack_config sc = stack_config(cfg);
     size_t stack_rows = 0;
-    const size_t stack = cfg->precision == SK_PRECISION_BF16 ? sk_cpu_stack_onednn_bytes(&sc, 1, &stack_rows)
-                                                             : sk_cpu_stack_bytes(&sc, &stack_rows);
-    if (activations) *activations = bytes - params + stack_rows;
+    const size_t stack = cfg->precision == SK_PRECISION_BF16 && cfg->training
+                             ? sk_cpu_stack_onednn_bytes(&sc, 1, &stack_rows)
+                             : sk_cpu_stack_bytes(&sc, &stack_rows);
+    if (activations) *activations = bytes - fixed + stack_rows;
     return bytes + stack;
 }
 
@@ -401,10 +429,12 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
         return sk_fail(err, SK_ERR_ARG, "precision tf32 needs a CUDA device; the CPU backend computes in fp32 or bf16 "
                                         "(use --precision fp32, or a CUDA device)");
     const sk_cell *cell = sk_model_cell(&cfg->model);
-    if (cfg->precision == SK_PRECISION_BF16 && cell && cell->kind != SK_CELL_LSTM)
+    // Training in bf16 runs oneDNN's LSTM; inference in bf16 (bf16 weights) runs on any CPU and cell.
+    const int onednn_bf16 = cfg->precision == SK_PRECISION_BF16 && cfg->training;
+    if (onednn_bf16 && cell && cell->kind != SK_CELL_LSTM)
         return sk_fail(err, SK_ERR_ARG, "precision bf16 on the CPU runs oneDNN's LSTM; the %s not yet (use --precision "
                                         "fp32, or a CUDA device)", cell->name);
-    if (cfg->precision == SK_PRECISION_BF16 && !sk_onednn_bf16_check(why, sizeof why))
+    if (onednn_bf16 && !sk_onednn_bf16_check(why, sizeof why))
         return sk_fail(err, SK_ERR_ARG, "precision bf16 on the CPU: %s (use --precision fp32, or a CUDA device)", why);
     if (cfg->plstm_tensor_cores == SK_TENSOR_CORES_ON)
         return sk_fail(err, SK_ERR_ARG, "tensor cores need a CUDA device (the persistent LSTM kernel's); the CPU "
@@ -460,10 +490,11 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
         return sk_fail(err, SK_ERR_NOMEM, "out of memory allocating CPU buffers for B=%d T=%d H=%d L=%d",
                        cfg->batch_size, cfg->seq_len, cfg->model.hidden_size, cfg->model.num_layers);
     }
-    // The stack: oneDNN's LSTM for bf16 (stack_onednn.c), the reference in fp32.
+    // The stack: oneDNN's LSTM for training in bf16 (stack_onednn.c), the reference otherwise (in
+    // inference in bf16, over bf16 copies of its weights).
     const sk_cpu_stack_config sc = stack_config(cfg);
-    st = b->cfg.precision == SK_PRECISION_BF16 ? sk_cpu_stack_create_onednn(&sc, 1, &c->stack, err)
-                                               : sk_cpu_stack_create_reference(&sc, &c->stack, err);
+    st = b->cfg.precision == SK_PRECISION_BF16 && cfg->training ? sk_cpu_stack_create_onednn(&sc, 1, &c->stack, err)
+                                                                : sk_cpu_stack_create_reference(&sc, &c->stack, err);
     if (st != SK_OK) {
         cpu_destroy(b);
         return st;

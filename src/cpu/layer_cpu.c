@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <string.h>
 
+#include "matvec_bf16.h"
 #include "matvec_cpu.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
@@ -40,7 +41,8 @@ static void forward_span(const span_job *j) {
             acc = l->hh + (size_t)j->b0 * GH;
             for (int b = 0; b < nb; b++) memcpy(acc + (size_t)b * GH, l->b_hh, sizeof(float) * (size_t)GH);
         }
-        if (l->step) sk_matvec_rows(GH, H, l->w_hh, nb, h_prev, H, acc, GH);
+        if (l->w_hh16) sk_matvec_bf16_rows(GH, H, l->w_hh16, nb, h_prev, H, acc, GH);
+        else if (l->step) sk_matvec_rows(GH, H, l->w_hh, nb, h_prev, H, acc, GH);
         else sk_recur_forward(nb, H, GH, l->w_hh, l->w_hh_t, h_prev, acc);
         for (int b = 0; b < nb; b++) {
             const float *prev[SK_MAX_CELL_STATES];
@@ -128,7 +130,9 @@ void sk_layer_cpu_input(const sk_layer_cpu *l, int rows, const float *x, float *
         if (l->cell->split_hh) memcpy(gr, l->b_ih, sizeof(float) * (size_t)GH);
         else for (int j = 0; j < GH; j++) gr[j] = l->b_ih[j] + l->b_hh[j];
     }
-    if (l->step)
+    if (l->w_ih16)
+        sk_matvec_bf16_rows(GH, l->in, l->w_ih16, rows, x, l->in, gates, GH);
+    else if (l->step)
         sk_matvec_rows(GH, l->in, l->w_ih, rows, x, l->in, gates, GH);
     else
         sk_sgemm_rows(l->threads, CblasNoTrans, CblasTrans, rows, GH, l->in, 1.0f, x, l->in, l->w_ih, l->in, 1.0f,
@@ -140,7 +144,7 @@ void sk_layer_cpu_forward(const sk_layer_cpu *l, int len, const float *x, float 
     if (!l->gates_in) sk_layer_cpu_input(l, len * l->B, x, gates);
     // W_hh laid out once for the window's len steps, when a span holds more than one stream;
     // one stream per span (sampling) multiplies W_hh as stored, a matrix-vector product.
-    if (!l->step && l->B > span_count(l) && !l->w_hh_t_ready)
+    if (!l->step && !l->w_hh16 && l->B > span_count(l) && !l->w_hh_t_ready)
         sk_recur_prepare(l->H, l->cell->gates * l->H, l->w_hh, l->w_hh_t);
     span_job job = {.l = l, .len = len, .gates = gates, .aux = aux, .state = state};
     run_spans(l, job, forward_span);

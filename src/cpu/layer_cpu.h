@@ -13,6 +13,8 @@
 #ifndef SK_LAYER_CPU_H
 #define SK_LAYER_CPU_H
 
+#include <stdint.h>
+
 #include "cells_cpu.h"
 
 typedef struct {
@@ -31,6 +33,8 @@ typedef struct {
                         // b_ih (+ b_hh unless split_hh) + x W_ih^T
     int w_hh_t_ready;   // 1: w_hh_t already holds this w_hh laid out (forward does not lay it out again)
     int step;           // 1: an inference step (len 1): every product through sk_matvec_rows
+    const uint16_t *w_ih16; // (G*H, in) bf16 copies of w_ih and w_hh (matvec_bf16.h), borrowed, or NULL:
+    const uint16_t *w_hh16; // (G*H, H)  when set (inference in bf16) every product of the layer reads them
 } sk_layer_cpu;
 
 // Layer k of a stack of cell `kind` over the tensors w (borrowed), products through CBLAS
@@ -39,7 +43,7 @@ sk_layer_cpu sk_layer_cpu_make(sk_cell_kind kind, int B, int H, int in, int thre
                                const float *w_hh, const float *b_ih, const float *b_hh);
 
 // The input side of the gates of `rows` rows: b_ih (+ b_hh unless the cell keeps it apart),
-// then + x W_ih^T (sk_matvec_rows for an inference step, one GEMM otherwise).
+// then + x W_ih^T (through w_ih16 when set, sk_matvec_rows for an inference step, one GEMM otherwise).
 void sk_layer_cpu_input(const sk_layer_cpu *l, int rows, const float *x, float *gates);
 
 // x: (len*B, in). Writes gates, aux, and state rows [B, (len+1)*B), and w_hh_t.

@@ -7,6 +7,7 @@
 
 #include "cells_cpu.h"
 #include "layer_cpu.h"
+#include "matvec_bf16.h"
 #include "parallel.h"
 #include "recurrent_gemm.h"
 #include "shakespeare/hash.h"
@@ -37,6 +38,11 @@ typedef struct {
     // out as it did without the table. Stale (in_proj_ok = 0) after the parameters change.
     float *in_proj;
     int in_proj_ok;
+    // bf16_weights: every layer's W_ih then W_hh rounded to bf16, layer k at w16_at(cfg, k): what
+    // an inference forward reads instead of the fp32 matrices (half the bytes a character streams).
+    // Stale (w16_ok = 0) after the parameters change; in_proj is then made from these too.
+    uint16_t *w16;
+    int w16_ok;
     // Inference forwards keep w_hh_t from one call to the next (a batch of samples steps one
     // character per call, and laying W_hh out again each time cost more than the product):
     // 1 when w_hh_t holds the parameters' W_hh, laid out by an inference forward. Stale after
@@ -100,6 +106,12 @@ static void drop_weights(const sk_cpu_stack *s, int64_t step, int k, const float
     sk_cpu_stack_drop_weights(&s->cfg, step, k, w_hh, out);
 }
 
+// Where layer k's W_ih (then its W_hh) starts in w16; w16_at(c, L) is the whole copy's length.
+static size_t w16_at(const sk_cpu_stack_config *c, int k) {
+    const size_t GH = (size_t)c->cell->gates * c->H, H = (size_t)c->H;
+    return k == 0 ? 0 : GH * ((size_t)c->E + H) + (size_t)(k - 1) * GH * 2 * H;
+}
+
 // Layer k of the stack as layer_cpu.h runs it; its W_hh the dropped copy in training steps with
 // weight drop, the parameters' own otherwise.
 static sk_layer_cpu layer_of(sk_cpu_stack *s, const sk_param_tensors *w, int k, int train) {
@@ -110,7 +122,23 @@ static sk_layer_cpu layer_of(sk_cpu_stack *s, const sk_param_tensors *w, int k, 
                                        train && s->cfg.weight_drop > 0.0f ? r->w_hh_dropped[k] : t->w_hh, t->b_ih,
                                        t->b_hh);
     l.w_hh_t = r->w_hh_t[k], l.hh = r->hh;
+    if (r->w16 && !train) {
+        l.w_ih16 = r->w16 + w16_at(&s->cfg, k);
+        l.w_hh16 = l.w_ih16 + (size_t)r->G * s->cfg.H * l.in;
+    }
     return l;
+}
+
+// The bf16 copies from the parameters, rounded once (to nearest, ties to even) in the kernel's layout.
+static void fill_w16(sk_cpu_stack *s, const sk_param_tensors *w) {
+    ref_stack *r = ref_of(s);
+    const size_t GH = (size_t)r->G * s->cfg.H;
+    for (int k = 0; k < s->cfg.L; k++) {
+        const size_t in = (size_t)(k == 0 ? s->cfg.E : s->cfg.H), at = w16_at(&s->cfg, k);
+        sk_bf16_pack_rows((int)GH, (int)in, w->layer[k].w_ih, r->w16 + at);
+        sk_bf16_pack_rows((int)GH, s->cfg.H, w->layer[k].w_hh, r->w16 + at + GH * in);
+    }
+    r->w16_ok = 1;
 }
 
 // in_proj from the parameters: row v by the product of an inference step (sk_layer_cpu_input over
@@ -134,6 +162,7 @@ static sk_status ref_forward(sk_cpu_stack *s, const sk_param_tensors *w, int len
     const int drop = train && s->cfg.dropout > 0.0f;
     const size_t lbh = (size_t)L * B * H;
     if (!train) { // layer 0's input side from the table
+        if (r->w16 && !r->w16_ok) fill_w16(s, w);
         if (!r->in_proj_ok) fill_in_proj(s, w);
         for (int i = 0; i < rows; i++)
             memcpy(r->gates[0] + (size_t)i * GH, r->in_proj + (size_t)x[i] * GH, sizeof(float) * (size_t)GH);
@@ -195,7 +224,9 @@ static sk_status ref_backward(sk_cpu_stack *s, const sk_param_tensors *w, const 
     return SK_OK;
 }
 
-static void ref_params_changed(sk_cpu_stack *s) { ref_of(s)->in_proj_ok = 0, ref_of(s)->w_hh_t_ok = 0; }
+static void ref_params_changed(sk_cpu_stack *s) {
+    ref_of(s)->in_proj_ok = 0, ref_of(s)->w_hh_t_ok = 0, ref_of(s)->w16_ok = 0;
+}
 
 static void free_per_layer(float **p, int n) {
     if (!p) return;
@@ -212,6 +243,7 @@ static void ref_destroy(sk_cpu_stack *s) {
         for (size_t i = 0; i < sizeof per_layer / sizeof per_layer[0]; i++) free_per_layer(per_layer[i], L);
         float *flat[] = {r->hh, r->dtop, r->dx, r->dgates, r->dgates_h, r->dh, r->dcarry, r->in_proj};
         for (size_t i = 0; i < sizeof flat / sizeof flat[0]; i++) free(flat[i]);
+        free(r->w16);
         free(r);
     }
     free(s->state);
@@ -270,7 +302,7 @@ size_t sk_cpu_stack_bytes(const sk_cpu_stack_config *c, size_t *activations) {
         fixed += BH + (size_t)z.S * BH;
     }
     if (activations) *activations = sizeof(float) * rows;
-    return sizeof(float) * (rows + fixed);
+    return sizeof(float) * (rows + fixed) + (c->bf16_weights && !c->training ? sizeof(uint16_t) * w16_at(c, c->L) : 0);
 }
 
 static int alloc_ref(ref_stack *r, const sk_cpu_stack_config *c) {
@@ -283,6 +315,7 @@ static int alloc_ref(ref_stack *r, const sk_cpu_stack_config *c) {
     r->w_hh_t = alloc_per_layer(L, z.w_hh, &ok);
     if (z.hh) r->hh = alloc_floats(z.hh, &ok);
     r->in_proj = alloc_floats(z.in_proj, &ok);
+    if (c->bf16_weights && !c->training && !(r->w16 = malloc(sizeof(uint16_t) * w16_at(c, c->L)))) ok = 0;
     if (!c->training) return ok;
     if (z.drop) {
         r->mask = alloc_per_layer(L, z.state - (size_t)c->B * c->H, &ok);

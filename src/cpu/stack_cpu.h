@@ -35,6 +35,8 @@ typedef struct {
     float weight_drop;     // on W_hh, training forwards only
     uint64_t seed;         // the run's seed: the masks' keys derive from it and the step
     int stream_offset;     // the global stream of b = 0 (data-parallel; 0: one process)
+    int bf16_weights;      // inference only (the reference): W_ih and W_hh read as bf16 copies, rounded
+                           // once from the parameters (matvec_bf16.h); fp32 sums, gates and state
 } sk_cpu_stack_config;
 
 typedef struct sk_cpu_stack sk_cpu_stack;

@@ -4,9 +4,7 @@
 
 void sk_trainer_info(const sk_trainer *t, sk_train_info *info) {
     const sk_train_options *o = &t->o;
-    sk_param_layout layout;
-    const size_t params = sk_param_layout_init(&layout, &o->model, NULL) == SK_OK ? layout.total : 0;
-    sk_param_layout_free(&layout);
+    const size_t params = t->layout.total; // 0 before the model is configured
     const int64_t windows = o->eval_only ? 0 : (int64_t)sk_batcher_windows(&t->train, 0);
     // run_plan.c's end: the first limit reached (--max-iters on a tie).
     const int64_t end = t->end_step;

@@ -17,6 +17,7 @@ struct sk_trainer {
     sk_train_callbacks cb;
     sk_token_cache cache; // the data's ids, memory-mapped: memory does not grow with the corpus
     sk_vocab vocab;       // the model's: the model file's, which may hold symbols the data lacks, or the data's
+    sk_param_layout layout; // of o.model, owned: built once where the model's config is checked (trainer_setup.c)
     int32_t *id_map;      // (cache.vocab.size,) the model's id of each of the data's ids; NULL when they are the same
     size_t n_train, n_val, n_test;
     sk_batcher train;

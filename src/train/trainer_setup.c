@@ -353,7 +353,9 @@ static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error 
         if ((st = map_vocab(t, NULL, NULL, err)) != SK_OK) return st;
         o->model.vocab_size = t->vocab.size;
     }
-    if ((st = sk_model_config_check(&o->model, err)) != SK_OK) return st;
+    // The one check of the run's config and the one build of its layout (its size: check_memory,
+    // sk_trainer_info).
+    if ((st = sk_param_layout_init(&t->layout, &o->model, err)) != SK_OK) return st;
     const sk_cell *cell = sk_model_cell(&o->model);
     if (!sp->from && o->forget_bias != 0.0f && cell->forget_gate < 0)
         return sk_fail(err, SK_ERR_ARG, "--forget-bias %g needs a forget gate, and the %s cell has none (leave it at 0, "
@@ -426,10 +428,7 @@ static sk_status check_memory(const sk_trainer *t, const sk_backend_config *bc, 
     if (m.on_cuda && !fits(m.need, m.available))
         return refuse_memory(o, m.need, m.activations, m.available, "GPU memory", err);
     const size_t L = (size_t)o->model.num_layers, H = (size_t)o->model.hidden_size, B = (size_t)o->batch_size;
-    sk_param_layout layout;
-    if (sk_param_layout_init(&layout, &o->model, err) != SK_OK) return SK_ERR_ARG;
-    const size_t params = layout.total;
-    sk_param_layout_free(&layout);
+    const size_t params = t->layout.total;
     const sk_optim_info *opt = sk_optim_of(o->optim.kind);
     const size_t copies = 2 * (1 + (size_t)(opt ? opt->n_slots : SK_OPTIM_MAX_SLOTS)); // parameters and slots, twice
     size_t need = sizeof(float) * (copies * params + 2 * L * (B + (size_t)t->b_local) * H + 2 * B * o->seq_len);
@@ -660,6 +659,7 @@ void sk_trainer_free(sk_trainer *t) {
     sk_train_state_free(&t->st);
     sk_token_cache_close(&t->cache);
     sk_vocab_free(&t->vocab);
+    sk_param_layout_free(&t->layout);
     free(t->id_map);
     free(t->params);
     free(t->train_config);

@@ -37,8 +37,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    sk_param_layout lay;
-    if (sk_param_layout_init(&lay, &f[0].cfg, &err) != SK_OK || !has[0] || !has[1] || s[0].n_params != s[1].n_params ||
+    const sk_param_layout *lay = &f[0].layout;
+    if (!has[0] || !has[1] || s[0].n_params != s[1].n_params ||
         s[0].optimizer != s[1].optimizer || s[0].S != s[1].S ||
         s[0].L != s[1].L || s[0].B != s[1].B || s[0].H != s[1].H || f[0].cfg.hidden_size != f[1].cfg.hidden_size ||
         f[0].cfg.vocab_size != f[1].cfg.vocab_size || f[0].cfg.num_layers != f[1].cfg.num_layers ||
@@ -47,8 +47,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     const size_t state = (size_t)s[0].S * s[0].L * s[0].B * s[0].H;
-    const size_t slots = (size_t)s[0].n_slots * lay.total; // the optimizer's state (the same kind, above)
-    double d[3] = {max_diff(f[0].params, f[1].params, lay.total), max_diff(s[0].slots, s[1].slots, slots),
+    const size_t slots = (size_t)s[0].n_slots * lay->total; // the optimizer's state (the same kind, above)
+    double d[3] = {max_diff(f[0].params, f[1].params, lay->total), max_diff(s[0].slots, s[1].slots, slots),
                    max_diff(s[0].state, s[1].state, state)};
     const char *names[3] = {"params", "slots", "state"};
     int ok = s[0].step == s[1].step && s[0].window == s[1].window && s[0].epoch == s[1].epoch;
@@ -58,7 +58,6 @@ int main(int argc, char **argv) {
         ok = ok && d[i] <= tol;
     }
     printf(" (tolerance %g): %s\n", tol, ok ? "ok" : "DIFFERENT");
-    sk_param_layout_free(&lay);
     for (int i = 0; i < 2; i++) sk_model_file_free(&f[i]), sk_train_state_free(&s[i]);
     return ok ? 0 : 1;
 }
