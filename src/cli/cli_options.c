@@ -124,11 +124,13 @@ static void print_indented(const char *text, int extra) {
 }
 
 // Under an option whose kind has words: "  WORD: its help" for each word with help, in the
-// table's order (the words without help are named by the option's own text).
+// table's order (the words without help are named by the option's own text). A phrase's further
+// lines start at the word's column, not deeper: help2man reads a deeper line followed by a
+// shallower one (the next word) as an option of its own.
 static void print_word(const char *word, const char *help) {
     if (!help) return;
     printf("%*s  %s: ", HELP_INDENT, "", word);
-    print_indented(help, 4);
+    print_indented(help, 2);
     putchar('\n');
 }
 
