@@ -134,6 +134,7 @@ static void test_table(void) {
     for (int i = 0; i < SK_OPTIM_COUNT; i++) {
         const sk_optim_info *o = sk_optim_of((sk_optim_kind)i);
         CHECK(o && o->kind == (sk_optim_kind)i && o->n_slots >= 1 && o->n_slots <= SK_OPTIM_MAX_SLOTS && o->args_of);
+        CHECK(o->default_lr > 0.0f && o->default_lr <= 10.0f); // within --lr's range (0, 10]
     }
     CHECK(strcmp(sk_optim_of(SK_OPTIM_ADAM)->slot_names[0], "m") == 0); // what version 1 state files hold
     CHECK(strcmp(sk_optim_of(SK_OPTIM_ADAM)->slot_names[1], "v") == 0);

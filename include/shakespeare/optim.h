@@ -1,7 +1,7 @@
 // optim.h: the optimizers as objects (a kind, its state slots, its hyperparameters), global-norm
 // clipping, learning-rate schedules.
-// defines: sk_optim_info, sk_optim_of, sk_optim_kind_name, sk_optim_kind_parse, sk_param_decays,
-//          sk_optim_update, sk_optim_update_range, sk_grad_norm, sk_clip_scale,
+// defines: sk_optim_info, sk_optim_of, sk_optim_kind_name, sk_optim_kind_parse, sk_optim_check,
+//          sk_param_decays, sk_optim_update, sk_optim_update_range, sk_grad_norm, sk_clip_scale,
 //          sk_lr_kind, sk_lr_schedule, sk_lr_at, sk_lr_kind_words, sk_lr_kind_name, sk_lr_kind_parse
 //          (and step_math.h's sk_optim_kind, sk_optim_hparams, sk_optim_args)
 #ifndef SHAKESPEARE_OPTIM_H
@@ -20,9 +20,15 @@
 typedef struct {
     sk_optim_kind kind;
     const char *name;                            // --optimizer's word and the state file's record
-    const char *help;                            // its phrase under --optimizer in --help
+    const char *help;                            // its phrase under --optimizer in --help ('\n': a
+                                                 // new line, which must not begin with a flag: help2man
+                                                 // would read an option there)
     int n_slots;                                 // state tensors, each in the parameters' layout
     const char *slot_names[SK_OPTIM_MAX_SLOTS];  // in slot order: the state file's names
+    float default_lr;                            // the learning rate of a run that names none (the
+                                                 // trainer's lr 0), which the options record then holds
+    // What the kind requires of h beyond each option's own range (sk_optim_check); NULL: nothing.
+    sk_status (*check)(const sk_optim_hparams *h, sk_error *err);
     // The step's scalars (step_math.h), formed on the host for the CPU loop and the GPU kernel.
     void (*args_of)(const sk_optim_hparams *h, float lr, int64_t opt_step, sk_optim_args *out);
 } sk_optim_info;
@@ -32,6 +38,10 @@ const sk_optim_info *sk_optim_of(sk_optim_kind k);
 const char *sk_optim_kind_name(sk_optim_kind k); // "?" outside the enumeration
 // Parses the names of the table ("adam", "rmsprop"); SK_ERR_ARG naming them otherwise.
 sk_status sk_optim_kind_parse(const char *s, sk_optim_kind *out, sk_error *err);
+
+// The row's check of h (SK_ERR_ARG naming the setting and what to do), SK_OK without one;
+// SK_ERR_ARG for a kind outside the table.
+sk_status sk_optim_check(const sk_optim_hparams *h, sk_error *err);
 
 // 1 when weight decay applies to tensor t: matrices (2-D tensors), not biases. Both backends
 // ask it (the CUDA backend uploads it as a mask).
@@ -65,7 +75,7 @@ typedef enum {
 
 typedef struct {
     sk_lr_kind kind;
-    float lr;           // base learning rate
+    float lr;           // base learning rate; in sk_train_options, 0: the optimizer's default_lr
     float min_lr;       // cosine floor
     int64_t warmup_iters;
     int64_t max_iters;  // cosine horizon

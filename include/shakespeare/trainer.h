@@ -39,7 +39,8 @@ typedef struct sk_train_options_s {
     int batch_size, seq_len;
     sk_lr_schedule lr;       // max_iters of a cosine schedule defaults to the run's end (below);
                              // decay_after -1 (step schedule): derived from the run's length, a fifth of
-                             // its epochs as char-rnn's 10 of 50 (resolved before it is recorded)
+                             // its epochs as char-rnn's 10 of 50 (resolved before it is recorded);
+                             // lr 0: the optimizer's default_lr (optim.h's table), resolved likewise
     sk_optim_hparams optim;  // the optimizer (its kind, recorded and kept on resume) and its hyperparameters
     int64_t max_iters;       // total optimizer steps (absolute: a resumed run counts from 0); 0 = no limit
     int max_epochs;          // 0 = no limit. Both are recorded; a resume keeps them unless named (model_set)

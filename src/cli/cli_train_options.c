@@ -24,10 +24,13 @@ static const char *cell_word_at(int i, const char **help) {
     *help = c->equations;
     return c->name;
 }
+// Each row's phrase and its default --lr (the row's default_lr).
 static const char *optimizer_word_at(int i, const char **help) {
+    static char phrase[SK_OPTIM_COUNT][256];
     const sk_optim_info *o = sk_optim_of((sk_optim_kind)i);
     if (!o) return NULL;
-    *help = o->help;
+    snprintf(phrase[i], sizeof phrase[i], "%s; --lr %g by default", o->help, (double)o->default_lr);
+    *help = phrase[i];
     return o->name;
 }
 
@@ -117,7 +120,8 @@ static const cli_option train_opts[] = {
     {.section = "Optimization:", .name = "optimizer", .arg = "O", .type = CLI_KIND, .offset = AT(optim.kind),
      .kind = &kind_optimizer, .help = "the optimizer; a resume keeps the checkpoint's", .json = "optimizer"},
     {.name = "lr", .arg = "F", .type = CLI_FLOAT, .offset = AT(lr.lr), .hi = 10,
-     .lo_open = 1, .help = "learning rate", .json = "lr"},
+     .lo_open = 1, .help = "learning rate", .json = "lr",
+     .default_text = "the optimizer's, named under --optimizer"},
     {.name = "lr-schedule", .arg = "S", .type = CLI_KIND, .offset = AT(lr.kind), .kind = &kind_lr_schedule,
      .help = "constant | step (char-rnn: x lr-decay per epoch after lr-decay-after epochs)\n"
              "| cosine (to min-lr at cosine-iters, by default the run's end)", .json = "lr_schedule"},

@@ -11,12 +11,13 @@
 // its case in sk_optim_element), plus its tests.
 static const sk_optim_info optimizers[SK_OPTIM_COUNT] = {
     [SK_OPTIM_ADAM] = {.kind = SK_OPTIM_ADAM, .name = "adam", .n_slots = 2, .slot_names = {"m", "v"},
-                       .help = "AdamW (torch.optim.AdamW: --beta1, --beta2, --eps, --weight-decay)",
+                       .default_lr = 2e-3f, .help = "AdamW (torch.optim.AdamW: --beta1, --beta2, --eps\n"
+                                   "and --weight-decay)",
                        .args_of = sk_adamw_args_of},
     [SK_OPTIM_RMSPROP] = {.kind = SK_OPTIM_RMSPROP, .name = "rmsprop", .n_slots = 2,
-                          .slot_names = {"square_avg", "momentum_buffer"},
-                          .help = "char-rnn's (torch.optim.RMSprop: --alpha, --momentum, --eps,\n"
-                                  "--weight-decay)",
+                          .slot_names = {"square_avg", "momentum_buffer"}, .default_lr = 2e-3f, // char-rnn's
+                          .help = "char-rnn's (torch.optim.RMSprop: --alpha, --momentum, --eps\n"
+                                  "and --weight-decay)",
                           .args_of = sk_rmsprop_args_of},
 };
 
@@ -41,6 +42,12 @@ sk_status sk_optim_kind_parse(const char *s, sk_optim_kind *out, sk_error *err) 
                  optimizers[k].name);
     }
     return sk_fail(err, SK_ERR_ARG, "optimizer expects %s, got \"%s\"", names, s);
+}
+
+sk_status sk_optim_check(const sk_optim_hparams *h, sk_error *err) {
+    const sk_optim_info *o = sk_optim_of(h->kind);
+    if (!o) return sk_fail(err, SK_ERR_ARG, "optimizer %d is not one of optim.h's table", (int)h->kind);
+    return o->check ? o->check(h, err) : SK_OK;
 }
 
 double sk_grad_norm(const float *g, size_t n) {

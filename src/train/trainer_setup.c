@@ -33,7 +33,8 @@ void sk_train_options_default(sk_train_options *o) {
     o->model = (sk_model_config){.embed_size = 128, .hidden_size = 256, .num_layers = 2, .dropout = 0.2f};
     o->init = SK_INIT_PYTORCH, o->init_scale = 0.08f, o->forget_bias = 0.0f; // bench/results/cpu-defaults-*
     o->batch_size = 32, o->seq_len = 100;
-    o->lr = (sk_lr_schedule){.kind = SK_LR_CONSTANT, .lr = 2e-3f, .min_lr = 1e-4f, .decay = 0.97f, .decay_after = -1};
+    // lr 0: the optimizer's default (optim.h's table), resolved once a resume's record is taken.
+    o->lr = (sk_lr_schedule){.kind = SK_LR_CONSTANT, .lr = 0.0f, .min_lr = 1e-4f, .decay = 0.97f, .decay_after = -1};
     o->optim = (sk_optim_hparams){.kind = SK_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .alpha = 0.99, .momentum = 0.0,
                                   .eps = 1e-8, .weight_decay = 0.0, .grad_clip = 5.0}; // torch.optim's defaults
     o->max_iters = 0, o->max_epochs = 9;
@@ -122,7 +123,7 @@ static sk_status check_options(const sk_train_options *o, sk_error *err) {
     if (o->train_frac + o->val_frac > 1.0 + 1e-9)
         return sk_fail(err, SK_ERR_ARG, "train-frac + --val-frac must not exceed 1, got %g + %g", o->train_frac,
                        o->val_frac);
-    if (o->lr.kind == SK_LR_COSINE && o->lr.min_lr > o->lr.lr)
+    if (o->lr.kind == SK_LR_COSINE && o->lr.lr > 0.0f && o->lr.min_lr > o->lr.lr) // 0: not yet resolved
         return sk_fail(err, SK_ERR_ARG, "min-lr (%g) must not exceed --lr (%g)", (double)o->lr.min_lr,
                        (double)o->lr.lr);
     return SK_OK;
@@ -597,13 +598,17 @@ static sk_status open_log(sk_trainer *t, const sk_train_options *o, int resumed,
 }
 
 // A resume (and --eval-only) runs with the options its checkpoint records, but for those the
-// user named (trainer.h's inherit_options), with a limit named alone as the only one, checked
-// as the given ones were; then this rank's share of the batch.
+// user named (trainer.h's inherit_options), with a limit named alone as the only one, and the
+// optimizer's default learning rate where none is given or recorded, checked as the given ones
+// were and by the optimizer's row; then this rank's share of the batch.
 static sk_status take_recorded_options(sk_trainer *t, const start_point *sp, sk_error *err) {
     sk_status st = SK_OK;
     if (t->o.init_from && t->o.inherit_options && sp->ckpt.train_config)
         st = t->o.inherit_options(&t->o, sp->ckpt.train_config, t->option_notes, sizeof t->option_notes, err);
     sk_plan_limits(t);
+    const sk_optim_info *opt = sk_optim_of(t->o.optim.kind);
+    if (t->o.lr.lr == 0.0f && opt) t->o.lr.lr = opt->default_lr; // none given or recorded
+    if (st == SK_OK) st = sk_optim_check(&t->o.optim, err);
     if (st == SK_OK) st = check_options(&t->o, err);
     if (st == SK_OK) st = check_ranks_options(t, err);
     t->b_local = t->o.batch_size / t->nranks, t->b_off = t->rank * t->b_local;

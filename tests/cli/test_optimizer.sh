@@ -31,6 +31,10 @@ fi
 # without momentum (the buffer is part of what the resume restored).
 expect_ok "${COMMON[@]}" --lr 1e-3 --out-dir adam --max-iters 30 || finish
 if same_tensors a/last.safetensors adam/last.safetensors; then fail "--optimizer rmsprop changed nothing"; fi
+# Without --lr a run takes its optimizer's default (optim.h's table), and the record holds it.
+expect_ok "${COMMON[@]}" --optimizer rmsprop --out-dir rms-default --max-iters 2 || finish
+grep -aq '\\"lr\\":0.002,' rms-default/last.safetensors && note "rmsprop without --lr: its default 0.002, recorded" ||
+    fail "rmsprop without --lr does not record its default 0.002"
 expect_ok "${COMMON[@]}" "${RMS[@]}" --momentum 0 --out-dir nomom --max-iters 30 || finish
 if same_tensors a/last.safetensors nomom/last.safetensors; then fail "--momentum 0.5 changed nothing"; fi
 
