@@ -36,7 +36,7 @@ typedef struct {
 // The row of kind k; NULL for a value outside the enumeration.
 const sk_optim_info *sk_optim_of(sk_optim_kind k);
 const char *sk_optim_kind_name(sk_optim_kind k); // "?" outside the enumeration
-// Parses the names of the table ("adam", "rmsprop"); SK_ERR_ARG naming them otherwise.
+// Parses a name of the table (adam, ...); SK_ERR_ARG naming them all otherwise.
 sk_status sk_optim_kind_parse(const char *s, sk_optim_kind *out, sk_error *err);
 
 // The row's check of h (SK_ERR_ARG naming the setting and what to do), SK_OK without one;

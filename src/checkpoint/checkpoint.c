@@ -19,7 +19,7 @@
 //   72      8     i64 best_step
 //   80      8     u64 seed
 //   88      32    u64 rng.s[0..3]
-//   120     16    the optimizer's name (optim.h's table: "adam", "rmsprop"), NUL-padded
+//   120     16    the optimizer's name (a name of optim.h's table: "adam", ...), NUL-padded
 //   136     4     u32 S, its state slots
 //   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
 //   +0      8     f64 elapsed_s, the run's wall-clock seconds up to this checkpoint, over resumes
