@@ -1,4 +1,4 @@
-// test_optim.c: Adam / AdamW and RMSprop against values computed by hand (in double, see the
+// test_optim.c: Adam / AdamW, RMSprop and SGD against values computed by hand (in double, see the
 // comments), the optimizers' table, the global gradient norm, the clip scale, and the
 // learning-rate schedules.
 // Tolerance 2e-6 absolute on parameters of order 1: three fp32 Adam steps accumulate a
@@ -122,14 +122,75 @@ static void test_rmsprop(void) {
     sk_param_layout_free(&l);
 }
 
+// SGD as torch.optim.SGD (dampening 0), lr 0.1, gradients 0.5, -1, 0.25 on a parameter starting
+// at 1 (torch.optim.SGD in float64, scripts/gen_torch_reference.py's torch):
+//   momentum 0.5:            p = 0.95, 1.025, 1.0375; momentum_buffer after step 3 -0.125
+//   momentum 0.5, nesterov:  p = 0.925, 1.0625, 1.04375 (the same buffer)
+//   momentum 0:              p = 0.95, 1.05, 1.025 (the buffer stays 0)
+//   weight decay 0.5 (an L2 term, matrices only), momentum 0.5, gradients 0.5, -1:
+//                            matrix p = 0.9, 0.905, buffer -0.05; bias as without decay
+// Same tolerance as Adam's: a wrong term (Nesterov's look-ahead missing, the buffer skipped or
+// dampened, decay on a bias) moves a step by 0.0125 or more.
+static void test_sgd(void) {
+    sk_error err;
+    sk_model_config cfg = {.vocab_size = 3, .embed_size = 2, .hidden_size = 1, .num_layers = 1};
+    sk_param_layout l;
+    CHECK_OK(sk_param_layout_init(&l, &cfg, &err));
+    const size_t ie = l.tensors[0].offset, ib = l.tensors[l.n_tensors - 1].offset;
+    float p[64] = {0}, g[64] = {0}, state[64] = {0}; // the one slot, momentum_buffer
+    CHECK(l.total <= 64 && sk_optim_of(SK_OPTIM_SGD)->n_slots == 1);
+    const float grads[3] = {0.5f, -1.0f, 0.25f};
+    const double want[3][3] = {{0.95, 1.025, 1.0375}, {0.925, 1.0625, 1.04375}, {0.95, 1.05, 1.025}};
+    const sk_optim_hparams runs[3] = {{.kind = SK_OPTIM_SGD, .momentum = 0.5},
+                                      {.kind = SK_OPTIM_SGD, .momentum = 0.5, .nesterov = 1},
+                                      {.kind = SK_OPTIM_SGD, .momentum = 0.0}};
+    for (int r = 0; r < 3; r++) {
+        memset(state, 0, sizeof state);
+        p[ie] = p[ib] = 1.0f;
+        for (int t = 0; t < 3; t++) {
+            g[ie] = g[ib] = grads[t];
+            sk_optim_update(p, g, state, &l, &runs[r], 0.1f, 1.0f, t + 1);
+            NEAR(p[ie], want[r][t], 2e-6);
+            NEAR(p[ib], want[r][t], 2e-6);
+        }
+        NEAR(state[ie], r < 2 ? -0.125 : 0.0, 1e-7);
+        if (r == 2) CHECK(state[ie] == 0.0f && state[ib] == 0.0f); // no momentum: the buffer is untouched
+    }
+    memset(state, 0, sizeof state);
+    p[ie] = p[ib] = 1.0f;
+    sk_optim_hparams h = {.kind = SK_OPTIM_SGD, .momentum = 0.5, .weight_decay = 0.5};
+    for (int t = 0; t < 2; t++) {
+        g[ie] = g[ib] = grads[t];
+        sk_optim_update(p, g, state, &l, &h, 0.1f, 1.0f, t + 1);
+    }
+    NEAR(p[ie], 0.905, 2e-6);
+    NEAR(state[ie], -0.05, 1e-7);
+    NEAR(p[ib], 1.025, 2e-6); // the bias is not decayed
+    // The clip scale multiplies the gradient first: the buffer's first value is s g.
+    memset(state, 0, sizeof state);
+    h.weight_decay = 0.0;
+    g[ie] = 2.0f;
+    sk_optim_update(p, g, state, &l, &h, 0.1f, 0.25f, 1);
+    NEAR(state[ie], 0.5, 1e-7);
+    // The row's check: torch.optim.SGD refuses Nesterov's momentum without a momentum.
+    h.nesterov = 1;
+    CHECK(sk_optim_check(&h, &err) == SK_OK);
+    h.momentum = 0.0;
+    CHECK(sk_optim_check(&h, &err) == SK_ERR_ARG && strstr(err.msg, "nesterov needs --momentum above 0"));
+    sk_param_layout_free(&l);
+}
+
 // The table: names both ways, slots, and the one line for an unknown name.
 static void test_table(void) {
     sk_error err;
     sk_optim_kind k = SK_OPTIM_ADAM;
     CHECK(sk_optim_kind_parse("rmsprop", &k, &err) == SK_OK && k == SK_OPTIM_RMSPROP);
     CHECK(sk_optim_kind_parse("adam", &k, &err) == SK_OK && k == SK_OPTIM_ADAM);
-    CHECK(sk_optim_kind_parse("sgd", &k, &err) == SK_ERR_ARG && strstr(err.msg, "adam or rmsprop, got \"sgd\""));
+    CHECK(sk_optim_kind_parse("sgd", &k, &err) == SK_OK && k == SK_OPTIM_SGD);
+    CHECK(sk_optim_kind_parse("lbfgs", &k, &err) == SK_ERR_ARG &&
+          strstr(err.msg, "adam, rmsprop or sgd, got \"lbfgs\""));
     CHECK(strcmp(sk_optim_kind_name(SK_OPTIM_RMSPROP), "rmsprop") == 0);
+    CHECK(strcmp(sk_optim_kind_name(SK_OPTIM_SGD), "sgd") == 0);
     CHECK(sk_optim_of(SK_OPTIM_COUNT) == NULL && strcmp(sk_optim_kind_name(SK_OPTIM_COUNT), "?") == 0);
     for (int i = 0; i < SK_OPTIM_COUNT; i++) {
         const sk_optim_info *o = sk_optim_of((sk_optim_kind)i);
@@ -138,6 +199,8 @@ static void test_table(void) {
     }
     CHECK(strcmp(sk_optim_of(SK_OPTIM_ADAM)->slot_names[0], "m") == 0); // what version 1 state files hold
     CHECK(strcmp(sk_optim_of(SK_OPTIM_ADAM)->slot_names[1], "v") == 0);
+    CHECK(sk_optim_check(&(sk_optim_hparams){.kind = SK_OPTIM_ADAM}, &err) == SK_OK); // no check: SK_OK
+    CHECK(sk_optim_check(&(sk_optim_hparams){.kind = SK_OPTIM_COUNT}, &err) == SK_ERR_ARG);
 }
 
 static void test_clip(void) {
@@ -181,6 +244,7 @@ static void test_schedules(void) {
 int main(void) {
     test_adam();
     test_rmsprop();
+    test_sgd();
     test_table();
     test_clip();
     test_schedules();

@@ -5,9 +5,9 @@
 // on both sides; nothing in the device functions can be contracted into an FMA). The
 // optimizers' scalars are formed on the host only; their element updates run on both sides.
 // defines: sk_clip_scale_of, sk_mean_loss, sk_optim_kind, SK_OPTIM_MAX_SLOTS, sk_optim_hparams,
-//          sk_adamw_args, sk_rmsprop_args, sk_optim_args, sk_adamw_args_of, sk_rmsprop_args_of,
-//          SK_MUL, SK_ADD, SK_SUB, SK_DIV, SK_SQRT, sk_adam_element, sk_rmsprop_element,
-//          sk_optim_element
+//          sk_adamw_args, sk_rmsprop_args, sk_sgd_args, sk_optim_args, sk_adamw_args_of,
+//          sk_rmsprop_args_of, sk_sgd_args_of, SK_MUL, SK_ADD, SK_SUB, SK_DIV, SK_SQRT,
+//          sk_adam_element, sk_rmsprop_element, sk_sgd_element, sk_optim_element
 #ifndef SHAKESPEARE_STEP_MATH_H
 #define SHAKESPEARE_STEP_MATH_H
 
@@ -31,7 +31,7 @@ static inline SK_HOST_DEVICE float sk_mean_loss(double loss_sum, double rows) {
     return (float)(loss_sum / rows);
 }
 
-// ---- the optimizers (optim.h's table names them; optim.c's loop and adam.cu's kernel run them) ----
+// ---- the optimizers (optim.h's table names them; optim.c's loop and optim.cu's kernel run them) ----
 // An optimizer is a kind, its hyperparameters (sk_optim_hparams), the scalars of one step formed
 // on the host from them (sk_optim_args, by a function per kind below), and an element update
 // that both the CPU loop and the CUDA kernel call (sk_optim_element). Its state is n_slots
@@ -40,6 +40,7 @@ static inline SK_HOST_DEVICE float sk_mean_loss(double loss_sum, double rows) {
 typedef enum {
     SK_OPTIM_ADAM = 0, // Adam with decoupled weight decay (PyTorch's AdamW; Adam when it is 0)
     SK_OPTIM_RMSPROP,  // torch.optim.RMSprop (not centered): char-rnn's default
+    SK_OPTIM_SGD,      // torch.optim.SGD (momentum, Nesterov's or not; dampening 0)
     SK_OPTIM_COUNT
 } sk_optim_kind;
 
@@ -52,10 +53,11 @@ typedef struct {
     sk_optim_kind kind;
     double beta1, beta2; // adam: the moments' decay rates
     double alpha;        // rmsprop: the squared average's decay rate (torch's alpha)
-    double momentum;     // rmsprop: the momentum buffer's factor; 0: none (the buffer stays 0)
-    double eps;          // both: added to the denominator's square root
+    double momentum;     // rmsprop, sgd: the momentum buffer's factor; 0: none (the buffer stays 0)
+    int nesterov;        // sgd: 1: Nesterov's momentum (torch's nesterov=True; needs momentum > 0)
+    double eps;          // adam, rmsprop: added to the denominator's square root
     // Applied to 2-D tensors (matrices) only (sk_param_decays): adam decoupled (p *= 1 - lr wd);
-    // rmsprop as torch.optim.RMSprop, an L2 term added to the gradient (g += wd p).
+    // rmsprop and sgd as torch.optim's, an L2 term added to the gradient (g += wd p).
     double weight_decay;
     double grad_clip;    // clip by global L2 norm when > 0 (before any kind's update)
 } sk_optim_hparams;
@@ -77,6 +79,13 @@ typedef struct {
     float weight_decay; // the L2 coefficient, for matrices only
 } sk_rmsprop_args;
 
+// Scalars of one SGD step, rounded to float once from the double hyperparameters.
+typedef struct {
+    float lr, momentum;
+    int nesterov;
+    float weight_decay; // the L2 coefficient, for matrices only
+} sk_sgd_args;
+
 // One optimizer step's scalars: the CPU loop's and, inside sk_cuda_step_args, the kernel's.
 typedef struct {
     int kind;         // sk_optim_kind
@@ -84,6 +93,7 @@ typedef struct {
     union {
         sk_adamw_args adam;
         sk_rmsprop_args rmsprop;
+        sk_sgd_args sgd;
     };
 } sk_optim_args;
 
@@ -103,6 +113,13 @@ static inline void sk_rmsprop_args_of(const sk_optim_hparams *h, float lr, int64
     sk_rmsprop_args *r = &out->rmsprop;
     r->lr = lr, r->alpha = (float)h->alpha, r->one_minus_alpha = (float)(1.0 - h->alpha);
     r->eps = (float)h->eps, r->momentum = (float)h->momentum, r->weight_decay = (float)h->weight_decay;
+}
+
+static inline void sk_sgd_args_of(const sk_optim_hparams *h, float lr, int64_t opt_step, sk_optim_args *out) {
+    (void)opt_step; // SGD has no bias correction
+    sk_sgd_args *s = &out->sgd;
+    s->lr = lr, s->momentum = (float)h->momentum, s->nesterov = h->nesterov;
+    s->weight_decay = (float)h->weight_decay;
 }
 
 // Round-to-nearest float operations that no compiler contracts into an FMA: nvcc would fuse
@@ -151,6 +168,22 @@ static inline SK_HOST_DEVICE void sk_rmsprop_element(const sk_rmsprop_args *a, f
     }
 }
 
+// SGD's element update, torch.optim.SGD's order with dampening 0 (buf: momentum_buffer):
+//   g += wd p [matrices];  momentum > 0: buf = momentum buf + g, then d = g + momentum buf
+//   (nesterov) or d = buf;  else d = g (buf untouched);  p -= lr d
+// torch's first step sets buf = g; the zero buffer that a fresh state holds gives momentum 0 + g
+// = g, the same value (only a zero's sign may differ), so no step count is kept.
+static inline SK_HOST_DEVICE void sk_sgd_element(const sk_sgd_args *a, float *p, float g, float *buf, int decays) {
+    if (decays && a->weight_decay != 0.0f) g = SK_ADD(g, SK_MUL(a->weight_decay, *p));
+    float d = g;
+    if (a->momentum > 0.0f) {
+        const float b = SK_ADD(SK_MUL(a->momentum, *buf), g);
+        *buf = b;
+        d = a->nesterov ? SK_ADD(g, SK_MUL(a->momentum, b)) : b;
+    }
+    *p = SK_SUB(*p, SK_MUL(a->lr, d));
+}
+
 // Element i of n: the clip, then the kind's update of params[i] and its slots.
 static inline SK_HOST_DEVICE void sk_optim_element(const sk_optim_args *a, float *params, const float *grads,
                                                    float *state, size_t n, size_t i, int decays) {
@@ -158,6 +191,7 @@ static inline SK_HOST_DEVICE void sk_optim_element(const sk_optim_args *a, float
     switch (a->kind) {
     case SK_OPTIM_ADAM: sk_adam_element(&a->adam, &params[i], g, &state[i], &state[n + i], decays); break;
     case SK_OPTIM_RMSPROP: sk_rmsprop_element(&a->rmsprop, &params[i], g, &state[i], &state[n + i], decays); break;
+    case SK_OPTIM_SGD: sk_sgd_element(&a->sgd, &params[i], g, &state[i], decays); break;
     default: break;
     }
 }

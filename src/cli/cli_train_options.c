@@ -147,13 +147,15 @@ static const cli_option train_opts[] = {
      .help = "rmsprop: the squared gradients' average's decay rate (char-rnn's\n"
              "decay_rate 0.95)", .json = "alpha"},
     {.name = "momentum", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.momentum), .hi = 1, .hi_open = 1,
-     .help = "rmsprop: momentum; 0 = none", .json = "momentum"},
+     .help = "rmsprop, sgd: momentum; 0 = none", .json = "momentum"},
+    {.name = "nesterov", .type = CLI_FLAG, .offset = AT(optim.nesterov),
+     .help = "sgd: Nesterov's momentum (needs --momentum above 0)", .json = "nesterov"},
     // eps: FLT_MIN, as a smaller one is 0 in single precision
     {.name = "eps", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.eps), .lo = FLT_MIN, .hi = 1,
-     .help = "added to the denominator's square root", .json = "eps"},
+     .help = "adam, rmsprop: added to the denominator's square root", .json = "eps"},
     {.name = "weight-decay", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.weight_decay), .hi = 1,
      .help = "weight decay on weight matrices: decoupled for adam (AdamW), an L2\n"
-             "term in the gradient for rmsprop (as torch.optim.RMSprop)", .json = "weight_decay"},
+             "term in the gradient for rmsprop and sgd (as torch.optim's)", .json = "weight_decay"},
     {.name = "grad-clip", .arg = "F", .type = CLI_DOUBLE, .offset = AT(optim.grad_clip), .hi = 1e30,
      .help = "clip the global gradient norm to F; 0 disables", .json = "grad_clip"},
     // The run's end: a limit named alone (above 0) is the only one (the other's default does not

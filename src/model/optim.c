@@ -7,8 +7,16 @@
 #include <stdio.h>
 #include <string.h>
 
-// A new optimizer is one row here, its element function and args function in step_math.h (and
-// its case in sk_optim_element), plus its tests.
+// torch.optim.SGD's rule: Nesterov's momentum needs a momentum (dampening is always 0 here).
+static sk_status sgd_check(const sk_optim_hparams *h, sk_error *err) {
+    if (h->nesterov && h->momentum <= 0.0)
+        return sk_fail(err, SK_ERR_ARG, "nesterov needs --momentum above 0 (torch.optim.SGD's rule), got %g",
+                       h->momentum);
+    return SK_OK;
+}
+
+// A new optimizer is one row here, and in step_math.h its kind, its element function and args
+// function (and its case in sk_optim_element), plus its tests.
 static const sk_optim_info optimizers[SK_OPTIM_COUNT] = {
     [SK_OPTIM_ADAM] = {.kind = SK_OPTIM_ADAM, .name = "adam", .n_slots = 2, .slot_names = {"m", "v"},
                        .default_lr = 2e-3f, .help = "AdamW (torch.optim.AdamW: --beta1, --beta2, --eps\n"
@@ -19,6 +27,9 @@ static const sk_optim_info optimizers[SK_OPTIM_COUNT] = {
                           .help = "char-rnn's (torch.optim.RMSprop: --alpha, --momentum, --eps\n"
                                   "and --weight-decay)",
                           .args_of = sk_rmsprop_args_of},
+    [SK_OPTIM_SGD] = {.kind = SK_OPTIM_SGD, .name = "sgd", .n_slots = 1, .slot_names = {"momentum_buffer"},
+                      .default_lr = 0.5f, .check = sgd_check,
+                      .help = "torch.optim.SGD (--momentum, --nesterov, --weight-decay)", .args_of = sk_sgd_args_of},
 };
 
 const sk_optim_info *sk_optim_of(sk_optim_kind k) {

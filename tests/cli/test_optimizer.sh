@@ -5,7 +5,9 @@
 # the options record and the state file name it; a resume naming another optimizer is refused
 # with one line (the state would not fit it), also for a checkpoint of 773fb49 (tests/data/v2,
 # Adam's m and v); --init-weights starts either optimizer from another's weights; an unknown
-# name is refused naming the choices; --help lists the option.
+# name is refused naming the choices; --help lists the option. The same for --optimizer sgd
+# (torch.optim.SGD, with --momentum, --nesterov and --weight-decay), whose default --lr (--help's)
+# is recorded when none is named, and --nesterov without a momentum is refused.
 . "$(dirname "$0")/lib.sh"
 
 gen_text text.txt 14 3
@@ -53,8 +55,39 @@ expect_ok "${COMMON[@]}" --optimizer rmsprop --out-dir ft --max-iters 20 --init-
     grep -aq 'square_avg' ft/last.*.state && note "--init-weights: rmsprop from adam's weights" ||
     fail "--init-weights with --optimizer rmsprop"
 
-expect_error '^error: --optimizer expects adam or rmsprop, got "sgd"$' "${COMMON[@]}" --optimizer sgd
+# --optimizer sgd (torch.optim.SGD: momentum, Nesterov's, L2 decay): the same resume, bit for bit;
+# its record and state file; its default --lr; a resume naming another optimizer refused.
+SGD_PLAIN=(--optimizer sgd --momentum 0.9 --weight-decay 0.01 --lr 0.05)
+SGD=("${SGD_PLAIN[@]}" --nesterov)
+expect_ok "${COMMON[@]}" "${SGD[@]}" --out-dir s --max-iters 30 || finish
+expect_ok "${COMMON[@]}" "${SGD[@]}" --out-dir s2 --max-iters 15 || finish
+grep -aq '\\"optimizer\\":\\"sgd\\"' s2/last.safetensors && grep -aq '\\"nesterov\\":\\"on\\"' s2/last.safetensors &&
+    grep -aq 'momentum_buffer' s2/last.*.state && ! grep -aq 'square_avg' s2/last.*.state &&
+    note "the options record names sgd and nesterov on, the state file its one slot" ||
+    fail "the options record or the state file does not name sgd, nesterov or its slot"
+cp -r s2 s15
+expect_ok "${COMMON[@]}" --out-dir s2 --max-iters 30 --init-from s2/last.safetensors || finish
+if same_tensors s/last.safetensors s2/last.safetensors; then
+    note "sgd: 15 + 15 steps == 30 steps, bit for bit (the resume kept the optimizer, momentum and nesterov)"
+else
+    fail "sgd: the resumed parameters differ from the uninterrupted run's"
+fi
+expect_ok "${COMMON[@]}" "${SGD_PLAIN[@]}" --out-dir s-plain --max-iters 30 || finish
+if same_tensors s/last.safetensors s-plain/last.safetensors; then fail "--nesterov changed nothing"; fi
+expect_error "^error: --optimizer rmsprop differs from the checkpoint's sgd, whose state it cannot take: resume with --optimizer sgd, or start a new run from its weights with --init-weights$" \
+    "${COMMON[@]}" --optimizer rmsprop --out-dir s15 --max-iters 30 --init-from s15/last.safetensors
+[ "$(state_step s15/last.safetensors)" = 15 ] || fail "the refused resume wrote a checkpoint"
+expect_ok "${COMMON[@]}" --optimizer sgd --out-dir sgd-default --max-iters 2 || finish
+sgd_lr=$("$SK_TRAIN" --help | sed -n 's/^ *sgd: .*--lr \([0-9.e+-]*\) by default$/\1/p')
+[ -n "$sgd_lr" ] && grep -aq "\\\\\"lr\\\\\":$sgd_lr," sgd-default/last.safetensors &&
+    note "sgd without --lr: its default $sgd_lr, as --help says, recorded" ||
+    fail "sgd without --lr does not record the default --help names ('$sgd_lr')"
+expect_error "^error: --nesterov needs --momentum above 0 \(torch.optim.SGD's rule\), got 0$" \
+    "${COMMON[@]}" --optimizer sgd --nesterov --out-dir nest0 --max-iters 2
+
+expect_error '^error: --optimizer expects adam, rmsprop or sgd, got "lbfgs"$' "${COMMON[@]}" --optimizer lbfgs
 "$SK_TRAIN" --help | grep -q -- '--optimizer O' && "$SK_TRAIN" --help | grep -q -- '--alpha F' &&
-    "$SK_TRAIN" --help | grep -q -- '--momentum F' && note "--help lists --optimizer, --alpha, --momentum" ||
+    "$SK_TRAIN" --help | grep -q -- '--momentum F' && "$SK_TRAIN" --help | grep -q -- '--nesterov ' &&
+    note "--help lists --optimizer, --alpha, --momentum, --nesterov" ||
     fail "--help lacks the optimizer's options"
 finish

@@ -15,10 +15,10 @@
 // B*len past the embedding gradient's 1024-id chunk, p = 0 and p > 0.
 //
 // Against the CPU, with the tolerance each kernel's documentation claims:
-//   optim_kernel vs sk_optim_update (optim.c), for Adam and RMSprop (with and without
-//     momentum): bitwise (both run step_math.h's sk_optim_element, the kernel's operations
-//     without FMA; kernels.h), with clip scale != 1, decay on 2-D tensors only, steps 1 and
-//     7, and *skip != 0 leaving params and the slots untouched.
+//   optim_kernel vs sk_optim_update (optim.c), for Adam, RMSprop and SGD (with and without
+//     momentum, SGD's also with Nesterov's): bitwise (both run step_math.h's sk_optim_element,
+//     the kernel's operations without FMA; kernels.h), with clip scale != 1, decay on 2-D
+//     tensors only, steps 1 and 7, and *skip != 0 leaving params and the slots untouched.
 //   sumsq_stage1/2 (the squared gradient norm): bitwise against the documented fixed order
 //     (lane-strided sums, a halving tree per block, the same over the partials; a function
 //     of n only) replayed on the host; and sqrt of it vs sk_grad_norm (the CPU's order,
@@ -286,10 +286,13 @@ void test_optim(const sk_optim_hparams &h, size_t n, int64_t step, int skip) {
     info->args_of(&h, lr, step, &a);      // as backend_cuda.cu's fill_args
     OptimOut init;
     init.p = random_floats(n, -1.0f, 1.0f);
-    init.state = random_floats(n, -0.01f, 0.01f); // slot 0: Adam's m; RMSprop's square_avg must be >= 0
+    // slot 0: Adam's m, SGD's momentum buffer; RMSprop's square_avg must be >= 0
+    init.state = random_floats(n, -0.01f, 0.01f);
     if (h.kind == SK_OPTIM_RMSPROP) init.state = random_floats(n, 0.0f, 1e-4f);
-    const vector<float> second = random_floats(n, 0.0f, 1e-4f); // Adam's v; RMSprop's momentum buffer
-    init.state.insert(init.state.end(), second.begin(), second.end());
+    if (info->n_slots > 1) { // Adam's v; RMSprop's momentum buffer
+        const vector<float> second = random_floats(n, 0.0f, 1e-4f);
+        init.state.insert(init.state.end(), second.begin(), second.end());
+    }
     const vector<float> g = random_floats(n, -0.1f, 0.1f);
     const int blocks = sk_optim_gpu::optim_blocks(n);
     printf("optim %s: n=%zu step=%lld skip=%d, %d blocks\n", info->name, n, (long long)step, skip, blocks);
@@ -697,18 +700,24 @@ int main(void) {
     test_step_finish();
     // C++17 wants every field named (in order) where C takes the rest as zero.
     const sk_optim_hparams adam = {.kind = SK_OPTIM_ADAM, .beta1 = 0.9, .beta2 = 0.999, .alpha = 0.0, .momentum = 0.0,
-                                   .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
+                                   .nesterov = 0, .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
     sk_optim_hparams rmsprop = {.kind = SK_OPTIM_RMSPROP, .beta1 = 0.0, .beta2 = 0.0, .alpha = 0.99, .momentum = 0.9,
-                                .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
-    for (const sk_optim_hparams *h : {&adam, (const sk_optim_hparams *)&rmsprop}) {
+                                .nesterov = 0, .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
+    sk_optim_hparams sgd = {.kind = SK_OPTIM_SGD, .beta1 = 0.0, .beta2 = 0.0, .alpha = 0.0, .momentum = 0.9,
+                            .nesterov = 0, .eps = 0.0, .weight_decay = 0.1, .grad_clip = 1.0};
+    sk_optim_hparams nesterov = sgd;
+    nesterov.nesterov = 1;
+    for (const sk_optim_hparams *h : {&adam, (const sk_optim_hparams *)&rmsprop, (const sk_optim_hparams *)&sgd,
+                                      (const sk_optim_hparams *)&nesterov}) {
         test_optim(*h, 1, 1, -1);
         test_optim(*h, 1000, 1, -1);
         test_optim(*h, 1000, 7, 0);
         test_optim(*h, 1000, 7, 1); // skipped: nothing moves
         test_optim(*h, adam_cap + 300, 3, -1);
     }
-    rmsprop.momentum = 0.0; // the branch without a momentum buffer
+    rmsprop.momentum = 0.0, sgd.momentum = 0.0; // the branches without a momentum buffer
     test_optim(rmsprop, 1000, 2, -1);
+    test_optim(sgd, 1000, 2, -1);
 
     for (int with = 0; with < 4; with++) test_softmax_xent(9, 65, with);
     test_softmax_xent(5, 7, 1);
