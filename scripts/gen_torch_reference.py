@@ -17,7 +17,9 @@ both after clip_grad_norm_(clip) with clip = half the gradient norm, so clipping
 Then (the LSTM's file) two steps of torch.optim.RMSprop (alpha, eps, momentum, weight decay on the 2-D tensors
 only, as the C optimizer decays matrices only) from the starting parameters and zero state,
 each after a forward and backward from (h0, c0) on the parameters of the moment and the same
-clip, so that the momentum buffer and the squared average both carry into step 2.
+clip, so that the momentum buffer and the squared average both carry into step 2. Then (the
+LSTM's file) two steps of torch.optim.SGD the same way (lr, momentum, dampening 0, weight decay on
+the 2-D tensors only), plain and with nesterov=True.
 All hyperparameters are float32-representable (the C side takes floats).
 
 File format (little-endian):
@@ -33,7 +35,9 @@ adam_m.<name>, adam_v.<name> (parameters and moments after the Adam step);
 adamw.weight_decay (1); adamw.<name> (parameters after the AdamW step); the LSTM's only: rmsprop.alpha,
 rmsprop.eps, rmsprop.momentum, rmsprop.weight_decay (1 each); rmsprop1.<name> (parameters after
 RMSprop's step 1), rmsprop.<name>, rmsprop_sq.<name>, rmsprop_buf.<name> (parameters,
-square_avg and momentum_buffer after step 2).
+square_avg and momentum_buffer after step 2); sgd.lr, sgd.momentum, sgd.weight_decay (1 each);
+sgd1.<name>, sgd.<name>, sgd_buf.<name> (parameters after step 1, parameters and momentum_buffer
+after step 2), and the same of Nesterov's as sgdn1.<name>, sgdn.<name>, sgdn_buf.<name>.
 
 Usage: /usr/bin/python3 scripts/gen_torch_reference.py [--cell lstm|gru|rnn] [OUT]
        (default OUT: tests/data/torch_reference.bin for the LSTM, torch_reference_<cell>.bin else)
@@ -64,6 +68,9 @@ LR, BETA1, BETA2, EPS, WD = f32(0.01), f32(0.9), f32(0.999), f32(1e-8), f32(0.1)
 # by lr g / (sqrt(1 - alpha) |g| + eps), nearly lr * 10 sign(g), and with eps 1e-8 a gradient of
 # 1e-6 would make the step a steep function of the gradient's last fp32 bits.
 RMS_ALPHA, RMS_EPS, RMS_MOMENTUM, RMS_WD = f32(0.99), f32(1e-4), f32(0.9), f32(0.1)
+# SGD: a learning rate of SGD's scale (lr 0.01 would move a parameter by 1e-3 at most), with
+# momentum and L2 decay, both plain and Nesterov's.
+SGD_LR, SGD_MOMENTUM, SGD_WD = f32(0.5), f32(0.9), f32(0.1)
 
 
 class Writer:
@@ -103,14 +110,14 @@ def optimizer_step(model, grads, clip, decoupled_wd):
     return m, opt
 
 
-def rmsprop_steps(model, x, y, state0, clip):
-    """Copy of model after two clipped RMSprop steps, each from its own forward and backward;
-    returns (model after step 1's parameters, model after step 2, opt)."""
+def two_steps(model, x, y, state0, clip, make_opt):
+    """Copy of model after two clipped steps of the optimizer make_opt(mats, vecs) makes (weight
+    decay on the 2-D tensors only, as the C optimizer decays matrices only), each from its own
+    forward and backward; returns (model after step 1's parameters, model after step 2, opt)."""
     m = copy.deepcopy(model)
     mats = [p for p in m.parameters() if p.dim() == 2]
     vecs = [p for p in m.parameters() if p.dim() != 2]
-    opt = torch.optim.RMSprop([{"params": mats, "weight_decay": RMS_WD}, {"params": vecs, "weight_decay": 0.0}],
-                              lr=LR, alpha=RMS_ALPHA, eps=RMS_EPS, momentum=RMS_MOMENTUM)
+    opt = make_opt(mats, vecs)
     first = None
     for _ in range(2):
         logits, _ = m(x, state0)
@@ -121,6 +128,18 @@ def rmsprop_steps(model, x, y, state0, clip):
         if first is None:
             first = copy.deepcopy(m)
     return first, m, opt
+
+
+def rmsprop_steps(model, x, y, state0, clip):
+    return two_steps(model, x, y, state0, clip, lambda mats, vecs: torch.optim.RMSprop(
+        [{"params": mats, "weight_decay": RMS_WD}, {"params": vecs, "weight_decay": 0.0}],
+        lr=LR, alpha=RMS_ALPHA, eps=RMS_EPS, momentum=RMS_MOMENTUM))
+
+
+def sgd_steps(model, x, y, state0, clip, nesterov):
+    return two_steps(model, x, y, state0, clip, lambda mats, vecs: torch.optim.SGD(
+        [{"params": mats, "weight_decay": SGD_WD}, {"params": vecs, "weight_decay": 0.0}],
+        lr=SGD_LR, momentum=SGD_MOMENTUM, dampening=0.0, nesterov=nesterov))
 
 
 def main(argv):
@@ -162,6 +181,7 @@ def main(argv):
     adamw, _ = optimizer_step(model, grads, clip, WD)
     # RMSprop's records: the LSTM's file only (test_torch_reference checks them there)
     rms = rmsprop_steps(model, x, y, state0, clip) if cell == "lstm" else None
+    sgd = [sgd_steps(model, x, y, state0, clip, nesterov) for nesterov in (False, True)] if cell == "lstm" else None
 
     w = Writer()
     for name, p in model.named_parameters():
@@ -200,6 +220,15 @@ def main(argv):
             w.add("rmsprop." + name, p)
             w.add("rmsprop_sq." + name, st["square_avg"])
             w.add("rmsprop_buf." + name, st["momentum_buffer"])
+    if sgd is not None:  # after RMSprop's, so that the earlier records keep their bytes and places
+        for name, val in (("lr", SGD_LR), ("momentum", SGD_MOMENTUM), ("weight_decay", SGD_WD)):
+            w.add("sgd." + name, torch.tensor(val))
+        for prefix, (first, after, opt) in zip(("sgd", "sgdn"), sgd):
+            for name, p in first.named_parameters():
+                w.add(prefix + "1." + name, p)
+            for name, p in after.named_parameters():
+                w.add(prefix + "." + name, p)
+                w.add(prefix + "_buf." + name, opt.state[p]["momentum_buffer"])
 
     blob = w.bytes()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)

@@ -6,7 +6,7 @@
 // written by scripts/gen_torch_reference.py (format there): parameters, inputs, initial state,
 // and PyTorch's logits, mean loss, final state, every gradient, the gradient norm, the parameters
 // (and Adam moments) after one clipped Adam step and one clipped AdamW step, and (the LSTM's
-// file) the parameters and slots after two clipped RMSprop steps. PyTorch computed in float64,
+// file) the parameters and slots after two clipped RMSprop steps and two of SGD (plain and Nesterov's). PyTorch computed in float64,
 // so the reference is exact to fp32 rounding; what remains is this backend's fp32 error. Every
 // optimizer step is also held bitwise to sk_optim_update on the host, fed the backend's own
 // parameters, gradients, slots and norm (the CPU loop's element function, which the CUDA kernel
@@ -22,7 +22,11 @@
 // compounded over T = 6 steps).
 // RMSprop: its parameters and momentum buffer after two steps within ATOL_VALUE; square_avg
 // = alpha sq + (1 - alpha) (s g)^2 moves by 2 (1 - alpha) s^2 |g| dg <= 2e-2 * 0.25 * 0.15 * 2e-7
-// = 1.5e-10 per step for a gradient error dg: atol 3e-10.
+// = 1.5e-10 per step for a gradient error dg: atol 3e-10 (ATOL_SQ_AVG).
+// SGD (lr 0.5, momentum 0.9, L2 decay 0.1): its parameters after each step within ATOL_VALUE;
+// momentum_buffer = 0.9 (s g1 + wd p0) + (s g2 + wd p1) carries the error of two clipped
+// gradients (s < 1, each within ATOL_GRAD: 1.9 ATOL_GRAD) and 0.1 of p1's (within ATOL_VALUE):
+// atol 2 ATOL_GRAD + 0.1 ATOL_VALUE = 5e-7 (ATOL_SGD_BUF).
 // Then --precision bf16 on the CPU against the same reference (check_bf16 says its tolerance).
 #include <math.h>
 #include <stdint.h>
@@ -39,6 +43,8 @@
 #define ATOL_VALUE 1e-6
 #define ATOL_GRAD 2e-7
 #define RTOL 1e-4
+#define ATOL_SQ_AVG 3e-10
+#define ATOL_SGD_BUF (2 * ATOL_GRAD + 0.1 * ATOL_VALUE)
 
 // ---- a small bounded reader for the reference file ---------------------------------------
 
@@ -228,23 +234,25 @@ static sk_status create(const sk_backend_config *bc, int cuda, sk_backend **out,
     return cuda ? sk_backend_create_cuda(bc, out, err) : sk_backend_create_cpu(bc, out, err);
 }
 
-// Two clipped RMSprop steps from the starting parameters and zero slots, each from its own
-// training forward from h0 (the LSTM's h0, c0) and backward, against torch.optim.RMSprop's: the first by
-// the eager ops, the second by sk_backend_train_step.
-static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, const float *params, const float *h0) {
+// One optimizer's two-step records in the reference: "<prefix>1.<name>" (parameters after step
+// 1), "<prefix>.<name>" (after step 2) and, for slot k, "<slots[k]><name>" within atol[k].
+typedef struct {
+    const char *prefix;
+    const char *slots[SK_OPTIM_MAX_SLOTS];
+    double atol[SK_OPTIM_MAX_SLOTS];
+} two_step_records;
+
+// Two clipped steps of hp from the starting parameters and zero slots, each from its own training
+// forward from h0 (the LSTM's h0, c0) and backward, against torch.optim's: the first by the eager
+// ops, the second by sk_backend_train_step.
+static void check_two_steps(const ref_file *ref, sk_backend_config bc, int cuda, const float *params, const float *h0,
+                            const sk_optim_hparams *hp, float lr, const two_step_records *rec) {
     sk_error err = {{0}};
-    bc.optimizer = SK_OPTIM_RMSPROP;
+    bc.optimizer = hp->kind;
     sk_backend *be = NULL;
     CHECK_OK(create(&bc, cuda, &be, &err));
     const sk_param_layout *lay = sk_backend_layout(be);
     const size_t P = lay->total;
-    const sk_optim_hparams hp = {.kind = SK_OPTIM_RMSPROP, .alpha = ref_scalar(ref, "rmsprop.alpha"),
-                                 .momentum = ref_scalar(ref, "rmsprop.momentum"), .eps = ref_scalar(ref, "rmsprop.eps"),
-                                 .weight_decay = ref_scalar(ref, "rmsprop.weight_decay"),
-                                 .grad_clip = ref_scalar(ref, "clip")};
-    const float lr = ref_scalar(ref, "lr");
-    printf("RMSprop, two steps (alpha %.3g, momentum %.3g, eps %.3g, weight decay %.3g on matrices):\n", hp.alpha,
-           hp.momentum, hp.eps, hp.weight_decay);
     const int32_t *x = ref_get(ref, "x", (size_t)bc.batch_size * bc.seq_len, 1)->data;
     const int32_t *y = ref_get(ref, "y", (size_t)bc.batch_size * bc.seq_len, 1)->data;
     float *buf = calloc(P, sizeof(float));
@@ -256,23 +264,56 @@ static void check_rmsprop(const ref_file *ref, sk_backend_config bc, int cuda, c
     CHECK_OK(sk_backend_set_state(be, h0));
     CHECK_OK(sk_backend_forward(be, x, y, bc.seq_len, SK_MODE_TRAIN, 1, &loss_sum));
     CHECK_OK(sk_backend_backward(be));
-    step_checked(be, &hp, lr, 1);
+    step_checked(be, hp, lr, 1);
     CHECK_OK(sk_backend_get_params(be, buf));
-    compare_tensors(ref, lay, buf, "rmsprop1.", ATOL_VALUE);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "%s1.", rec->prefix);
+    compare_tensors(ref, lay, buf, prefix, ATOL_VALUE);
     CHECK_OK(sk_backend_set_state(be, h0));
-    const sk_train_step_args a = {.x = x, .y = y, .len = bc.seq_len, .step = 2, .opt_step = 2, .optim = &hp, .lr = lr};
+    const sk_train_step_args a = {.x = x, .y = y, .len = bc.seq_len, .step = 2, .opt_step = 2, .optim = hp, .lr = lr};
     sk_step_stats stats;
     CHECK_OK(sk_backend_train_step(be, &a, &err));
     CHECK_OK(sk_backend_read_stats(be, &stats, &err));
     CHECK(stats.bad_step == 0);
     CHECK_OK(sk_backend_get_params(be, buf));
-    compare_tensors(ref, lay, buf, "rmsprop.", ATOL_VALUE);
-    CHECK_OK(sk_backend_get_optimizer_state(be, 0, buf));
-    compare_tensors(ref, lay, buf, "rmsprop_sq.", 3e-10);
-    CHECK_OK(sk_backend_get_optimizer_state(be, 1, buf));
-    compare_tensors(ref, lay, buf, "rmsprop_buf.", ATOL_VALUE);
+    snprintf(prefix, sizeof prefix, "%s.", rec->prefix);
+    compare_tensors(ref, lay, buf, prefix, ATOL_VALUE);
+    for (int k = 0; k < sk_optim_of(hp->kind)->n_slots; k++) {
+        CHECK_OK(sk_backend_get_optimizer_state(be, k, buf));
+        compare_tensors(ref, lay, buf, rec->slots[k], rec->atol[k]);
+    }
     free(buf);
     sk_backend_free(be);
+}
+
+// torch.optim.RMSprop's two steps (momentum, L2 decay on matrices).
+static void check_rmsprop(const ref_file *ref, const sk_backend_config *bc, int cuda, const float *params,
+                          const float *h0) {
+    const sk_optim_hparams hp = {.kind = SK_OPTIM_RMSPROP, .alpha = ref_scalar(ref, "rmsprop.alpha"),
+                                 .momentum = ref_scalar(ref, "rmsprop.momentum"), .eps = ref_scalar(ref, "rmsprop.eps"),
+                                 .weight_decay = ref_scalar(ref, "rmsprop.weight_decay"),
+                                 .grad_clip = ref_scalar(ref, "clip")};
+    printf("RMSprop, two steps (alpha %.3g, momentum %.3g, eps %.3g, weight decay %.3g on matrices):\n", hp.alpha,
+           hp.momentum, hp.eps, hp.weight_decay);
+    const two_step_records rec = {.prefix = "rmsprop", .slots = {"rmsprop_sq.", "rmsprop_buf."},
+                                  .atol = {ATOL_SQ_AVG, ATOL_VALUE}};
+    check_two_steps(ref, *bc, cuda, params, h0, &hp, ref_scalar(ref, "lr"), &rec);
+}
+
+// torch.optim.SGD's two steps (momentum, dampening 0, L2 decay on matrices), plain and Nesterov's.
+static void check_sgd(const ref_file *ref, const sk_backend_config *bc, int cuda, const float *params,
+                      const float *h0) {
+    for (int nesterov = 0; nesterov <= 1; nesterov++) {
+        const sk_optim_hparams hp = {.kind = SK_OPTIM_SGD, .momentum = ref_scalar(ref, "sgd.momentum"),
+                                     .nesterov = nesterov, .weight_decay = ref_scalar(ref, "sgd.weight_decay"),
+                                     .grad_clip = ref_scalar(ref, "clip")};
+        const float lr = ref_scalar(ref, "sgd.lr");
+        printf("SGD%s, two steps (lr %.3g, momentum %.3g, weight decay %.3g on matrices):\n",
+               nesterov ? " (Nesterov)" : "", lr, hp.momentum, hp.weight_decay);
+        const two_step_records rec = {.prefix = nesterov ? "sgdn" : "sgd",
+                                      .slots = {nesterov ? "sgdn_buf." : "sgd_buf."}, .atol = {ATOL_SGD_BUF}};
+        check_two_steps(ref, *bc, cuda, params, h0, &hp, lr, &rec);
+    }
 }
 
 // Relative L2 error of got against ref.
@@ -467,7 +508,10 @@ static void check_cell(const char *file, sk_cell_kind kind, int cuda) {
     CHECK_OK(sk_backend_get_state(be, h));
     compare_state(ref, cell, h, S, " (eval)");
 
-    if (kind == SK_CELL_LSTM) check_rmsprop(ref, bc, cuda, params, h0); // RMSprop's records: the LSTM's file
+    if (kind == SK_CELL_LSTM) { // RMSprop's and SGD's records: the LSTM's file
+        check_rmsprop(ref, &bc, cuda, params, h0);
+        check_sgd(ref, &bc, cuda, params, h0);
+    }
     sk_backend_free(be);
     if (kind == SK_CELL_LSTM && !cuda) check_bf16(ref, &bc, params, x, y, h0);
     free(params);
