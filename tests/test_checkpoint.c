@@ -645,8 +645,9 @@ static void test_state_times(const char *dir) {
     sk_train_state_free(&s);
 }
 
-// Version 2 names the optimizer and its slots: an RMSprop state comes back as RMSprop's, and a
-// file whose slot name or optimizer name is not the table's is refused naming it.
+// Version 2 names the optimizer and its slots: an RMSprop state comes back as RMSprop's and an SGD
+// state (one slot) as SGD's, and a file whose slot name, optimizer name or slot count is not the
+// table's is refused naming it.
 static void test_state_optimizer(const char *dir) {
     sk_error err;
     sk_train_state s, t;
@@ -670,6 +671,24 @@ static void test_state_optimizer(const char *dir) {
     CHECK(sk_state_load_mem(path, good, n, &t, 7, &err) == SK_ERR_FORMAT &&
           strstr(err.msg, "optimizer \"Rmsprop\" is not one this build knows") != NULL);
     CHECK(t.slots == NULL);
+    // RMSprop's two slots under SGD's name: SGD has one slot, and the count is refused first.
+    memcpy(good + 120, "sgd\0\0\0\0", 8);
+    CHECK(sk_state_load_mem(path, good, n, &t, 7, &err) == SK_ERR_FORMAT &&
+          strstr(err.msg, "holds 2 slots of sgd, which has 1") != NULL);
+    free(good);
+    sk_train_state_free(&s);
+    // SGD's one slot, momentum_buffer, round-trips as SGD's.
+    CHECK_OK(sk_train_state_alloc(&s, 13, SK_OPTIM_SGD, 2, 1, 2, 3, &err));
+    CHECK(s.n_slots == 1 && s.optimizer == SK_OPTIM_SGD);
+    fill_state(&s, 6);
+    join(path, sizeof path, dir, "g.000000001.state");
+    CHECK_OK(sk_state_save(path, &s, 7, &err));
+    CHECK_OK(sk_state_load(path, &t, 7, &err));
+    CHECK(state_equal(&s, &t) && t.optimizer == SK_OPTIM_SGD && t.n_slots == 1);
+    sk_train_state_free(&t);
+    good = read_all(path, &n);
+    CHECK(n > 156 && memcmp(good + 120, "sgd", 4) == 0 && sk_get_le32(good + 136) == 1 &&
+          memcmp(good + 140, "momentum_buffer", 16) == 0);
     free(good);
     sk_train_state_free(&s);
 }
