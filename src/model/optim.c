@@ -27,8 +27,10 @@ static const sk_optim_info optimizers[SK_OPTIM_COUNT] = {
                           .help = "char-rnn's (torch.optim.RMSprop: --alpha, --momentum, --eps\n"
                                   "and --weight-decay)",
                           .args_of = sk_rmsprop_args_of},
+    // lr 1: docs/model.md (300 steps: with momentum 0.9 near Adam's default run, and 5x below a
+    // rate that falls far behind; plain SGD trains at it, and diverges at 10)
     [SK_OPTIM_SGD] = {.kind = SK_OPTIM_SGD, .name = "sgd", .n_slots = 1, .slot_names = {"momentum_buffer"},
-                      .default_lr = 0.5f, .check = sgd_check,
+                      .default_lr = 1.0f, .check = sgd_check,
                       .help = "torch.optim.SGD (--momentum, --nesterov, --weight-decay)", .args_of = sk_sgd_args_of},
 };
 
