@@ -63,7 +63,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
 // and a checkpoint of rank 0's alone would hide it.
 static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
-    const size_t bytes = sizeof(float) * sk_backend_layout(t->be)->total;
+    const size_t bytes = sizeof(float) * t->layout.total;
     uint32_t crc = sk_crc32(0, t->params, bytes);
     crc = sk_crc32(crc, t->st.slots, bytes * (size_t)t->st.n_slots);
     return sk_shard_check_same(t->comm, crc, t->st.step, err);
@@ -292,7 +292,7 @@ static sk_status poison_params(sk_trainer *t, sk_error *err) {
     sk_backend *be = t->be;
     sk_status st = sk_backend_get_params(be, t->params);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its parameters");
-    t->params[sk_param_find(sk_backend_layout(be), "fc.bias")->offset] = NAN;
+    t->params[sk_param_find(&t->layout, "fc.bias")->offset] = NAN;
     if ((st = sk_backend_set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
     return SK_OK;
 }

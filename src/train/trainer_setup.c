@@ -353,8 +353,8 @@ static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error 
         if ((st = map_vocab(t, NULL, NULL, err)) != SK_OK) return st;
         o->model.vocab_size = t->vocab.size;
     }
-    // The one check of the run's config and the one build of its layout (its size: check_memory,
-    // sk_trainer_info).
+    // The one check of the run's config and the one build of its layout, which the trainer reads
+    // wherever it needs the layout (the backend holds an equal one of its own).
     if ((st = sk_param_layout_init(&t->layout, &o->model, err)) != SK_OK) return st;
     const sk_cell *cell = sk_model_cell(&o->model);
     if (!sp->from && o->forget_bias != 0.0f && cell->forget_gate < 0)
@@ -477,7 +477,7 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
 // of ids (B x T, x and y), this rank's carried state (S x L x b_local x H, the cell's S state
 // tensors), and on rank 0 room to gather every rank's part of one state tensor (L x B x H).
 static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
-    const sk_param_layout *lay = sk_backend_layout(t->be);
+    const sk_param_layout *lay = &t->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     t->n_states = sk_model_cell(&t->o.model)->n_states;
     sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, t->n_states, L, B, H, err);
@@ -499,7 +499,7 @@ static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *er
 
 // The first parameters, the model file's or freshly initialized, into the backend.
 static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
-    const sk_param_layout *lay = sk_backend_layout(t->be);
+    const sk_param_layout *lay = &t->layout;
     if (sp->from) memcpy(t->params, sp->ckpt.params, sizeof(float) * lay->total);
     else sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
     sk_status st;
