@@ -194,15 +194,15 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
     a->grad_clip = h->grad_clip;
 }
 
-// The LSTM stack: as named; for rnn_impl auto on a training backend that is to measure,
-// lstm_autotune.cu's choice, measured on this backend's own activation buffers, which are
-// zeroed again afterwards as creation leaves them.
-sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
+// The LSTM stack, and in *chosen what runs: as named; for rnn_impl auto on a training backend
+// that is to measure, lstm_autotune.cu's choice, measured on this backend's own activation
+// buffers, which are zeroed again afterwards as creation leaves them.
+sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_rnn_choice *chosen, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const sk_backend_config *cfg = &b->cfg;
     if (cfg->rnn_impl != SK_RNN_AUTO || !ci->training || !cfg->rnn_autotune) {
         SK_TRY(sk_lstm_create(cfg->rnn_impl, lc, &ci->lstm, b->notice, sizeof b->notice, err));
-        b->rnn_choice = sk_lstm_choice(ci->lstm);
+        *chosen = sk_lstm_choice(ci->lstm);
         return SK_OK;
     }
     const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H;
@@ -217,7 +217,7 @@ sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *e
     const sk_lstm_io io = {ci->params, ci->grads, ci->emb, ci->demb, ci->hs, ci->dh,
                            ci->h[0],   ci->c[0],  ci->h[1], ci->c[1]};
     const sk_lstm_tune_opts o = {cfg->rnn_tune_dir, kAutotuneBudgetSeconds, cfg->plstm_tensor_cores};
-    SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, &b->rnn_choice, b->notice, sizeof b->notice, err));
+    SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, chosen, b->notice, sizeof b->notice, err));
     for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
     return SK_OK;
 }
@@ -225,8 +225,9 @@ sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *e
 // The LSTM stack; b->cfg then holds its choice (rnn_impl and plstm_tensor_cores as they run), as
 // it holds the resolved precision, for the options record.
 sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
-    SK_TRY(create_lstm_stack(b, lc, err));
-    b->cfg.rnn_impl = b->rnn_choice.impl, b->cfg.plstm_tensor_cores = b->rnn_choice.tensor_cores;
+    sk_rnn_choice chosen;
+    SK_TRY(create_lstm_stack(b, lc, &chosen, err));
+    b->cfg.rnn_impl = chosen.impl, b->cfg.plstm_tensor_cores = chosen.tensor_cores;
     return SK_OK;
 }
 
