@@ -1,6 +1,6 @@
 // checkpoint.c: the training-state file and the two-file checkpoint protocol.
 // defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
-//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove, sk_train_config_value
+//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove, sk_is_state_of, sk_train_config_value
 //
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
@@ -308,21 +308,20 @@ sk_status sk_state_load_mem(const char *path, const void *data, size_t n, sk_tra
 
 // ---- the two-file protocol -----------------------------------------------------------------
 
-// Whether file is "<name>.<digits>.state" or "<name>.<digits>.<digits>.state".
-static bool is_state_of(const char *file, const char *name) {
+int sk_is_state_of(const char *file, const char *name) {
     size_t n = strlen(name), f = strlen(file);
     if (f <= n + 7 || strncmp(file, name, n) != 0 || file[n] != '.' || strcmp(file + f - 6, ".state") != 0)
-        return false;
+        return 0;
     const char *p = file + n + 1, *end = file + f - 6;
     for (int group = 0; group < 2 && p < end; group++) {
         const char *q = p;
         while (q < end && *q >= '0' && *q <= '9') q++;
-        if (q == p) return false;
-        if (q == end) return true;
-        if (*q != '.' || group == 1) return false;
+        if (q == p) return 0;
+        if (q == end) return 1;
+        if (*q != '.' || group == 1) return 0;
         p = q + 1;
     }
-    return false;
+    return 0;
 }
 
 static void remove_other_states(const char *dir, const char *name, const char *keep) {
@@ -330,7 +329,7 @@ static void remove_other_states(const char *dir, const char *name, const char *k
     if (!d) return;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (!is_state_of(de->d_name, name) || (keep && strcmp(de->d_name, keep) == 0)) continue;
+        if (!sk_is_state_of(de->d_name, name) || (keep && strcmp(de->d_name, keep) == 0)) continue;
         char *p = sk_path_join(dir, de->d_name);
         if (p) unlink(p);
         free(p);
