@@ -31,6 +31,11 @@ static double run_elapsed(const sk_trainer *t) {
     return t->elapsed_base + (now_s() - t->t0);
 }
 
+// The validation loss of the model as it stands, NaN when it was not evaluated at this step.
+static double val_loss_now(const sk_trainer *t) {
+    return t->last_eval_step == t->st.step ? t->last_val_loss : NAN;
+}
+
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err) {
     const sk_batcher *bt = which == 1 ? &t->test : &t->val;
     if (!(which == 1 ? t->has_test : t->has_val))
@@ -81,7 +86,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     // alone writes what it holds, so the ranks must first be seen to hold the same model and moments.
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK) return st;
     t->st.elapsed_s = run_elapsed(t);
-    t->st.val_loss = t->last_eval_step == t->st.step ? t->last_val : NAN; // the model saved is the one evaluated
+    t->st.val_loss = val_loss_now(t);
     for (int s = 0; s < t->n_states; s++)
         if ((st = sk_shard_gather_state(t->comm, t->state_local + (size_t)s * L * t->b_local * H, t->gathered,
                                         t->st.state + (size_t)s * L * B * H, L, B, t->b_local, H, 0, err)) != SK_OK)
@@ -200,7 +205,7 @@ static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     if (!isfinite(val))
         return sk_fail(err, SK_ERR_NUMERIC, "validation loss is %g at step %lld; try a lower learning rate (--lr)",
                        val, (long long)t->st.step);
-    t->last_eval_step = t->st.step, t->last_val = val;
+    t->last_eval_step = t->st.step, t->last_val_loss = val;
     watch_divergence(t, loss);
     int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
@@ -277,7 +282,7 @@ static sk_status keep_epoch_checkpoint(sk_trainer *t, float loss, sk_error *err)
     sk_status st;
     if (t->has_val && t->last_eval_step != t->st.step && !t->stop && (st = run_eval(t, loss, err)) != SK_OK) return st;
     char name[64];
-    sk_outdir_epoch_name(t->st.epoch, t->last_eval_step == t->st.step ? t->last_val : NAN, name, sizeof name);
+    sk_outdir_epoch_name(t->st.epoch, val_loss_now(t), name, sizeof name);
     if ((st = save_checkpoint(t, name, err)) != SK_OK) return st;
     const int64_t old = t->st.epoch - t->o.keep_checkpoints;
     st = t->rank == 0 ? sk_outdir_remove_epochs(t->o.out_dir, t->st.epoch, name, err) : SK_OK;
