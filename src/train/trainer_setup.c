@@ -555,10 +555,7 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     for (int k = 0; k < saved->n_slots && st == SK_OK; k++)
         st = sk_backend_set_optimizer_state(t->be, k, saved->slots + (size_t)k * saved->n_params);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
-    if (saved->S != t->n_states)
-        return sk_fail(err, SK_ERR_FORMAT, "%s: its training state holds %d state tensor%s a layer; the model's %s cell "
-                       "carries %d", o->init_from, saved->S, saved->S == 1 ? "" : "s", sk_model_cell(&t->o.model)->name,
-                       t->n_states);
+    // saved->S == t->n_states: sk_checkpoint_load refuses a state whose tensors are not the cell's.
     if (saved->B == B && saved->T == o->seq_len && saved->L == L && saved->H == H &&
         (size_t)saved->window < sk_batcher_windows(&t->train, 0)) {
         t->st.window = saved->window;
