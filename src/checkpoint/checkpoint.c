@@ -319,7 +319,7 @@ sk_status sk_state_load(const char *path, sk_train_state *out, uint32_t expect_c
 sk_status sk_state_load_mem(const char *path, const void *data, size_t n, sk_train_state *out,
                             uint32_t expect_checksum, sk_error *err) {
     memset(out, 0, sizeof *out);
-    sk_reader r = {NULL, data, n, 0};
+    sk_reader r = {.f = NULL, .mem = data, .size = n, .pos = 0};
     sk_status st = load_state(path, &r, out, expect_checksum, err);
     if (st != SK_OK) sk_train_state_free(out);
     return st;

@@ -85,7 +85,7 @@ static void dropout_span(void *ctx, int i, int n) {
 
 void sk_cpu_stack_dropout(const sk_cpu_stack_config *c, int64_t step, int site, int len, const float *h, float *mask,
                           float *out) {
-    dropout_job d = {c, sk_dropout_key(c->seed, step, site), len, h, mask, out};
+    dropout_job d = {.c = c, .key = sk_dropout_key(c->seed, step, site), .len = len, .h = h, .mask = mask, .out = out};
     sk_parallel_for(c->threads, dropout_span, &d);
 }
 

@@ -139,7 +139,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {.temperature = 1.0f};
     size_t cap = (size_t)t->o.sample_length * 4 + 1;
-    text_sink sink = {malloc(cap), 0, cap, &t->vocab};
+    text_sink sink = {.buf = malloc(cap), .n = 0, .cap = cap, .vocab = &t->vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sink.buf[0] = '\0';
     // The run's generator gives each sample its seed: one draw per sample, so a resumed run
@@ -376,7 +376,7 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     if (o->poison_step == t->st.step + 1 && (st = poison_params(t, err)) != SK_OK) return st;
     r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
     const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
-    const sk_grad_reduce reduce = {reduce_over_ranks, t};
+    const sk_grad_reduce reduce = {.fn = reduce_over_ranks, .ctx = t};
     const sk_train_step_args a = {.x = t->x + first, .y = t->y + first, .len = o->seq_len, .step = t->st.step,
                                   .opt_step = t->st.step + 1, .optim = &o->optim, .lr = r->lr,
                                   .reduce = t->data_parallel ? &reduce : NULL};
@@ -403,8 +403,10 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
 static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
     const int64_t s = t->st.step;
     const double B = t->o.batch_size, T = t->o.seq_len;
-    sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)r->windows, r->start_step, r->total, r->loss, r->lr,
-                     r->gnorm, (double)(s - r->report_step) * B * T / r->step_time, now_s() - r->t0};
+    sk_progress p = {.step = s, .epoch = t->st.epoch, .window = t->st.window, .windows_per_epoch = (int64_t)r->windows,
+                     .start_step = r->start_step, .max_iters = r->total, .train_loss = r->loss, .lr = r->lr,
+                     .grad_norm = r->gnorm, .tokens_per_s = (double)(s - r->report_step) * B * T / r->step_time,
+                     .elapsed_s = now_s() - r->t0};
     r->step_time = 0.0, r->report_step = s;
     watch_divergence(t, r->loss);
     sk_status st = t->rank != 0 ? SK_OK

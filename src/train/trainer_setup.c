@@ -201,7 +201,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     const uint8_t *base = all->data;
     sk_status st;
     if (!o->eval_only) {
-        sk_tokens tr = {base, all->width, t->n_train, t->id_map};
+        sk_tokens tr = {.data = base, .width = all->width, .n = t->n_train, .map = t->id_map};
         st = sk_batcher_init_tokens(&t->train, &tr, o->batch_size, o->seq_len, "training split", err);
         if (st != SK_OK) return st;
     }
@@ -219,7 +219,8 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
                            "--batch-size or change the split fractions",
                            ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
         int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
-        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n, t->id_map};
+        sk_tokens split = {.data = base + ev[i].off * (size_t)all->width, .width = all->width, .n = ev[i].n,
+                           .map = t->id_map};
         st = sk_batcher_init_tokens(ev[i].b, &split, o->batch_size, T, ev[i].name, err);
         if (st != SK_OK) return st;
         if (o->eval_tokens > 0) // ceil(N / B) positions of every stream
@@ -239,7 +240,7 @@ static char *cache_dir_of(const sk_train_options *o) {
 // This rank's view of the data: the cache of o->data_path in mode, validated or (re)built.
 static sk_status open_cache(sk_trainer *t, const sk_train_options *o, sk_vocab_mode mode, sk_error *err) {
     char *cache_dir = cache_dir_of(o);
-    sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
+    sk_cache_hooks hooks = {.ctx = t->cb.ctx, .notice = t->cb.on_notice, .progress = t->cb.on_tokenize};
     sk_status st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac,
                                                    o->val_frac, &hooks, err)
                              : sk_fail(err, SK_ERR_NOMEM, "out of memory");
