@@ -192,6 +192,8 @@ typedef struct {
     int asynchronous;
 } sk_step_stats;
 
+// A backend as its creator hands it out: opaque (its definition, with its table of operations,
+// is the implementers': src/backend/backend_impl.h); callers read it through the sk_backend_* calls.
 typedef struct sk_backend sk_backend;
 
 // Data-parallel training's hook between backward and the gradient norm. fn is called once per
@@ -215,13 +217,6 @@ typedef struct {
     float lr;
     const sk_grad_reduce *reduce; // NULL: one process
 } sk_train_step_args;
-
-// The backends' table of operations, which callers reach through the sk_backend_* calls below
-// (its definition is the implementers': src/backend/backend_impl.h).
-typedef struct sk_backend_ops sk_backend_ops;
-
-// A backend as its creator hands it out: opaque (its definition is the implementers',
-// src/backend/backend_impl.h); callers read it through the accessors below.
 
 // The operations, each the backend's op of the same name (b->ops). Every one returns its status
 // and, on failure, leaves its message in b->err (sk_backend_error).

@@ -12,6 +12,8 @@
 
 #include "shakespeare/backend.h"
 
+typedef struct sk_backend_ops sk_backend_ops;
+
 struct sk_backend_ops {
     const char *name; // "cpu" or "cuda"
     sk_status (*set_params)(sk_backend *b, const float *params); // (total,)
