@@ -20,14 +20,14 @@
 //   80      8     u64 seed
 //   88      32    u64 rng.s[0..3]
 //   120     16    the optimizer's name (optim.h's table: "adam", "rmsprop"), NUL-padded
-//   136     4     u32 S, its state slots
-//   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
+//   136     4     u32 K, its state slots
+//   140     16*K  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
 //   +0      8     f64 elapsed_s, the run's wall-clock seconds up to this checkpoint, over resumes
 //   +8      8     f64 val_loss of this checkpoint's model, NaN when it was not evaluated at its step
-//   +16     4     u32 N, the cell's state tensors per layer (cell.h's n_states: an LSTM's 2, a GRU's
-//                 or an RNN's 1), 1 to SK_MAX_CELL_STATES
+//   +16     4     u32 N, the cell's state tensors per layer (sk_train_state's S; cell.h's n_states: an
+//                 LSTM's 2, a GRU's or an RNN's 1), 1 to SK_MAX_CELL_STATES
 //           4*n_params     f32 slot 0
-//           ...            (S slots)
+//           ...            (K slots)
 //           4*N*L*B*H      f32 the carried state: the cell's N state tensors (cell.h) of (L, B, H),
 //                          h first (an LSTM's h then c, as version 1 files have always held them;
 //                          a GRU's or RNN's h alone)
@@ -62,7 +62,7 @@
 #define STATE_VERSION 4u
 #define STATE_HEADER 120 // the fields every version shares
 #define STATE_NAME 16    // an optimizer's or a slot's name, NUL-padded
-#define STATE_OPTIM(S) (STATE_NAME + 4 + STATE_NAME * (size_t)(S)) // version 2's optimizer record
+#define STATE_OPTIM(K) (STATE_NAME + 4 + STATE_NAME * (size_t)(K)) // version 2's optimizer record of K slots
 #define STATE_TIMES 16   // version 3's elapsed_s and val_loss, after the optimizer record
 #define STATE_CELL 4     // version 4's N, the cell's state tensors per layer, after the times
 
@@ -193,11 +193,11 @@ static sk_status read_optimizer(const char *path, sk_reader *r, unsigned char *r
     if (!opt || memchr(rec, 0, STATE_NAME) == NULL)
         return sk_fail(err, SK_ERR_FORMAT, "%s: the training state's optimizer \"%.16s\" is not one this build knows",
                        path, name);
-    uint32_t S = sk_get_le32(rec + STATE_NAME);
-    if (S != (uint32_t)opt->n_slots)
-        return sk_fail(err, SK_ERR_FORMAT, "%s: the training state holds %u slots of %s, which has %d", path, S,
+    const uint32_t n_slots = sk_get_le32(rec + STATE_NAME);
+    if (n_slots != (uint32_t)opt->n_slots)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: the training state holds %u slots of %s, which has %d", path, n_slots,
                        opt->name, opt->n_slots);
-    sk_status st = sk_reader_read(r, rec + STATE_NAME + 4, STATE_NAME * (size_t)S, path, err);
+    sk_status st = sk_reader_read(r, rec + STATE_NAME + 4, STATE_NAME * (size_t)n_slots, path, err);
     for (int k = 0; st == SK_OK && k < opt->n_slots; k++) {
         const unsigned char *slot = rec + STATE_NAME + 4 + STATE_NAME * k;
         char want[STATE_NAME] = {0};
@@ -259,7 +259,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     uint32_t version = 0;
     sk_status st = read_header(path, r, hd, &header, &times_at, &kind, &version, err);
     if (st != SK_OK) return st;
-    const uint64_t S = (uint64_t)sk_optim_of(kind)->n_slots;
+    const uint64_t n_slots = (uint64_t)sk_optim_of(kind)->n_slots; // K
     uint64_t n = sk_get_le64(hd + 16);
     uint32_t L = sk_get_le32(hd + 24), B = sk_get_le32(hd + 28), H = sk_get_le32(hd + 32);
     size_t nh = lbh(L, B, H);
@@ -267,7 +267,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (nh == SIZE_MAX || sk_get_le32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
-    const uint64_t fixed = header + 4 * S * n + 4, per = 4 * (uint64_t)nh;
+    const uint64_t fixed = header + 4 * n_slots * n + 4, per = 4 * (uint64_t)nh;
     const uint64_t N = state_tensors(version, hd + times_at + STATE_TIMES, r->size, fixed, per);
     if (N == 0)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (%u state tensors a layer; a cell "
@@ -284,7 +284,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
                        (unsigned long long)need);
     out->T = (int)sk_get_le32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, header);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->slots, (size_t)S * out->n_params, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->slots, (size_t)n_slots * out->n_params, &crc, path, err);
     if (st == SK_OK) st = sk_read_f32_le(r, out->state, (size_t)N * nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
