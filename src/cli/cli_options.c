@@ -123,8 +123,8 @@ static void print_indented(const char *text, int extra) {
     }
 }
 
-// "  WORD: its help", indented under its option; nothing for a word without help (the option's
-// own text names it).
+// Under an option whose kind has words: "  WORD: its help" for each word with help, in the
+// table's order (the words without help are named by the option's own text).
 static void print_word(const char *word, const char *help) {
     if (!help) return;
     printf("%*s  %s: ", HELP_INDENT, "", word);
@@ -132,8 +132,6 @@ static void print_word(const char *word, const char *help) {
     putchar('\n');
 }
 
-// Under an option whose kind has words, each word with its help, in its table's order: words.h's
-// rows, or a library's descriptors through word_at.
 static void print_words(const cli_kind *k) {
     if (k && k->words)
         for (size_t i = 0; i < k->words->n; i++) print_word(k->words->rows[i].word, k->words->rows[i].help);
