@@ -20,14 +20,14 @@
 //   80      8     u64 seed
 //   88      32    u64 rng.s[0..3]
 //   120     16    the optimizer's name (optim.h's table: "adam", "rmsprop"), NUL-padded
-//   136     4     u32 K, its state slots
-//   140     16*K  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
+//   136     4     u32 S, its state slots
+//   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
 //   +0      8     f64 elapsed_s, the run's wall-clock seconds up to this checkpoint, over resumes
 //   +8      8     f64 val_loss of this checkpoint's model, NaN when it was not evaluated at its step
-//   +16     4     u32 N, the cell's state tensors per layer (sk_train_state's S; cell.h's n_states: an
-//                 LSTM's 2, a GRU's or an RNN's 1), 1 to SK_MAX_CELL_STATES
+//   +16     4     u32 N, the cell's state tensors per layer (cell.h's n_states: an LSTM's 2, a GRU's
+//                 or an RNN's 1), 1 to SK_MAX_CELL_STATES
 //           4*n_params     f32 slot 0
-//           ...            (K slots)
+//           ...            (S slots)
 //           4*N*L*B*H      f32 the carried state: the cell's N state tensors (cell.h) of (L, B, H),
 //                          h first (an LSTM's h then c, as version 1 files have always held them;
 //                          a GRU's or RNN's h alone)
@@ -62,7 +62,7 @@
 #define STATE_VERSION 4u
 #define STATE_HEADER 120 // the fields every version shares
 #define STATE_NAME 16    // an optimizer's or a slot's name, NUL-padded
-#define STATE_OPTIM(K) (STATE_NAME + 4 + STATE_NAME * (size_t)(K)) // version 2's optimizer record of K slots
+#define STATE_OPTIM(S) (STATE_NAME + 4 + STATE_NAME * (size_t)(S)) // version 2's optimizer record
 #define STATE_TIMES 16   // version 3's elapsed_s and val_loss, after the optimizer record
 #define STATE_CELL 4     // version 4's N, the cell's state tensors per layer, after the times
 
@@ -259,7 +259,7 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     uint32_t version = 0;
     sk_status st = read_header(path, r, hd, &header, &times_at, &kind, &version, err);
     if (st != SK_OK) return st;
-    const uint64_t n_slots = (uint64_t)sk_optim_of(kind)->n_slots; // K
+    const uint64_t n_slots = (uint64_t)sk_optim_of(kind)->n_slots;
     uint64_t n = sk_get_le64(hd + 16);
     uint32_t L = sk_get_le32(hd + 24), B = sk_get_le32(hd + 28), H = sk_get_le32(hd + 32);
     size_t nh = lbh(L, B, H);
