@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "block_sum.cuh"
 #include "device_port.cuh"
 #include "shakespeare/step_math.h"
 #include "step_args.h"
@@ -39,13 +40,8 @@ __global__ void sumsq_stage1(double *partials, const float *x, size_t n) {
         double g = (double)x[i];
         acc += g * g;
     }
-    sh[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) partials[blockIdx.x] = sh[0];
+    const double sum = sk_block_tree_sum<kThreads>(acc, sh);
+    if (threadIdx.x == 0) partials[blockIdx.x] = sum;
 }
 
 // Stage 2: one block adds the G partials in a fixed order.
@@ -53,13 +49,8 @@ __global__ void sumsq_stage2(double *out, const double *partials, int G) {
     __shared__ double sh[kThreads];
     double acc = 0.0;
     for (int i = threadIdx.x; i < G; i += kThreads) acc += partials[i];
-    sh[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) *out = sh[0];
+    const double sum = sk_block_tree_sum<kThreads>(acc, sh);
+    if (threadIdx.x == 0) *out = sum;
 }
 
 // The host's sequence (trainer.c, backend.c's sk_backend_step) on one thread: the mean loss

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "block_sum.cuh"
 #include "device_port.cuh"
 
 namespace sk_xent {
@@ -67,13 +68,8 @@ __global__ void sum_double_kernel(double *out, const float *x, int n) {
     __shared__ double sh[kSumThreads];
     double acc = 0.0;
     for (int i = threadIdx.x; i < n; i += kSumThreads) acc += (double)x[i];
-    sh[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = kSumThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) *out = sh[0];
+    const double sum = sk_block_tree_sum<kSumThreads>(acc, sh);
+    if (threadIdx.x == 0) *out = sum;
 }
 
 } // namespace sk_xent

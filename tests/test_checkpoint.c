@@ -594,6 +594,52 @@ static int state_equal(const sk_train_state *a, const sk_train_state *b) {
            memcmp(a->state, b->state, 4 * nh) == 0;
 }
 
+// Version 4 records N, the carried state's tensors a layer (a GRU's h alone here): a record
+// outside 1..SK_MAX_CELL_STATES is refused naming it, and one that the file's bytes do not hold
+// as truncated; a checkpoint whose state's N is not its model's cell's (an LSTM's h and c) is
+// refused in one line naming both.
+static void test_state_cell(const char *dir) {
+    sk_error err;
+    model m;
+    model_init(&m, TINY_VOCAB, 3, 2, 4, 2, 0.0f, 8); // an LSTM: N = 2
+    sk_train_state s, t;
+    CHECK_OK(sk_train_state_alloc(&s, m.lay.total, SK_OPTIM_ADAM, 1, 2, 3, 4, &err));
+    fill_state(&s, 2);
+    char path[512];
+    join(path, sizeof path, dir, "cell.000000001.state");
+    CHECK_OK(sk_state_save(path, &s, 5, &err));
+    CHECK_OK(sk_state_load(path, &t, 5, &err));
+    CHECK(t.S == 1 && state_equal(&s, &t));
+    sk_train_state_free(&t);
+    size_t n;
+    unsigned char *img = read_all(path, &n);
+    const size_t at = 120 + 16 + 4 + 2 * 16 + 16; // N: after adam's record and the times
+    CHECK(img[8] == 4 && sk_get_le32(img + at) == 1);
+    const uint32_t bad[] = {0, SK_MAX_CELL_STATES + 1, 0xFFFFFFFFu};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) { // under a good CRC
+        sk_put_le32(img + at, bad[i]);
+        sk_put_le32(img + n - 4, sk_crc32(0, img, n - 4));
+        CHECK(sk_state_load_mem(path, img, n, &t, 5, &err) == SK_ERR_FORMAT && strstr(err.msg, "state tensors a layer"));
+        CHECK(t.slots == NULL);
+    }
+    sk_put_le32(img + at, 2); // two tensors recorded, one held
+    sk_put_le32(img + n - 4, sk_crc32(0, img, n - 4));
+    CHECK(sk_state_load_mem(path, img, n, &t, 5, &err) == SK_ERR_FORMAT && strstr(err.msg, "truncated"));
+    free(img);
+    CHECK_OK(sk_checkpoint_save(dir, "cell", &m.cfg, &m.vocab, m.params, "{}", &s, &err));
+    char model_path[512];
+    join(model_path, sizeof model_path, dir, "cell.safetensors");
+    sk_model_file f;
+    int has = -1;
+    CHECK(sk_checkpoint_load(model_path, &f, &t, &has, &err) == SK_ERR_MISMATCH &&
+          strstr(err.msg, "training state holds 1 state tensor a layer; the model's lstm cell carries 2") &&
+          !strchr(err.msg, '\n'));
+    CHECK(t.slots == NULL && f.params == NULL);
+    CHECK_OK(sk_checkpoint_remove(dir, "cell", &err));
+    sk_train_state_free(&s);
+    model_free(&m);
+}
+
 // Version 3 records the run's elapsed seconds and the model's validation loss (NaN: not
 // evaluated, what a new state holds); a version 2 file, the same bytes without them, loads with
 // 0 and NaN; a negative or infinite elapsed_s, an infinite val_loss, and a version past 3 are refused.
@@ -611,9 +657,22 @@ static void test_state_times(const char *dir) {
     CHECK_OK(sk_state_load(path, &t, 9, &err));
     CHECK(state_equal(&s, &t) && t.elapsed_s == 12345.678 && isnan(t.val_loss));
     sk_train_state_free(&t);
-    size_t n;
-    unsigned char *v3 = read_all(path, &n);
+    size_t n4;
+    unsigned char *v4 = read_all(path, &n4);
     const size_t times = 120 + 16 + 4 + 2 * 16; // after adam's record
+    CHECK(n4 > times + 16 + 4 + 4 && v4[8] == 4 && sk_get_le32(v4 + times + 16) == 2);
+    // The version 3 image: the same bytes without version 4's N (the state tensors a layer, 2 here,
+    // which version 3 leaves to the file's size), its own CRC.
+    const size_t n = n4 - 4;
+    unsigned char *v3 = malloc(n);
+    memcpy(v3, v4, times + 16);
+    memcpy(v3 + times + 16, v4 + times + 16 + 4, n - times - 16);
+    v3[8] = 3;
+    sk_put_le32(v3 + n - 4, sk_crc32(0, v3, n - 4));
+    CHECK_OK(sk_state_load_mem(path, v3, n, &t, 9, &err));
+    CHECK(state_equal(&s, &t) && t.S == 2);
+    sk_train_state_free(&t);
+    free(v4);
     CHECK(n > times + 16 + 4 && v3[8] == 3);
     // The version 2 image: the same bytes without the 16 of the times, its own CRC.
     unsigned char *v2 = malloc(n);
@@ -636,10 +695,10 @@ static void test_state_times(const char *dir) {
         CHECK(sk_state_load_mem(path, v3, n, &t, 9, &err) == SK_ERR_FORMAT && strstr(err.msg, "corrupt training state (elapsed_s"));
         CHECK(t.slots == NULL);
     }
-    v3[8] = 4;
+    v3[8] = 5;
     sk_put_le32(v3 + n - 4, sk_crc32(0, v3, n - 4));
     CHECK(sk_state_load_mem(path, v3, n, &t, 9, &err) == SK_ERR_FORMAT &&
-          strstr(err.msg, "unsupported training state version 4 (expected 1 to 3)"));
+          strstr(err.msg, "unsupported training state version 5 (expected 1 to 4)"));
     free(v2);
     free(v3);
     sk_train_state_free(&s);
@@ -732,8 +791,8 @@ static void test_state(const char *dir) {
 
     size_t n;
     unsigned char *good = read_all(path, &n);
-    CHECK(n == 120 + 16 + 4 + 2 * 16 + 16 + 4 * (2 * 37 + 2 * 24) + 4); // version 3: adam's record, slots m, v;
-                                                                         // elapsed_s, val_loss
+    CHECK(n == 120 + 16 + 4 + 2 * 16 + 16 + 4 + 4 * (2 * 37 + 2 * 24) + 4); // version 4: adam's record, slots m,
+                                                                             // v; elapsed_s, val_loss; N
     unsigned char *b = malloc(n + 1);
     int wrong = 0;
     for (size_t len = 0; len < n; len++) { // every truncation
@@ -972,6 +1031,7 @@ int main(void) {
     test_corruption_format_1();
     test_state(dir);
     test_state_times(dir);
+    test_state_cell(dir);
     test_state_optimizer(dir);
     char sub[600];
     join(sub, sizeof sub, dir, "protocol"); // directories of their own: these count files

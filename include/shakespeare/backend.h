@@ -3,7 +3,7 @@
 // which one it is; a backend implements them by filling the table of src/backend/backend_impl.h.
 // defines: sk_backend_config, sk_backend_shape, sk_backend_config_make, sk_backend, sk_backend_create, sk_backend_free,
 //          sk_backend_error, sk_backend_fail, sk_backend_step, sk_backend_create_cpu, sk_backend_create_cuda, sk_backend_cuda_memory,
-//          sk_backend_name, sk_backend_cfg, sk_backend_layout, sk_backend_notice, sk_backend_rnn_choice,
+//          sk_backend_name, sk_backend_cfg, sk_backend_layout, sk_backend_notice,
 //          sk_backend_device, sk_backend_device_uuid, sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
 //          sk_backend_get_state, sk_backend_state_floats, sk_backend_forward, sk_backend_get_logits, sk_backend_backward,
@@ -144,7 +144,7 @@ typedef struct {
     // implementation and inner product that fits for a few steps and take the fastest (at most
     // about 2 s), caching the choice in rnn_tune_dir (NULL: no cache) keyed by the GPU, its
     // driver and libraries, this build, the shape and precision. (A resumed run names the
-    // choice its checkpoint records instead: b->rnn_choice.)
+    // choice its checkpoint records instead; the backend's cfg then holds what runs.)
     int rnn_autotune;
     const char *rnn_tune_dir;
     // Benchmarks' knobs (CUDA). The cuDNN wavefront's time chunks: 0 its default length, N > 0
@@ -192,6 +192,8 @@ typedef struct {
     int asynchronous;
 } sk_step_stats;
 
+// A backend as its creator hands it out: opaque (its definition, with its table of operations,
+// is the implementers': src/backend/backend_impl.h); callers read it through the sk_backend_* calls.
 typedef struct sk_backend sk_backend;
 
 // Data-parallel training's hook between backward and the gradient norm. fn is called once per
@@ -216,27 +218,18 @@ typedef struct {
     const sk_grad_reduce *reduce; // NULL: one process
 } sk_train_step_args;
 
-// The backends' table of operations, which callers reach through the sk_backend_* calls below
-// (its definition is the implementers': src/backend/backend_impl.h).
-typedef struct sk_backend_ops sk_backend_ops;
-
-// A backend as its creator hands it out: opaque (its definition is the implementers',
-// src/backend/backend_impl.h); callers read it through the accessors below.
-
 // The operations, each the backend's op of the same name (b->ops). Every one returns its status
 // and, on failure, leaves its message in b->err (sk_backend_error).
 // The backend's name: "cpu" or "cuda".
 const char *sk_backend_name(const sk_backend *b);
 // What the backend was created with, and what it resolved: precision, and (CUDA) rnn_impl and
-// plstm_tensor_cores as they run (sk_backend_rnn_choice's). Lives as long as b.
+// plstm_tensor_cores as they run (auto resolved: an sk_rnn_choice). Lives as long as b.
 const sk_backend_config *sk_backend_cfg(const sk_backend *b);
 // The parameter layout of cfg's model, owned by b.
 const sk_param_layout *sk_backend_layout(const sk_backend *b);
 // Lines for the user from creation ('\n' between them: auto's measurements, an implementation
 // fallback), or "".
 const char *sk_backend_notice(const sk_backend *b);
-// The LSTM implementation that runs ({SK_RNN_AUTO, DEFAULT} on the CPU).
-sk_rnn_choice sk_backend_rnn_choice(const sk_backend *b);
 // Where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)".
 const char *sk_backend_device(const sk_backend *b);
 // A GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits), which tells whether

@@ -1,7 +1,7 @@
 // checkpoint.h: the training state as a companion file of the model file (model_file.h), and the
 // two-file checkpoint protocol over both.
 // defines: sk_state_save, sk_state_load, sk_state_load_mem, sk_checkpoint_save, sk_checkpoint_load,
-//          sk_checkpoint_remove, sk_train_state, sk_train_state_alloc, sk_train_state_free,
+//          sk_checkpoint_remove, sk_is_state_of, sk_train_state, sk_train_state_alloc, sk_train_state_free,
 //          sk_train_config_value (and model_file.h's sk_model_file, sk_model_save, sk_model_load, ...;
 //          crc32.h's sk_crc32)
 //
@@ -81,5 +81,8 @@ sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_tr
 // Removes <dir>/<name>.safetensors, then every state file of <name> beside it (so no model is
 // left naming a missing state). A checkpoint that is not there is not an error.
 sk_status sk_checkpoint_remove(const char *dir, const char *name, sk_error *err);
+// Whether file is a state file of the checkpoint <name>: "<name>.<digits>.state" or
+// "<name>.<digits>.<digits>.state" (the protocol above).
+int sk_is_state_of(const char *file, const char *name);
 
 #endif

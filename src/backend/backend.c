@@ -4,7 +4,7 @@
 // defines: sk_device_parse, sk_rnn_impl_words, sk_rnn_impl_parse, sk_rnn_impl_name, sk_cuda_graph_words,
 //          sk_cuda_graph_parse, sk_cuda_graph_name, sk_tensor_cores_words, sk_tensor_cores_parse,
 //          sk_tensor_cores_name, sk_precision_words, sk_precision_parse, sk_precision_name,
-//          sk_backend_config_make, sk_backend_cfg, sk_backend_layout, sk_backend_notice, sk_backend_rnn_choice,
+//          sk_backend_config_make, sk_backend_cfg, sk_backend_layout, sk_backend_notice,
 //          sk_backend_device, sk_backend_device_uuid, sk_backend_error, sk_backend_fail, sk_backend_free, sk_backend_name,
 //          sk_backend_set_params, sk_backend_get_params, sk_backend_get_grads,
 //          sk_backend_set_optimizer_state, sk_backend_get_optimizer_state, sk_backend_set_state,
@@ -87,7 +87,6 @@ sk_backend_config sk_backend_config_make(const sk_backend_config *settings, cons
 const sk_backend_config *sk_backend_cfg(const sk_backend *b) { return &b->cfg; }
 const sk_param_layout *sk_backend_layout(const sk_backend *b) { return &b->layout; }
 const char *sk_backend_notice(const sk_backend *b) { return b->notice; }
-sk_rnn_choice sk_backend_rnn_choice(const sk_backend *b) { return b->rnn_choice; }
 const char *sk_backend_device(const sk_backend *b) { return b->device; }
 const char *sk_backend_device_uuid(const sk_backend *b) { return b->device_uuid; }
 

@@ -12,6 +12,8 @@
 
 #include "shakespeare/backend.h"
 
+typedef struct sk_backend_ops sk_backend_ops;
+
 struct sk_backend_ops {
     const char *name; // "cpu" or "cuda"
     sk_status (*set_params)(sk_backend *b, const float *params); // (total,)
@@ -46,18 +48,16 @@ struct sk_backend_ops {
 };
 
 // A backend as its creator fills it; backend.h's callers see it opaque, through its accessors
-// (sk_backend_cfg, sk_backend_layout, sk_backend_notice, sk_backend_rnn_choice, sk_backend_device,
-// sk_backend_device_uuid).
+// (sk_backend_cfg, sk_backend_layout, sk_backend_notice, sk_backend_device, sk_backend_device_uuid).
 struct sk_backend {
     const sk_backend_ops *ops;
     sk_backend_config cfg;  // as asked, with what the backend resolved: precision, and (CUDA) rnn_impl and
-                            // plstm_tensor_cores as they run (rnn_choice's)
+                            // plstm_tensor_cores as they run (an sk_rnn_choice)
     sk_param_layout layout; // owned
     void *impl;             // the backend's private state
     sk_error err;           // message of the last failed op; see sk_backend_error
     char notice[2 * SK_ERROR_MSG_MAX]; // lines for the user from creation ('\n' between them: auto's
                                        // measurements, an implementation fallback), or ""
-    sk_rnn_choice rnn_choice;      // the LSTM implementation that runs ({SK_RNN_AUTO, DEFAULT} on the CPU)
     char device[128];       // where it runs, for messages: "cpu", or "cuda:1 (NVIDIA H100 80GB HBM3)"
     char device_uuid[48];   // a GPU's UUID as nvidia-smi prints it ("GPU-" and 8-4-4-4-12 hex digits),
                             // which tells whether two processes share a GPU; "" on the CPU

@@ -1,11 +1,11 @@
 // checkpoint.c: the training-state file and the two-file checkpoint protocol.
 // defines: sk_train_state_alloc, sk_train_state_free, sk_state_save, sk_state_load, sk_state_load_mem,
-//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove, sk_train_config_value
+//          sk_checkpoint_save, sk_checkpoint_load, sk_checkpoint_remove, sk_is_state_of, sk_train_config_value
 //
 // State file (<name>.<step>.state), all integers and floats little-endian:
 //   offset  size  field
 //   0       8     magic "SKSTATE\0"
-//   8       4     u32 version (3; versions 1, 773fb49 and before, and 2 are read too)
+//   8       4     u32 version (4; versions 1, 773fb49 and before, 2 and 3 are read too)
 //   12      4     u32 checksum of the model file this state belongs to (its "checksum" metadata)
 //   16      8     u64 n_params
 //   24      4     u32 L
@@ -24,15 +24,18 @@
 //   140     16*S  each slot's name (the table's, in slot order: adam's "m", "v"), NUL-padded
 //   +0      8     f64 elapsed_s, the run's wall-clock seconds up to this checkpoint, over resumes
 //   +8      8     f64 val_loss of this checkpoint's model, NaN when it was not evaluated at its step
+//   +16     4     u32 N, the cell's state tensors per layer (cell.h's n_states: an LSTM's 2, a GRU's
+//                 or an RNN's 1), 1 to SK_MAX_CELL_STATES
 //           4*n_params     f32 slot 0
 //           ...            (S slots)
 //           4*N*L*B*H      f32 the carried state: the cell's N state tensors (cell.h) of (L, B, H),
 //                          h first (an LSTM's h then c, as version 1 files have always held them;
-//                          a GRU's or RNN's h alone): N is what the file's size leaves for them
+//                          a GRU's or RNN's h alone)
 //   end-4   4     u32 CRC-32 (sk_crc32) of every byte before it
 // Version 1 has neither the optimizer's name nor its slots' count and names: its 120-byte
 // header is followed by Adam's m and v, then h and c, which load as the optimizer adam.
 // Versions 1 and 2 have neither elapsed_s nor val_loss: they load as 0 and NaN.
+// Versions 1 to 3 do not record N: it is what the file's size leaves for the carried state.
 //
 // Checkpoint protocol (sk_checkpoint_save): the state is written first under a new name,
 // "<name>.<step %09lld>.state" (or "<name>.<step>.<k>.state", k = 1, 2, ..., when that name
@@ -56,11 +59,12 @@
 #include "io/json.h"
 
 #define STATE_MAGIC "SKSTATE\0"
-#define STATE_VERSION 3u
+#define STATE_VERSION 4u
 #define STATE_HEADER 120 // the fields every version shares
 #define STATE_NAME 16    // an optimizer's or a slot's name, NUL-padded
 #define STATE_OPTIM(S) (STATE_NAME + 4 + STATE_NAME * (size_t)(S)) // version 2's optimizer record
 #define STATE_TIMES 16   // version 3's elapsed_s and val_loss, after the optimizer record
+#define STATE_CELL 4     // version 4's N, the cell's state tensors per layer, after the times
 
 // ---- training state ------------------------------------------------------------------------
 
@@ -131,8 +135,8 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     if (nh == SIZE_MAX || !opt || s->n_slots != opt->n_slots || s->S < 1 || s->S > SK_MAX_CELL_STATES || !s->slots ||
         !s->state)
         return sk_fail(err, SK_ERR_ARG, "%s: training state with bad sizes or missing buffers", path);
-    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS) + STATE_TIMES];
-    const size_t header = STATE_HEADER + STATE_OPTIM(opt->n_slots) + STATE_TIMES;
+    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS) + STATE_TIMES + STATE_CELL];
+    const size_t times_at = STATE_HEADER + STATE_OPTIM(opt->n_slots), header = times_at + STATE_TIMES + STATE_CELL;
     memcpy(hd, STATE_MAGIC, 8);
     sk_put_le32(hd + 8, STATE_VERSION);
     sk_put_le32(hd + 12, model_checksum);
@@ -149,8 +153,9 @@ sk_status sk_state_save(const char *path, const sk_train_state *s, uint32_t mode
     sk_put_le64(hd + 80, s->seed);
     for (int i = 0; i < 4; i++) sk_put_le64(hd + 88 + 8 * i, s->rng.s[i]);
     put_optimizer(hd + STATE_HEADER, opt);
-    put_f64(hd + header - STATE_TIMES, s->elapsed_s);
-    put_f64(hd + header - STATE_TIMES + 8, s->val_loss);
+    put_f64(hd + times_at, s->elapsed_s);
+    put_f64(hd + times_at + 8, s->val_loss);
+    sk_put_le32(hd + times_at + STATE_TIMES, (uint32_t)s->S);
     uint32_t crc = sk_crc32(0, hd, header);
     sk_atomic_file af;
     sk_status st = sk_atomic_open(&af, path, err);
@@ -188,11 +193,11 @@ static sk_status read_optimizer(const char *path, sk_reader *r, unsigned char *r
     if (!opt || memchr(rec, 0, STATE_NAME) == NULL)
         return sk_fail(err, SK_ERR_FORMAT, "%s: the training state's optimizer \"%.16s\" is not one this build knows",
                        path, name);
-    uint32_t S = sk_get_le32(rec + STATE_NAME);
-    if (S != (uint32_t)opt->n_slots)
-        return sk_fail(err, SK_ERR_FORMAT, "%s: the training state holds %u slots of %s, which has %d", path, S,
+    const uint32_t n_slots = sk_get_le32(rec + STATE_NAME);
+    if (n_slots != (uint32_t)opt->n_slots)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: the training state holds %u slots of %s, which has %d", path, n_slots,
                        opt->name, opt->n_slots);
-    sk_status st = sk_reader_read(r, rec + STATE_NAME + 4, STATE_NAME * (size_t)S, path, err);
+    sk_status st = sk_reader_read(r, rec + STATE_NAME + 4, STATE_NAME * (size_t)n_slots, path, err);
     for (int k = 0; st == SK_OK && k < opt->n_slots; k++) {
         const unsigned char *slot = rec + STATE_NAME + 4 + STATE_NAME * k;
         char want[STATE_NAME] = {0};
@@ -206,9 +211,9 @@ static sk_status read_optimizer(const char *path, sk_reader *r, unsigned char *r
 }
 
 // The header (every version) into hd, *len bytes of it, the optimizer it names and the
-// version.
-static sk_status read_header(const char *path, sk_reader *r, unsigned char *hd, size_t *len, sk_optim_kind *kind,
-                             uint32_t *version, sk_error *err) {
+// version; *times_at: where version 3's fields begin (the end of the optimizer record).
+static sk_status read_header(const char *path, sk_reader *r, unsigned char *hd, size_t *len, size_t *times_at,
+                             sk_optim_kind *kind, uint32_t *version, sk_error *err) {
     size_t have = r->size < 8 ? (size_t)r->size : 8;
     sk_status st = sk_reader_read(r, hd, have, path, err);
     if (st != SK_OK) return st;
@@ -222,25 +227,39 @@ static sk_status read_header(const char *path, sk_reader *r, unsigned char *hd, 
     if (*version < 1 || *version > STATE_VERSION)
         return sk_fail(err, SK_ERR_FORMAT, "%s: unsupported training state version %u (expected 1 to %u)", path,
                        *version, STATE_VERSION);
-    *kind = SK_OPTIM_ADAM, *len = STATE_HEADER; // version 1: Adam's m and v
+    *kind = SK_OPTIM_ADAM, *len = *times_at = STATE_HEADER; // version 1: Adam's m and v
     if (*version == 1) return SK_OK;
     if ((st = sk_reader_read(r, hd + STATE_HEADER, STATE_NAME + 4, path, err)) != SK_OK) return st;
     if ((st = read_optimizer(path, r, hd + STATE_HEADER, kind, err)) != SK_OK) return st;
-    *len = STATE_HEADER + STATE_OPTIM(sk_optim_of(*kind)->n_slots);
-    if (*version == 2) return SK_OK;
-    if ((st = sk_reader_read(r, hd + *len, STATE_TIMES, path, err)) != SK_OK) return st;
-    *len += STATE_TIMES;
+    *len = *times_at = STATE_HEADER + STATE_OPTIM(sk_optim_of(*kind)->n_slots);
+    const size_t more = *version == 2 ? 0 : *version == 3 ? STATE_TIMES : STATE_TIMES + STATE_CELL;
+    if ((st = sk_reader_read(r, hd + *len, more, path, err)) != SK_OK) return st;
+    *len += more;
     return SK_OK;
 }
 
+// N, the carried state's tensors per layer: version 4's record (1 to SK_MAX_CELL_STATES), or
+// before it as many as the file's bytes after the slots hold (at least 1, at most
+// SK_MAX_CELL_STATES; the caller then checks that the file holds them exactly). fixed: the
+// file's bytes but the carried state's; per: one state tensor's bytes. 0 for a corrupt record.
+static uint64_t state_tensors(uint32_t version, const unsigned char *record, uint64_t size, uint64_t fixed,
+                              uint64_t per) {
+    if (version >= 4) {
+        const uint32_t N = sk_get_le32(record);
+        return N >= 1 && N <= SK_MAX_CELL_STATES ? N : 0;
+    }
+    const uint64_t N = size > fixed && per ? (size - fixed + per - 1) / per : 1;
+    return N < 1 ? 1 : N > SK_MAX_CELL_STATES ? SK_MAX_CELL_STATES : N;
+}
+
 static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out, uint32_t expect, sk_error *err) {
-    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS) + STATE_TIMES], tail[4];
-    size_t header = 0;
+    unsigned char hd[STATE_HEADER + STATE_OPTIM(SK_OPTIM_MAX_SLOTS) + STATE_TIMES + STATE_CELL], tail[4];
+    size_t header = 0, times_at = 0;
     sk_optim_kind kind = SK_OPTIM_ADAM;
     uint32_t version = 0;
-    sk_status st = read_header(path, r, hd, &header, &kind, &version, err);
+    sk_status st = read_header(path, r, hd, &header, &times_at, &kind, &version, err);
     if (st != SK_OK) return st;
-    const uint64_t S = (uint64_t)sk_optim_of(kind)->n_slots;
+    const uint64_t n_slots = (uint64_t)sk_optim_of(kind)->n_slots;
     uint64_t n = sk_get_le64(hd + 16);
     uint32_t L = sk_get_le32(hd + 24), B = sk_get_le32(hd + 28), H = sk_get_le32(hd + 32);
     size_t nh = lbh(L, B, H);
@@ -248,11 +267,11 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
     if (nh == SIZE_MAX || sk_get_le32(hd + 36) > (1u << 30) || n > (UINT64_MAX / 16) || nh > (UINT64_MAX / 16) - n)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (sizes %llu, %u, %u, %u)", path,
                        (unsigned long long)n, L, B, H);
-    // N, the state tensors, from the size: as many as the bytes after the slots begin (at least
-    // 1, at most SK_MAX_CELL_STATES); the file must then hold them exactly.
-    const uint64_t fixed = header + 4 * S * n + 4, per = 4 * (uint64_t)nh;
-    uint64_t N = r->size > fixed && per ? (r->size - fixed + per - 1) / per : 1;
-    N = N < 1 ? 1 : N > SK_MAX_CELL_STATES ? SK_MAX_CELL_STATES : N;
+    const uint64_t fixed = header + 4 * n_slots * n + 4, per = 4 * (uint64_t)nh;
+    const uint64_t N = state_tensors(version, hd + times_at + STATE_TIMES, r->size, fixed, per);
+    if (N == 0)
+        return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state header (%u state tensors a layer; a cell "
+                       "carries 1 to %d)", path, sk_get_le32(hd + times_at + STATE_TIMES), SK_MAX_CELL_STATES);
     const uint64_t need = fixed + N * per;
     if (r->size < need)
         return sk_fail(err, SK_ERR_FORMAT, "%s: truncated (header says %llu bytes, file has %llu)", path,
@@ -265,13 +284,13 @@ static sk_status load_state(const char *path, sk_reader *r, sk_train_state *out,
                        (unsigned long long)need);
     out->T = (int)sk_get_le32(hd + 36);
     uint32_t crc = sk_crc32(0, hd, header);
-    if (st == SK_OK) st = sk_read_f32_le(r, out->slots, (size_t)S * out->n_params, &crc, path, err);
+    if (st == SK_OK) st = sk_read_f32_le(r, out->slots, (size_t)n_slots * out->n_params, &crc, path, err);
     if (st == SK_OK) st = sk_read_f32_le(r, out->state, (size_t)N * nh, &crc, path, err);
     if (st == SK_OK) st = sk_reader_read(r, tail, 4, path, err);
     if (st != SK_OK) return st;
     if (sk_get_le32(tail) != crc) return sk_fail(err, SK_ERR_FORMAT, "%s: checksum mismatch (file is corrupt)", path);
     read_counters(hd, out);
-    if (version >= 3) out->elapsed_s = get_f64(hd + header - STATE_TIMES), out->val_loss = get_f64(hd + header - 8);
+    if (version >= 3) out->elapsed_s = get_f64(hd + times_at), out->val_loss = get_f64(hd + times_at + 8);
     if (!(out->elapsed_s >= 0 && isfinite(out->elapsed_s)) || isinf(out->val_loss) || out->val_loss < 0)
         return sk_fail(err, SK_ERR_FORMAT, "%s: corrupt training state (elapsed_s %g, val_loss %g)", path,
                        out->elapsed_s, out->val_loss);
@@ -300,7 +319,7 @@ sk_status sk_state_load(const char *path, sk_train_state *out, uint32_t expect_c
 sk_status sk_state_load_mem(const char *path, const void *data, size_t n, sk_train_state *out,
                             uint32_t expect_checksum, sk_error *err) {
     memset(out, 0, sizeof *out);
-    sk_reader r = {NULL, data, n, 0};
+    sk_reader r = {.f = NULL, .mem = data, .size = n, .pos = 0};
     sk_status st = load_state(path, &r, out, expect_checksum, err);
     if (st != SK_OK) sk_train_state_free(out);
     return st;
@@ -308,21 +327,20 @@ sk_status sk_state_load_mem(const char *path, const void *data, size_t n, sk_tra
 
 // ---- the two-file protocol -----------------------------------------------------------------
 
-// Whether file is "<name>.<digits>.state" or "<name>.<digits>.<digits>.state".
-static bool is_state_of(const char *file, const char *name) {
+int sk_is_state_of(const char *file, const char *name) {
     size_t n = strlen(name), f = strlen(file);
     if (f <= n + 7 || strncmp(file, name, n) != 0 || file[n] != '.' || strcmp(file + f - 6, ".state") != 0)
-        return false;
+        return 0;
     const char *p = file + n + 1, *end = file + f - 6;
     for (int group = 0; group < 2 && p < end; group++) {
         const char *q = p;
         while (q < end && *q >= '0' && *q <= '9') q++;
-        if (q == p) return false;
-        if (q == end) return true;
-        if (*q != '.' || group == 1) return false;
+        if (q == p) return 0;
+        if (q == end) return 1;
+        if (*q != '.' || group == 1) return 0;
         p = q + 1;
     }
-    return false;
+    return 0;
 }
 
 static void remove_other_states(const char *dir, const char *name, const char *keep) {
@@ -330,7 +348,7 @@ static void remove_other_states(const char *dir, const char *name, const char *k
     if (!d) return;
     struct dirent *de;
     while ((de = readdir(d))) {
-        if (!is_state_of(de->d_name, name) || (keep && strcmp(de->d_name, keep) == 0)) continue;
+        if (!sk_is_state_of(de->d_name, name) || (keep && strcmp(de->d_name, keep) == 0)) continue;
         char *p = sk_path_join(dir, de->d_name);
         if (p) unlink(p);
         free(p);
@@ -425,10 +443,14 @@ sk_status sk_checkpoint_load(const char *model_path, sk_model_file *model, sk_tr
     if (st == SK_OK) {
         const sk_model_config *c = &model->cfg;
         const size_t total = model->layout.total;
+        const sk_cell *cell = sk_model_cell(c);
         if (state->n_params != total || state->L != c->num_layers || state->H != c->hidden_size)
             st = sk_fail(err, SK_ERR_MISMATCH,
                          "%s: training state has %zu parameters and (L, H) = (%d, %d), the model %zu and (%d, %d)",
                          path, state->n_params, state->L, state->H, total, c->num_layers, c->hidden_size);
+        else if (state->S != cell->n_states)
+            st = sk_fail(err, SK_ERR_MISMATCH, "%s: training state holds %d state tensor%s a layer; the model's %s cell "
+                         "carries %d", path, state->S, state->S == 1 ? "" : "s", cell->name, cell->n_states);
     }
     free(path);
     if (st != SK_OK) {

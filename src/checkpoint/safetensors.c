@@ -639,7 +639,7 @@ sk_status sk_model_load(const char *path, sk_model_file *out, sk_error *err) {
 
 sk_status sk_model_load_mem(const char *path, const void *data, size_t n, sk_model_file *out, sk_error *err) {
     memset(out, 0, sizeof *out);
-    sk_reader r = {NULL, data, n, 0};
+    sk_reader r = {.f = NULL, .mem = data, .size = n, .pos = 0};
     sk_status st = load(path, &r, out, err);
     if (st != SK_OK) sk_model_file_free(out);
     return st;

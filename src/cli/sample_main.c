@@ -308,7 +308,7 @@ static void open_score_text(sample_input *in, const cli_sample_options *o, const
     const char *mine = o->cache_dir ? o->cache_dir : cli_default_cache_dir(user, sizeof user);
     char *dir = mine ? strdup(mine) : sk_token_cache_default_dir_of_file(ckpt);
     if (!dir) cli_die(CLI_EXIT_FAILURE, "out of memory");
-    sk_cache_hooks hooks = {NULL, print_note, NULL};
+    sk_cache_hooks hooks = {.notice = print_note};
     sk_status st = sk_token_cache_open(&in->cache, o->score, model->vocab.bytes ? SK_VOCAB_BYTES : SK_VOCAB_UTF8,
                                        dir, 1.0, 0.0, &hooks, &err);
     free(dir);
@@ -381,7 +381,7 @@ static void score_text(sk_backend *be, const sample_input *in, const sk_vocab *v
     size_t count;
     sk_tokens text = in->cache.ids;
     text.map = in->remap;
-    score_progress progress = {now_s(), 0.0, 0};
+    score_progress progress = {.t0 = now_s(), .last = 0.0, .shown = 0};
     const int tty = cli_live_terminal(STDERR_FILENO);
     const int32_t start = v->start_newline ? sk_vocab_index(v, '\n') : -1;
     if (sk_score_tokens(be, &text, start, tty ? show_score_progress : NULL, &progress, &nll, &count, &err) != SK_OK)
@@ -408,7 +408,7 @@ static void sample_stream(sk_backend *be, const sample_input *in, const sk_vocab
     // Streaming: a terminal sees each line as it is generated; a pipe or file gets full
     // buffering (a write per character cost as much as the arithmetic of one).
     setvbuf(stdout, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 1 << 16);
-    emitter e = {v};
+    emitter e = {.vocab = v};
     for (size_t i = in->shown; i < in->n; i++) emit_char(in->ids[i], &e); // the prime, then its continuation
     if (sk_generate(be, in->ids, in->n, (size_t)o->length, &o->sample, o->seed, emit_char, &e, &err) != SK_OK)
         cli_die(CLI_EXIT_FAILURE, "%s", err.msg);

@@ -262,7 +262,9 @@ static void handle_signals(void) {
 // The trainer for the options, reporting through pr; a refusal is an error line.
 static sk_trainer *start_trainer(const sk_train_options *o, printer *pr) {
     sk_error err = {{0}};
-    sk_train_callbacks cb = {pr, cb_notice, cb_progress, cb_eval, cb_sample, cb_checkpoint, cb_tokenize, cb_warning};
+    sk_train_callbacks cb = {.ctx = pr, .on_notice = cb_notice, .on_progress = cb_progress, .on_eval = cb_eval,
+                             .on_sample = cb_sample, .on_checkpoint = cb_checkpoint, .on_tokenize = cb_tokenize,
+                             .on_warning = cb_warning};
     sk_trainer *t;
     sk_status st = sk_trainer_init(&t, o, &cb, &err);
     if (st != SK_OK) {
@@ -351,7 +353,7 @@ int main(int argc, char **argv) {
     // Line by line into a file or a pipe too, so that stdout's lines (steps, checkpoints) keep
     // their order with stderr's (notes, the stop) where both go to one file.
     setvbuf(stdout, NULL, _IOLBF, 0);
-    printer pr = {cli_live_terminal(STDOUT_FILENO), 0};
+    printer pr = {.tty = cli_live_terminal(STDOUT_FILENO), .live = 0};
     sk_trainer *t = start_trainer(&o, &pr);
     if (o.eval_only) return evaluate_only(t, rank);
     if (rank == 0) print_start(t); // nothing for a resume already at its end

@@ -52,11 +52,13 @@ typedef struct {
 static cpu_impl *impl_of(sk_backend *b) { return (cpu_impl *)b->impl; }
 
 // One buffer of the backend (the stack's are its own): where it goes, its elements and their
-// size, and whether this backend needs it (the backward side only when training).
+// size, whether this backend needs it (the backward side only when training), and whether it is
+// an activation (it grows with the window's T x B rows; sk_backend_cpu_bytes' *activations).
 typedef struct {
     void **p;
     size_t n, size;
     int needed;
+    int activation;
 } cpu_buffer;
 
 enum { CPU_BUFFERS = 9 };
@@ -70,13 +72,13 @@ static void cpu_buffers(cpu_impl *c, size_t total, cpu_buffer bufs[CPU_BUFFERS])
     const int train = c->training;
     const cpu_buffer table[CPU_BUFFERS] = {
         {.p = (void **)&c->params, .n = total * (train ? 2 + (size_t)c->n_slots : 1), .size = f, .needed = 1},
-        {.p = (void **)&c->x, .n = rows, .size = id, .needed = 1},
-        {.p = (void **)&c->y, .n = rows, .size = id, .needed = 1},
-        {.p = (void **)&c->emb, .n = rows * c->E, .size = f, .needed = 1},
-        {.p = (void **)&c->logits, .n = rows * c->V, .size = f, .needed = 1},
-        {.p = (void **)&c->row_loss, .n = rows, .size = f, .needed = 1},
-        {.p = (void **)&c->dlogits, .n = rows * c->V, .size = f, .needed = train},
-        {.p = (void **)&c->dtop, .n = rows * c->H, .size = f, .needed = train},
+        {.p = (void **)&c->x, .n = rows, .size = id, .needed = 1, .activation = 1},
+        {.p = (void **)&c->y, .n = rows, .size = id, .needed = 1, .activation = 1},
+        {.p = (void **)&c->emb, .n = rows * c->E, .size = f, .needed = 1, .activation = 1},
+        {.p = (void **)&c->logits, .n = rows * c->V, .size = f, .needed = 1, .activation = 1},
+        {.p = (void **)&c->row_loss, .n = rows, .size = f, .needed = 1, .activation = 1},
+        {.p = (void **)&c->dlogits, .n = rows * c->V, .size = f, .needed = train, .activation = 1},
+        {.p = (void **)&c->dtop, .n = rows * c->H, .size = f, .needed = train, .activation = 1},
         {.p = (void **)&c->fc_w16, .n = (size_t)c->V * c->H, .size = sizeof(uint16_t), .needed = c->bf16_infer},
     };
     memcpy(bufs, table, sizeof table);
@@ -358,9 +360,15 @@ static int threads_of(const sk_backend_config *cfg) {
 }
 
 // Precision bf16 without training: bf16 weights, fp32 arithmetic and state, on any CPU (the
-// reference stack over matvec_bf16.h); with training it is oneDNN's LSTM in bf16.
+// reference stack over matvec_bf16.h).
 static int bf16_inference(const sk_backend_config *cfg) {
     return !cfg->training && cfg->precision == SK_PRECISION_BF16;
+}
+
+// Precision bf16 in training: oneDNN's LSTM in bf16 (stack_onednn.c), an LSTM on a CPU with bf16
+// dot products only.
+static int bf16_training(const sk_backend_config *cfg) {
+    return cfg->training && cfg->precision == SK_PRECISION_BF16;
 }
 
 static sk_cpu_stack_config stack_config(const sk_backend_config *cfg) {
@@ -394,22 +402,21 @@ size_t sk_backend_cpu_bytes(const sk_backend_config *cfg, size_t *activations) {
     const size_t total = layout.total;
     sk_param_layout_free(&layout);
     if (cfg->training && !sk_optim_of(cfg->optimizer)) return 0;
-    cpu_impl shape = {.training = 0}; // set_shape fills what cpu_buffers reads
+    cpu_impl shape = {.params = NULL}; // set_shape fills what cpu_buffers reads
     set_shape(&shape, cfg);
     cpu_buffer bufs[CPU_BUFFERS];
     cpu_buffers(&shape, total, bufs);
-    size_t bytes = 0, fixed = 0; // fixed: what does not grow with the rows (the parameters, fc's bf16 copy)
+    size_t bytes = 0, rows_bytes = 0;
     for (size_t i = 0; i < CPU_BUFFERS; i++)
         if (bufs[i].needed) {
             bytes += bufs[i].n * bufs[i].size;
-            if (bufs[i].p == (void **)&shape.params || bufs[i].p == (void **)&shape.fc_w16) fixed += bufs[i].n * bufs[i].size;
+            if (bufs[i].activation) rows_bytes += bufs[i].n * bufs[i].size;
         }
     const sk_cpu_stack_config sc = stack_config(cfg);
     size_t stack_rows = 0;
-    const size_t stack = cfg->precision == SK_PRECISION_BF16 && cfg->training
-                             ? sk_cpu_stack_onednn_bytes(&sc, 1, &stack_rows)
-                             : sk_cpu_stack_bytes(&sc, &stack_rows);
-    if (activations) *activations = bytes - fixed + stack_rows;
+    const size_t stack = bf16_training(cfg) ? sk_cpu_stack_onednn_bytes(&sc, 1, &stack_rows)
+                                            : sk_cpu_stack_bytes(&sc, &stack_rows);
+    if (activations) *activations = rows_bytes + stack_rows;
     return bytes + stack;
 }
 
@@ -430,7 +437,7 @@ static sk_status check_cpu_config(const sk_backend_config *cfg, sk_error *err) {
                                         "(use --precision fp32, or a CUDA device)");
     const sk_cell *cell = sk_model_cell(&cfg->model);
     // Training in bf16 runs oneDNN's LSTM; inference in bf16 (bf16 weights) runs on any CPU and cell.
-    const int onednn_bf16 = cfg->precision == SK_PRECISION_BF16 && cfg->training;
+    const int onednn_bf16 = bf16_training(cfg);
     if (onednn_bf16 && cell && cell->kind != SK_CELL_LSTM)
         return sk_fail(err, SK_ERR_ARG, "precision bf16 on the CPU runs oneDNN's LSTM; the %s not yet (use --precision "
                                         "fp32, or a CUDA device)", cell->name);
@@ -493,8 +500,8 @@ sk_status sk_backend_create_cpu(const sk_backend_config *cfg, sk_backend **out, 
     // The stack: oneDNN's LSTM for training in bf16 (stack_onednn.c), the reference otherwise (in
     // inference in bf16, over bf16 copies of its weights).
     const sk_cpu_stack_config sc = stack_config(cfg);
-    st = b->cfg.precision == SK_PRECISION_BF16 && cfg->training ? sk_cpu_stack_create_onednn(&sc, 1, &c->stack, err)
-                                                                : sk_cpu_stack_create_reference(&sc, &c->stack, err);
+    st = bf16_training(&b->cfg) ? sk_cpu_stack_create_onednn(&sc, 1, &c->stack, err)
+                                : sk_cpu_stack_create_reference(&sc, &c->stack, err);
     if (st != SK_OK) {
         cpu_destroy(b);
         return st;

@@ -113,7 +113,7 @@ static void run_spans(const sk_layer_cpu *l, span_job proto, void (*fn)(const sp
         jobs[i] = proto;
         jobs[i].b0 = (int)((long)l->B * i / n), jobs[i].b1 = (int)((long)l->B * (i + 1) / n);
     }
-    span_table ctx = {jobs, fn};
+    span_table ctx = {.jobs = jobs, .fn = fn};
     sk_parallel_for(n, run_job, &ctx);
 }
 

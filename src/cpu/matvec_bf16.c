@@ -20,10 +20,6 @@ float sk_bf16_widen(uint16_t b) {
     return x;
 }
 
-void sk_bf16_round_all(size_t n, const float *src, uint16_t *dst) {
-    for (size_t i = 0; i < n; i++) dst[i] = sk_bf16_round(src[i]);
-}
-
 void sk_bf16_pack_rows(int G, int K, const float *src, uint16_t *dst) {
     const int k32 = K & ~31;
     for (size_t i = 0; i < (size_t)G; i++) {

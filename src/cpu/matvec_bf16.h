@@ -1,6 +1,6 @@
 // matvec_bf16.h: matrix-vector products over bf16 weights with fp32 accumulation, for inference
 // in bf16 (private).
-// defines: sk_bf16_round, sk_bf16_widen, sk_bf16_round_all, sk_bf16_pack_rows, sk_matvec_bf16_rows
+// defines: sk_bf16_round, sk_bf16_widen, sk_bf16_pack_rows, sk_matvec_bf16_rows
 //
 // A bf16 value is the top 16 bits of an fp32 one (8 exponent bits, 8 significant bits): widening
 // it to fp32 is a shift, exact, and needs no bf16 instructions, so these products run on any
@@ -19,8 +19,6 @@
 uint16_t sk_bf16_round(float x);
 // The fp32 value of a bf16 one (exact).
 float sk_bf16_widen(uint16_t b);
-// dst[i] = sk_bf16_round(src[i]) for i < n.
-void sk_bf16_round_all(size_t n, const float *src, uint16_t *dst);
 
 // The layout the kernel reads: W (G, K) fp32 row-major rounded to bf16 (sk_bf16_round) into dst
 // (G, K), each row in blocks of 32 whose 32-bit word j holds elements j (low half) and 16 + j (high

@@ -56,7 +56,8 @@ void sk_sgemm_rows(int threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb
         else cblas_sgemv(CblasRowMajor, CblasTrans, K, N, alpha, B, ldb, A, inc_a, beta, C, 1);
         return;
     }
-    gemm_job g = {ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, A, B, C};
+    gemm_job g = {.ta = ta, .tb = tb, .M = M, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha,
+                  .beta = beta, .A = A, .B = B, .C = C};
     // Below ~1 MFLOP per span, a thread costs more than it brings.
     long flops_per_row = 2L * N * K;
     int n = threads;

@@ -85,7 +85,7 @@ static void dropout_span(void *ctx, int i, int n) {
 
 void sk_cpu_stack_dropout(const sk_cpu_stack_config *c, int64_t step, int site, int len, const float *h, float *mask,
                           float *out) {
-    dropout_job d = {c, sk_dropout_key(c->seed, step, site), len, h, mask, out};
+    dropout_job d = {.c = c, .key = sk_dropout_key(c->seed, step, site), .len = len, .h = h, .mask = mask, .out = out};
     sk_parallel_for(c->threads, dropout_span, &d);
 }
 
@@ -110,6 +110,11 @@ static void drop_weights(const sk_cpu_stack *s, int64_t step, int k, const float
 static size_t w16_at(const sk_cpu_stack_config *c, int k) {
     const size_t GH = (size_t)c->cell->gates * c->H, H = (size_t)c->H;
     return k == 0 ? 0 : GH * ((size_t)c->E + H) + (size_t)(k - 1) * GH * 2 * H;
+}
+
+// The elements of w16 for c: the whole copy in inference with bf16 weights, 0 (no copy) otherwise.
+static size_t w16_len(const sk_cpu_stack_config *c) {
+    return c->bf16_weights && !c->training ? w16_at(c, c->L) : 0;
 }
 
 // Layer k of the stack as layer_cpu.h runs it; its W_hh the dropped copy in training steps with
@@ -302,7 +307,7 @@ size_t sk_cpu_stack_bytes(const sk_cpu_stack_config *c, size_t *activations) {
         fixed += BH + (size_t)z.S * BH;
     }
     if (activations) *activations = sizeof(float) * rows;
-    return sizeof(float) * (rows + fixed) + (c->bf16_weights && !c->training ? sizeof(uint16_t) * w16_at(c, c->L) : 0);
+    return sizeof(float) * (rows + fixed) + sizeof(uint16_t) * w16_len(c);
 }
 
 static int alloc_ref(ref_stack *r, const sk_cpu_stack_config *c) {
@@ -315,7 +320,7 @@ static int alloc_ref(ref_stack *r, const sk_cpu_stack_config *c) {
     r->w_hh_t = alloc_per_layer(L, z.w_hh, &ok);
     if (z.hh) r->hh = alloc_floats(z.hh, &ok);
     r->in_proj = alloc_floats(z.in_proj, &ok);
-    if (c->bf16_weights && !c->training && !(r->w16 = malloc(sizeof(uint16_t) * w16_at(c, c->L)))) ok = 0;
+    if (w16_len(c) && !(r->w16 = malloc(sizeof(uint16_t) * w16_len(c)))) ok = 0;
     if (!c->training) return ok;
     if (z.drop) {
         r->mask = alloc_per_layer(L, z.state - (size_t)c->B * c->H, &ok);

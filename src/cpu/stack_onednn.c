@@ -69,7 +69,7 @@ static sk_status dnn_forward(sk_cpu_stack *s, const sk_param_tensors *w, int len
             d->w[k].w_hh = d->w_hh_dropped[k];
         }
     }
-    between_ctx b = {s, step, train && c->dropout > 0.0f};
+    between_ctx b = {.s = s, .step = step, .drop = train && c->dropout > 0.0f};
     const sk_lstm_onednn_between between = {.forward = drop_forward, .backward = drop_backward, .ctx = &b};
     float *h = s->state, *cs = s->state + carried / 2;
     *top = sk_lstm_onednn_forward(d->dnn, len, emb, d->w, h, cs, h, cs, d->y, &between, err);
@@ -85,7 +85,7 @@ static sk_status dnn_backward(sk_cpu_stack *s, const sk_param_tensors *w, const 
     const sk_cpu_stack_config *c = &s->cfg;
     if (!c->training) return sk_fail(err, SK_ERR_ARG, "backward on an inference-only CPU stack");
     memcpy(d->dtop, dtop, sizeof(float) * (size_t)d->len * c->B * c->H);
-    between_ctx b = {s, d->step, d->drop};
+    between_ctx b = {.s = s, .step = d->step, .drop = d->drop};
     const sk_lstm_onednn_between between = {.forward = drop_forward, .backward = drop_backward, .ctx = &b};
     sk_layer_tensors gl[SK_MAX_LAYERS];
     for (int k = 0; k < c->L; k++) gl[k] = g->layer[k];

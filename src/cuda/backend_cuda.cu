@@ -194,15 +194,15 @@ void fill_args(const sk_backend *b, sk_cuda_step_args *a, int64_t step, int len,
     a->grad_clip = h->grad_clip;
 }
 
-// The LSTM stack: as named; for rnn_impl auto on a training backend that is to measure,
-// lstm_autotune.cu's choice, measured on this backend's own activation buffers, which are
-// zeroed again afterwards as creation leaves them.
-sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
+// The LSTM stack, and in *chosen what runs: as named; for rnn_impl auto on a training backend
+// that is to measure, lstm_autotune.cu's choice, measured on this backend's own activation
+// buffers, which are zeroed again afterwards as creation leaves them.
+sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_rnn_choice *chosen, sk_error *err) {
     cuda_impl *ci = impl_of(b);
     const sk_backend_config *cfg = &b->cfg;
     if (cfg->rnn_impl != SK_RNN_AUTO || !ci->training || !cfg->rnn_autotune) {
         SK_TRY(sk_lstm_create(cfg->rnn_impl, lc, &ci->lstm, b->notice, sizeof b->notice, err));
-        b->rnn_choice = sk_lstm_choice(ci->lstm);
+        *chosen = sk_lstm_choice(ci->lstm);
         return SK_OK;
     }
     const size_t rows = (size_t)ci->B * ci->T, state = (size_t)ci->L * ci->B * ci->H;
@@ -214,10 +214,11 @@ sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *e
         {ci->grads, sizeof(float) * ci->total}};
     const int nbufs = (int)(sizeof bufs / sizeof bufs[0]);
     for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
-    const sk_lstm_io io = {ci->params, ci->grads, ci->emb, ci->demb, ci->hs, ci->dh,
-                           ci->h[0],   ci->c[0],  ci->h[1], ci->c[1]};
-    const sk_lstm_tune_opts o = {cfg->rnn_tune_dir, kAutotuneBudgetSeconds, cfg->plstm_tensor_cores};
-    SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, &b->rnn_choice, b->notice, sizeof b->notice, err));
+    const sk_lstm_io io = {.params = ci->params, .grads = ci->grads, .x = ci->emb, .dx = ci->demb, .y = ci->hs,
+                           .dy = ci->dh, .hx = ci->h[0], .cx = ci->c[0], .hy = ci->h[1], .cy = ci->c[1]};
+    const sk_lstm_tune_opts o = {.cache_dir = cfg->rnn_tune_dir, .budget_s = kAutotuneBudgetSeconds,
+                                 .request = cfg->plstm_tensor_cores};
+    SK_TRY(sk_lstm_autotune(lc, &o, &io, &ci->lstm, chosen, b->notice, sizeof b->notice, err));
     for (int i = 0; i < nbufs; i++) CUDA_CHECK(cudaMemsetAsync(bufs[i].p, 0, bufs[i].bytes, ci->stream));
     return SK_OK;
 }
@@ -225,8 +226,9 @@ sk_status create_lstm_stack(sk_backend *b, const sk_lstm_config *lc, sk_error *e
 // The LSTM stack; b->cfg then holds its choice (rnn_impl and plstm_tensor_cores as they run), as
 // it holds the resolved precision, for the options record.
 sk_status create_lstm(sk_backend *b, const sk_lstm_config *lc, sk_error *err) {
-    SK_TRY(create_lstm_stack(b, lc, err));
-    b->cfg.rnn_impl = b->rnn_choice.impl, b->cfg.plstm_tensor_cores = b->rnn_choice.tensor_cores;
+    sk_rnn_choice chosen;
+    SK_TRY(create_lstm_stack(b, lc, &chosen, err));
+    b->cfg.rnn_impl = chosen.impl, b->cfg.plstm_tensor_cores = chosen.tensor_cores;
     return SK_OK;
 }
 
@@ -284,26 +286,35 @@ void device_buffers(cuda_impl *ci, device_buffer bufs[kDeviceBuffers]) {
     const size_t f = sizeof(float);
     const int train = ci->training;
     const device_buffer table[kDeviceBuffers] = {
-        {(void **)&ci->params, f * param_block_floats(ci), 1, 1, "parameters, gradients, optimizer slots"},
-        {(void **)&ci->xy, sizeof(int32_t) * 2 * rows, 1, 0, "input and target ids"},
-        {(void **)&ci->args, sizeof *ci->args, 1, 1, "the step's scalars"},
-        {(void **)&ci->stats, sizeof *ci->stats, 1, 1, "the step's statistics"},
-        {(void **)&ci->emb, f * rows * ci->E, 1, 0, "embedded inputs"},
-        {(void **)&ci->hs, f * rows * ci->H, 1, 0, "LSTM outputs"},
-        {(void **)&ci->logits, f * rows * ci->V, 1, 0, "logits"},
-        {(void **)&ci->row_loss, f * rows, 1, 0, "row losses"},
-        {(void **)&ci->h[0], f * state, 1, 1, "the LSTM state"},
-        {(void **)&ci->c[0], f * state, 1, 1, "the LSTM state"},
-        {(void **)&ci->h[1], f * state, 1, 1, "the LSTM state"},
-        {(void **)&ci->c[1], f * state, 1, 1, "the LSTM state"},
-        {(void **)&ci->partials, sizeof(double) * SK_CUDA_SUMSQ_PARTIALS, 1, 0, "norm partial sums"},
-        {(void **)&ci->decay_mask, total, train, 0, "the weight-decay mask"},
-        {(void **)&ci->demb, f * rows * ci->E, train, 0, "embedding gradients"},
-        {(void **)&ci->dh, f * rows * ci->H, train, 0, "LSTM output gradients"},
-        {(void **)&ci->dlogits, f * rows * ci->V, train, 0, "logit gradients"},
-        {(void **)&ci->ones, f * rows, train, 0, "a ones vector"},
-        {(void **)&ci->hd, f * rows * ci->H, train && ci->p > 0.0f, 0, "dropped LSTM outputs"},
-        {(void **)&ci->dropped_params, f * total, train && ci->wdrop > 0.0f, 1, "the weight-dropped parameters"},
+        {.p = (void **)&ci->params, .bytes = f * param_block_floats(ci), .needed = 1, .zeroed = 1,
+         .what = "parameters, gradients, optimizer slots"},
+        {.p = (void **)&ci->xy, .bytes = sizeof(int32_t) * 2 * rows, .needed = 1, .zeroed = 0,
+         .what = "input and target ids"},
+        {.p = (void **)&ci->args, .bytes = sizeof *ci->args, .needed = 1, .zeroed = 1, .what = "the step's scalars"},
+        {.p = (void **)&ci->stats, .bytes = sizeof *ci->stats, .needed = 1, .zeroed = 1,
+         .what = "the step's statistics"},
+        {.p = (void **)&ci->emb, .bytes = f * rows * ci->E, .needed = 1, .zeroed = 0, .what = "embedded inputs"},
+        {.p = (void **)&ci->hs, .bytes = f * rows * ci->H, .needed = 1, .zeroed = 0, .what = "LSTM outputs"},
+        {.p = (void **)&ci->logits, .bytes = f * rows * ci->V, .needed = 1, .zeroed = 0, .what = "logits"},
+        {.p = (void **)&ci->row_loss, .bytes = f * rows, .needed = 1, .zeroed = 0, .what = "row losses"},
+        {.p = (void **)&ci->h[0], .bytes = f * state, .needed = 1, .zeroed = 1, .what = "the LSTM state"},
+        {.p = (void **)&ci->c[0], .bytes = f * state, .needed = 1, .zeroed = 1, .what = "the LSTM state"},
+        {.p = (void **)&ci->h[1], .bytes = f * state, .needed = 1, .zeroed = 1, .what = "the LSTM state"},
+        {.p = (void **)&ci->c[1], .bytes = f * state, .needed = 1, .zeroed = 1, .what = "the LSTM state"},
+        {.p = (void **)&ci->partials, .bytes = sizeof(double) * SK_CUDA_SUMSQ_PARTIALS, .needed = 1, .zeroed = 0,
+         .what = "norm partial sums"},
+        {.p = (void **)&ci->decay_mask, .bytes = total, .needed = train, .zeroed = 0, .what = "the weight-decay mask"},
+        {.p = (void **)&ci->demb, .bytes = f * rows * ci->E, .needed = train, .zeroed = 0,
+         .what = "embedding gradients"},
+        {.p = (void **)&ci->dh, .bytes = f * rows * ci->H, .needed = train, .zeroed = 0,
+         .what = "LSTM output gradients"},
+        {.p = (void **)&ci->dlogits, .bytes = f * rows * ci->V, .needed = train, .zeroed = 0,
+         .what = "logit gradients"},
+        {.p = (void **)&ci->ones, .bytes = f * rows, .needed = train, .zeroed = 0, .what = "a ones vector"},
+        {.p = (void **)&ci->hd, .bytes = f * rows * ci->H, .needed = train && ci->p > 0.0f, .zeroed = 0,
+         .what = "dropped LSTM outputs"},
+        {.p = (void **)&ci->dropped_params, .bytes = f * total, .needed = train && ci->wdrop > 0.0f, .zeroed = 1,
+         .what = "the weight-dropped parameters"},
     };
     for (size_t i = 0; i < kDeviceBuffers; i++) bufs[i] = table[i];
 }
@@ -634,7 +645,7 @@ static sk_status cuda_forward(sk_backend *b, const int32_t *x, const int32_t *y,
     const int from = ci->cur, to = 1 - ci->cur, grad = train && y, want_loss = y && loss_sum;
     sk_step_graphs *graphs = train ? NULL : ci->forward_graphs[y != NULL];
     if (graphs) { // the same kernels as below; the loss is summed whether asked for or not
-        forward_ctx fc = {b, len, y != NULL};
+        forward_ctx fc = {.b = b, .len = len, .with_y = y != NULL};
         if (ci->lstm->ops->prepare) SK_TRY(ci->lstm->ops->prepare(ci->lstm, len, err));
         SK_TRY(sk_step_graphs_launch(graphs, len, from, ci->stream, enqueue_inference, &fc, err));
     } else {
@@ -748,7 +759,7 @@ static sk_status cuda_train_step(sk_backend *b, const sk_train_step_args *a) {
     ci->last_train = 0; // backward is part of the step
     CUDA_CHECK(cudaSetDevice(ci->device));
     SK_TRY(stage(b, x, y, len, step, a->optim, a->lr, opt_step, err));
-    step_ctx sc = {b, len};
+    step_ctx sc = {.b = b, .len = len};
     if (ci->graphs) {
         if (ci->lstm->ops->prepare) SK_TRY(ci->lstm->ops->prepare(ci->lstm, len, err));
         SK_TRY(sk_step_graphs_launch(ci->graphs, len, ci->cur, ci->stream, enqueue_train_step, &sc, err));
@@ -796,7 +807,8 @@ static sk_status cuda_sample(sk_backend *b, const int32_t *x, int n, const sk_sa
     ci->last_train = 0;
     CUDA_CHECK(cudaSetDevice(ci->device));
     const int from = ci->cur, to = 1 - ci->cur;
-    const sk_cuda_sampler_io io = {ci->params, ci->h[from], ci->c[from], ci->h[to], ci->c[to], ci->logits, ci->stream};
+    const sk_cuda_sampler_io io = {.params = ci->params, .hx = ci->h[from], .cx = ci->c[from], .hy = ci->h[to],
+                                   .cy = ci->c[to], .logits = ci->logits, .stream = ci->stream};
     SK_TRY(sk_cuda_sampler_run(ci->sampler, &io, x, n, o, keys, position, out, err));
     ci->cur = to, ci->len = 1; // get_logits: the last draw's (B, 1, V)
     return SK_OK;

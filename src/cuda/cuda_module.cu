@@ -12,7 +12,14 @@
 #endif
 
 extern "C" const sk_cuda_module sk_cuda_module_table = {
-    SK_CUDA_MODULE_ABI,      sizeof(sk_backend_config), sizeof(sk_backend), sk_cuda_device_usable,
-    sk_cuda_visible_devices, sk_cuda_backend_create,    sk_cuda_versions,   sk_cuda_memory,
-    SK_NCCL_ALLREDUCE,       SK_NCCL_FREE,
+    .abi = SK_CUDA_MODULE_ABI,
+    .config_size = sizeof(sk_backend_config),
+    .backend_size = sizeof(sk_backend),
+    .device_usable = sk_cuda_device_usable,
+    .device_count = sk_cuda_visible_devices,
+    .backend_create = sk_cuda_backend_create,
+    .versions = sk_cuda_versions,
+    .memory = sk_cuda_memory,
+    .nccl_allreduce_sum_f32 = SK_NCCL_ALLREDUCE,
+    .nccl_free = SK_NCCL_FREE,
 };

@@ -24,7 +24,7 @@ struct sk_comm; // src/distributed/comm_internal.h: the same struct on both side
 #define SK_CUDA_MODULE_FILE "libshakespeare_cuda.so"
 #define SK_CUDA_MODULE_SYMBOL "sk_cuda_module_table"
 // Raised whenever the table, or a struct passed through it, changes its meaning.
-#define SK_CUDA_MODULE_ABI 11
+#define SK_CUDA_MODULE_ABI 12
 
 typedef struct sk_cuda_module {
     int abi;                 // SK_CUDA_MODULE_ABI of the module's build

@@ -201,7 +201,7 @@ int cache_read(const char *path, const char *key, sk_rnn_choice *c) {
     if (!ok) return 0;
     // By name, as written: the words of backend.h's tables.
     sk_error unused;
-    *c = {SK_RNN_AUTO, SK_TENSOR_CORES_DEFAULT};
+    *c = {.impl = SK_RNN_AUTO, .tensor_cores = SK_TENSOR_CORES_DEFAULT};
     return sk_rnn_impl_parse(impl, &c->impl, &unused) == SK_OK && c->impl != SK_RNN_AUTO &&
            sk_tensor_cores_parse(tc, &c->tensor_cores, &unused) == SK_OK;
 }

@@ -64,7 +64,7 @@ sk_status sk_lstm_create(sk_rnn_impl which, const sk_lstm_config *cfg, sk_lstm *
 }
 
 sk_rnn_choice sk_lstm_choice(const sk_lstm *l) {
-    return {l->desc->id, l->desc->variants ? l->cfg.tensor_cores : SK_TENSOR_CORES_DEFAULT};
+    return {.impl = l->desc->id, .tensor_cores = l->desc->variants ? l->cfg.tensor_cores : SK_TENSOR_CORES_DEFAULT};
 }
 
 void sk_lstm_destroy(sk_lstm *l) {

@@ -3,7 +3,9 @@
 
 #include <string.h>
 
-sk_tokens sk_tokens_of(const int32_t *ids, size_t n) { return (sk_tokens){ids, 4, n, NULL}; }
+sk_tokens sk_tokens_of(const int32_t *ids, size_t n) {
+    return (sk_tokens){.data = ids, .width = 4, .n = n, .map = NULL};
+}
 
 void sk_tokens_read(const sk_tokens *t, size_t start, size_t len, int32_t *out) {
     if (t->width == 4) {

@@ -74,7 +74,8 @@ char *sk_token_cache_default_dir_of_file(const char *file) {
 // ---- the source ----------------------------------------------------------------------------
 
 static sk_source_id id_of(const struct stat *st) {
-    return (sk_source_id){(uint64_t)st->st_size, (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
+    return (sk_source_id){.size = (uint64_t)st->st_size, .sec = (int64_t)st->st_mtim.tv_sec,
+                          .nsec = (int64_t)st->st_mtim.tv_nsec};
 }
 
 // Opens the source for reading with corpus.h's messages; *fd owned by the caller.
@@ -396,7 +397,8 @@ static sk_status commit_cache(sk_atomic_file *af, sk_sum64 *ids, sk_error *err) 
 
 static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode, double train_frac,
                        double val_frac, const sk_cache_hooks *hooks, double *seconds, sk_error *err) {
-    builder b = {source, -1, mode, hooks, 0, 0, now_s(), 0, cpu_s(), NULL};
+    builder b = {.path = source, .fd = -1, .mode = mode, .hooks = hooks, .t0 = now_s(), .last_report = 0,
+                 .cpu0 = cpu_s()};
     sk_source_id id0;
     sk_status st = open_source(source, &b.fd, &id0, err);
     if (st != SK_OK) return st;
@@ -413,7 +415,8 @@ static sk_status build(const char *source, const char *cpath, sk_vocab_mode mode
     if (st == SK_OK) st = pass(&b, seen, NULL, NULL, &n, &sum1, err);
     if (st == SK_OK) st = number_symbols(seen, map, &vocab, &V, err);
     const int width = V <= 256 ? 1 : V <= 65536 ? 2 : 4;
-    const cache_head head = {mode, width, V, vocab, n, id0, sum1, train_frac, val_frac};
+    const cache_head head = {.mode = mode, .width = width, .V = V, .vocab = vocab, .n = n, .source = id0,
+                             .checksum = sum1, .train_frac = train_frac, .val_frac = val_frac};
     if (st == SK_OK) st = write_head(&af, cpath, &head, err);
     if (st == SK_OK) st = write_ids(&b, map, width, &af, &ids, &n, &sum2, err);
     if (st == SK_OK) st = check_unchanged(&b, &id0, sum1, sum2, err);
@@ -567,7 +570,7 @@ sk_status sk_token_cache_check(sk_token_cache *c, const uint8_t *image, size_t l
     if (st == SK_OK) st = check_ids(ids, n, width, V, why, why_n);
     if (st == SK_OK) st = read_vocab(c, image, V, mode, why, why_n, err);
     if (st != SK_OK) return st;
-    c->ids = (sk_tokens){ids, (int)width, (size_t)n, NULL};
+    c->ids = (sk_tokens){.data = ids, .width = (int)width, .n = (size_t)n, .map = NULL};
     return SK_OK;
 }
 

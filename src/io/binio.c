@@ -87,10 +87,8 @@ sk_status sk_write_f32_le(sk_atomic_file *af, const float *x, size_t n, uint32_t
             sk_put_le32(buf + 4 * i, u);
         }
         if (crc) *crc = sk_crc32(*crc, buf, 4 * k);
-        if (af) {
-            sk_status st = sk_atomic_write(af, buf, 4 * k, err);
-            if (st != SK_OK) return st;
-        }
+        sk_status st = sk_atomic_write(af, buf, 4 * k, err);
+        if (st != SK_OK) return st;
         x += k;
         n -= k;
     }

@@ -32,8 +32,7 @@ sk_status sk_reader_read(sk_reader *r, void *dst, size_t n, const char *path, sk
 // Reads n little-endian F32 values into x as native floats, continuing *crc over the stored bytes.
 sk_status sk_read_f32_le(sk_reader *r, float *x, size_t n, uint32_t *crc, const char *path, sk_error *err);
 
-// Writes x[0..n) as little-endian F32 (af may be NULL: checksum only), continuing *crc
-// (when not NULL) over the written bytes.
+// Writes x[0..n) to af as little-endian F32, continuing *crc (when not NULL) over the written bytes.
 sk_status sk_write_f32_le(sk_atomic_file *af, const float *x, size_t n, uint32_t *crc, sk_error *err);
 
 // Little-endian integers in byte buffers.

@@ -259,7 +259,7 @@ sk_status sk_json_parse(sk_json *doc, const char *src, size_t len, size_t max_no
     doc->src = src;
     doc->len = len;
     doc->max = max_nodes;
-    parser p = {doc, 0, err, SK_OK};
+    parser p = {.doc = doc, .pos = 0, .err = err, .st = SK_OK};
     size_t root = parse_value(&p, 1);
     if (root != SK_JSON_NONE) {
         skip_ws(&p);

@@ -87,8 +87,8 @@ const sk_tensor_info *sk_param_find(const sk_param_layout *l, const char *name) 
 sk_layer_offsets sk_layer_at(const sk_param_layout *l, int k) {
     // Tensor 0 is the embedding; layer k's four tensors follow in order.
     const sk_tensor_info *t = &l->tensors[1 + 4 * k];
-    sk_layer_offsets o = {t[0].offset, t[1].offset, t[2].offset, t[3].offset, t[0].shape[1]};
-    return o;
+    return (sk_layer_offsets){.w_ih = t[0].offset, .w_hh = t[1].offset, .b_ih = t[2].offset, .b_hh = t[3].offset,
+                              .in = t[0].shape[1]};
 }
 
 sk_param_tensors sk_point_params(const sk_param_layout *l, float *buf) {
@@ -97,7 +97,8 @@ sk_param_tensors sk_point_params(const sk_param_layout *l, float *buf) {
     v.embedding = buf + sk_param_find(l, "embedding.weight")->offset;
     for (int k = 0; k < l->cfg.num_layers; k++) {
         const sk_layer_offsets o = sk_layer_at(l, k);
-        v.layer[k] = (sk_layer_tensors){buf + o.w_ih, buf + o.w_hh, buf + o.b_ih, buf + o.b_hh};
+        v.layer[k] = (sk_layer_tensors){.w_ih = buf + o.w_ih, .w_hh = buf + o.w_hh, .b_ih = buf + o.b_ih,
+                                        .b_hh = buf + o.b_hh};
     }
     v.fc_w = buf + sk_param_find(l, "fc.weight")->offset;
     v.fc_b = buf + sk_param_find(l, "fc.bias")->offset;

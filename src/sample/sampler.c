@@ -65,8 +65,8 @@ sk_status sk_generate_batch(sk_backend *b, const int32_t *prime, size_t n_prime,
     const int V = sk_backend_layout(b)->cfg.vocab_size, B = sk_backend_cfg(b)->batch_size;
     const int fused = sk_backend_has_sampler(b);
     const size_t chunk_max = fused ? kChunkMax : 1;
-    host_scratch hs = {malloc(sizeof(float) * (size_t)B * V), malloc(sizeof(float) * V),
-                       malloc(sizeof(sk_candidate) * V), malloc(sizeof(int32_t) * (size_t)B)};
+    host_scratch hs = {.logits = malloc(sizeof(float) * (size_t)B * V), .p = malloc(sizeof(float) * V),
+                       .cand = malloc(sizeof(sk_candidate) * V), .next = malloc(sizeof(int32_t) * (size_t)B)};
     uint64_t *keys = malloc(sizeof(uint64_t) * (size_t)B);
     int32_t *x = malloc(sizeof(int32_t) * (size_t)B), *out = malloc(sizeof(int32_t) * (size_t)B * chunk_max);
     sk_status st = SK_OK;
@@ -120,7 +120,7 @@ static int emit_one(int stream, int32_t id, void *ctx) {
 sk_status sk_generate(sk_backend *b, const int32_t *prime, size_t n_prime, size_t length, const sk_sample_opts *o,
                       uint64_t seed, sk_emit_fn emit, void *ctx, sk_error *err) {
     if (sk_backend_cfg(b)->batch_size != 1) return sk_fail(err, SK_ERR_ARG, "generation needs a batch-1 backend");
-    one_stream one = {emit, ctx};
+    one_stream one = {.emit = emit, .ctx = ctx};
     return sk_generate_batch(b, prime, n_prime, length, o, seed, emit_one, &one, err);
 }
 

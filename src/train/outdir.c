@@ -72,28 +72,18 @@ static void named_state(const char *model_path, char *out, size_t n) {
     fclose(f);
 }
 
-// Whether [p, end) is "<digits>" or "<digits>.<digits>": a state file's step, and its k.
-static bool is_step_tail(const char *p, const char *end) {
-    const size_t a = strspn(p, "0123456789");
-    if (a == 0 || p + a > end) return false;
-    if (p + a == end) return true;
-    const size_t b = p[a] == '.' ? strspn(p + a + 1, "0123456789") : 0;
-    return b > 0 && p + a + 1 + b == end;
-}
-
 // Whether a model file in dir names the training state f, "<name>.<step>[.<k>].state" (true for
 // a file of another form: not ours to remove). A name may hold dots itself (epoch-0003-val1.4534),
 // so every <name> that leaves such a tail is tried.
 static bool state_is_named(const char *dir, const char *f) {
-    const size_t len = strlen(f);
-    if (len < 8 || strcmp(f + len - 6, ".state") != 0) return true;
-    const char *end = f + len - 6;
     bool tried = false;
-    for (const char *dot = strchr(f, '.'); dot && dot < end; dot = strchr(dot + 1, '.')) {
-        if (dot == f || (size_t)(dot - f) > 200 || !is_step_tail(dot + 1, end)) continue;
+    for (const char *dot = strchr(f, '.'); dot; dot = strchr(dot + 1, '.')) {
+        char name[256], model[256 + sizeof ".safetensors"], named[256];
+        if (dot == f || (size_t)(dot - f) >= sizeof name) continue;
+        snprintf(name, sizeof name, "%.*s", (int)(dot - f), f);
+        if (!sk_is_state_of(f, name)) continue;
         tried = true;
-        char model[256], named[256];
-        snprintf(model, sizeof model, "%.*s.safetensors", (int)(dot - f), f);
+        snprintf(model, sizeof model, "%s.safetensors", name);
         char *model_path = sk_path_join(dir, model);
         if (!model_path) return true; // out of memory: remove nothing
         named_state(model_path, named, sizeof named);

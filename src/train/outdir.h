@@ -75,7 +75,8 @@ sk_status sk_outdir_checkpoint_written(sk_outdir *od, const char *name, sk_error
 // --keep-checkpoints' name for the checkpoint written when `epoch` epochs are done:
 // "epoch-NNNN-valL.LLLL", its model's validation loss to 4 decimals in the name (char-rnn's
 // lm_lstm_epoch1.00_1.4534.t7), or "epoch-NNNN" when val_loss is not finite (not evaluated: no
-// validation split), the only form before the loss was in the name.
+// validation split; also every epoch checkpoint of an older run, which sk_outdir_remove_epochs
+// therefore reads too).
 void sk_outdir_epoch_name(int64_t epoch, double val_loss, char *out, size_t n);
 
 // Removes dir's epoch checkpoints, model and states, of either name form: those of `epoch`

@@ -31,6 +31,11 @@ static double run_elapsed(const sk_trainer *t) {
     return t->elapsed_base + (now_s() - t->t0);
 }
 
+// The validation loss of the model as it stands, NaN when it was not evaluated at this step.
+static double val_loss_now(const sk_trainer *t) {
+    return t->last_eval_step == t->st.step ? t->last_val_loss : NAN;
+}
+
 sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_error *err) {
     const sk_batcher *bt = which == 1 ? &t->test : &t->val;
     if (!(which == 1 ? t->has_test : t->has_val))
@@ -63,7 +68,7 @@ sk_status sk_trainer_evaluate(sk_trainer *t, int which, double *mean_loss, sk_er
 // and a checkpoint of rank 0's alone would hide it.
 static sk_status check_ranks_agree(sk_trainer *t, sk_error *err) {
     if (t->nranks == 1) return SK_OK;
-    const size_t bytes = sizeof(float) * sk_backend_layout(t->be)->total;
+    const size_t bytes = sizeof(float) * t->layout.total;
     uint32_t crc = sk_crc32(0, t->params, bytes);
     crc = sk_crc32(crc, t->st.slots, bytes * (size_t)t->st.n_slots);
     return sk_shard_check_same(t->comm, crc, t->st.step, err);
@@ -81,7 +86,7 @@ static sk_status save_checkpoint(sk_trainer *t, const char *name, sk_error *err)
     // alone writes what it holds, so the ranks must first be seen to hold the same model and moments.
     if ((st = sk_comm_agree(t->comm, st, err)) != SK_OK || (st = check_ranks_agree(t, err)) != SK_OK) return st;
     t->st.elapsed_s = run_elapsed(t);
-    t->st.val_loss = t->last_eval_step == t->st.step ? t->last_val : NAN; // the model saved is the one evaluated
+    t->st.val_loss = val_loss_now(t);
     for (int s = 0; s < t->n_states; s++)
         if ((st = sk_shard_gather_state(t->comm, t->state_local + (size_t)s * L * t->b_local * H, t->gathered,
                                         t->st.state + (size_t)s * L * B * H, L, B, t->b_local, H, 0, err)) != SK_OK)
@@ -134,7 +139,7 @@ static sk_status print_sample(sk_trainer *t, sk_error *err) {
     int32_t prime = newline >= 0 ? newline : 0;
     sk_sample_opts so = {.temperature = 1.0f};
     size_t cap = (size_t)t->o.sample_length * 4 + 1;
-    text_sink sink = {malloc(cap), 0, cap, &t->vocab};
+    text_sink sink = {.buf = malloc(cap), .n = 0, .cap = cap, .vocab = &t->vocab};
     if (!sink.buf) return sk_fail(err, SK_ERR_NOMEM, "out of memory");
     sink.buf[0] = '\0';
     // The run's generator gives each sample its seed: one draw per sample, so a resumed run
@@ -200,7 +205,7 @@ static sk_status run_eval(sk_trainer *t, float loss, sk_error *err) {
     if (!isfinite(val))
         return sk_fail(err, SK_ERR_NUMERIC, "validation loss is %g at step %lld; try a lower learning rate (--lr)",
                        val, (long long)t->st.step);
-    t->last_eval_step = t->st.step, t->last_val = val;
+    t->last_eval_step = t->st.step, t->last_val_loss = val;
     watch_divergence(t, loss);
     int best = val < t->st.best_val_loss && !t->diverged && val <= far_above_chance(t);
     if (best) t->st.best_val_loss = val, t->st.best_step = t->st.step;
@@ -277,7 +282,7 @@ static sk_status keep_epoch_checkpoint(sk_trainer *t, float loss, sk_error *err)
     sk_status st;
     if (t->has_val && t->last_eval_step != t->st.step && !t->stop && (st = run_eval(t, loss, err)) != SK_OK) return st;
     char name[64];
-    sk_outdir_epoch_name(t->st.epoch, t->last_eval_step == t->st.step ? t->last_val : NAN, name, sizeof name);
+    sk_outdir_epoch_name(t->st.epoch, val_loss_now(t), name, sizeof name);
     if ((st = save_checkpoint(t, name, err)) != SK_OK) return st;
     const int64_t old = t->st.epoch - t->o.keep_checkpoints;
     st = t->rank == 0 ? sk_outdir_remove_epochs(t->o.out_dir, t->st.epoch, name, err) : SK_OK;
@@ -292,7 +297,7 @@ static sk_status poison_params(sk_trainer *t, sk_error *err) {
     sk_backend *be = t->be;
     sk_status st = sk_backend_get_params(be, t->params);
     if (st != SK_OK) return sk_backend_fail(err, st, be, "to hand over its parameters");
-    t->params[sk_param_find(sk_backend_layout(be), "fc.bias")->offset] = NAN;
+    t->params[sk_param_find(&t->layout, "fc.bias")->offset] = NAN;
     if ((st = sk_backend_set_params(be, t->params)) != SK_OK) return sk_backend_fail(err, st, be, "to take its parameters");
     return SK_OK;
 }
@@ -371,7 +376,7 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
     if (o->poison_step == t->st.step + 1 && (st = poison_params(t, err)) != SK_OK) return st;
     r->lr = sk_lr_at(&r->sched, t->st.step, t->st.epoch);
     const size_t first = (size_t)t->b_off * (size_t)o->seq_len;
-    const sk_grad_reduce reduce = {reduce_over_ranks, t};
+    const sk_grad_reduce reduce = {.fn = reduce_over_ranks, .ctx = t};
     const sk_train_step_args a = {.x = t->x + first, .y = t->y + first, .len = o->seq_len, .step = t->st.step,
                                   .opt_step = t->st.step + 1, .optim = &o->optim, .lr = r->lr,
                                   .reduce = t->data_parallel ? &reduce : NULL};
@@ -398,8 +403,10 @@ static sk_status take_step(sk_trainer *t, run_state *r, sk_error *err) {
 static sk_status report_progress(sk_trainer *t, run_state *r, sk_error *err) {
     const int64_t s = t->st.step;
     const double B = t->o.batch_size, T = t->o.seq_len;
-    sk_progress p = {s, t->st.epoch, t->st.window, (int64_t)r->windows, r->start_step, r->total, r->loss, r->lr,
-                     r->gnorm, (double)(s - r->report_step) * B * T / r->step_time, now_s() - r->t0};
+    sk_progress p = {.step = s, .epoch = t->st.epoch, .window = t->st.window, .windows_per_epoch = (int64_t)r->windows,
+                     .start_step = r->start_step, .max_iters = r->total, .train_loss = r->loss, .lr = r->lr,
+                     .grad_norm = r->gnorm, .tokens_per_s = (double)(s - r->report_step) * B * T / r->step_time,
+                     .elapsed_s = now_s() - r->t0};
     r->step_time = 0.0, r->report_step = s;
     watch_divergence(t, r->loss);
     sk_status st = t->rank != 0 ? SK_OK

@@ -52,7 +52,7 @@ struct sk_trainer {
     size_t n_step_times;
     size_t n_step_times_read; // n_step_times at the last read of a deferred step's statistics
     int64_t last_eval_step; // step of the latest evaluation (-1: none in this run)
-    double last_val;     // its validation loss
+    double last_val_loss; // its validation loss
     double t0;           // when this process's run started (monotonic s)
     double elapsed_base; // the run's elapsed seconds then (a resumed state's elapsed_s, 0 for a fresh run):
                          // the metrics log's and the checkpoints' elapsed_s count on from it

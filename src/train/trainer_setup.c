@@ -202,7 +202,7 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
     const uint8_t *base = all->data;
     sk_status st;
     if (!o->eval_only) {
-        sk_tokens tr = {base, all->width, t->n_train, t->id_map};
+        sk_tokens tr = {.data = base, .width = all->width, .n = t->n_train, .map = t->id_map};
         st = sk_batcher_init_tokens(&t->train, &tr, o->batch_size, o->seq_len, "training split", err);
         if (st != SK_OK) return st;
     }
@@ -220,7 +220,8 @@ static sk_status setup_splits(sk_trainer *t, sk_error *err) {
                            "--batch-size or change the split fractions",
                            ev[i].name, ev[i].n, o->batch_size, o->batch_size + 1);
         int T = S < (size_t)o->seq_len ? (int)S : o->seq_len;
-        sk_tokens split = {base + ev[i].off * (size_t)all->width, all->width, ev[i].n, t->id_map};
+        sk_tokens split = {.data = base + ev[i].off * (size_t)all->width, .width = all->width, .n = ev[i].n,
+                           .map = t->id_map};
         st = sk_batcher_init_tokens(ev[i].b, &split, o->batch_size, T, ev[i].name, err);
         if (st != SK_OK) return st;
         if (o->eval_tokens > 0) // ceil(N / B) positions of every stream
@@ -240,7 +241,7 @@ static char *cache_dir_of(const sk_train_options *o) {
 // This rank's view of the data: the cache of o->data_path in mode, validated or (re)built.
 static sk_status open_cache(sk_trainer *t, const sk_train_options *o, sk_vocab_mode mode, sk_error *err) {
     char *cache_dir = cache_dir_of(o);
-    sk_cache_hooks hooks = {t->cb.ctx, t->cb.on_notice, t->cb.on_tokenize};
+    sk_cache_hooks hooks = {.ctx = t->cb.ctx, .notice = t->cb.on_notice, .progress = t->cb.on_tokenize};
     sk_status st = cache_dir ? sk_token_cache_open(&t->cache, o->data_path, mode, cache_dir, o->train_frac,
                                                    o->val_frac, &hooks, err)
                              : sk_fail(err, SK_ERR_NOMEM, "out of memory");
@@ -354,8 +355,8 @@ static sk_status configure_model(sk_trainer *t, const start_point *sp, sk_error 
         if ((st = map_vocab(t, NULL, NULL, err)) != SK_OK) return st;
         o->model.vocab_size = t->vocab.size;
     }
-    // The one check of the run's config and the one build of its layout (its size: check_memory,
-    // sk_trainer_info).
+    // The one check of the run's config and the one build of its layout, which the trainer reads
+    // wherever it needs the layout (the backend holds an equal one of its own).
     if ((st = sk_param_layout_init(&t->layout, &o->model, err)) != SK_OK) return st;
     const sk_cell *cell = sk_model_cell(&o->model);
     if (!sp->from && o->forget_bias != 0.0f && cell->forget_gate < 0)
@@ -478,7 +479,7 @@ static sk_status create_backend(sk_trainer *t, const sk_train_options *given, sk
 // of ids (B x T, x and y), this rank's carried state (S x L x b_local x H, the cell's S state
 // tensors), and on rank 0 room to gather every rank's part of one state tensor (L x B x H).
 static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *err) {
-    const sk_param_layout *lay = sk_backend_layout(t->be);
+    const sk_param_layout *lay = &t->layout;
     const int L = t->o.model.num_layers, H = t->o.model.hidden_size, B = o->batch_size;
     t->n_states = sk_model_cell(&t->o.model)->n_states;
     sk_status st = sk_train_state_alloc(&t->st, lay->total, t->o.optim.kind, t->n_states, L, B, H, err);
@@ -500,7 +501,7 @@ static sk_status allocate(sk_trainer *t, const sk_train_options *o, sk_error *er
 
 // The first parameters, the model file's or freshly initialized, into the backend.
 static sk_status set_weights(sk_trainer *t, const sk_train_options *o, const start_point *sp, sk_error *err) {
-    const sk_param_layout *lay = sk_backend_layout(t->be);
+    const sk_param_layout *lay = &t->layout;
     if (sp->from) memcpy(t->params, sp->ckpt.params, sizeof(float) * lay->total);
     else sk_params_init(t->params, lay, o->init, o->init_scale, o->forget_bias, o->seed);
     sk_status st;
@@ -556,10 +557,7 @@ static sk_status resume(sk_trainer *t, const sk_train_options *o, const start_po
     for (int k = 0; k < saved->n_slots && st == SK_OK; k++)
         st = sk_backend_set_optimizer_state(t->be, k, saved->slots + (size_t)k * saved->n_params);
     if (st != SK_OK) return sk_backend_fail(err, st, t->be, "to take the optimizer state");
-    if (saved->S != t->n_states)
-        return sk_fail(err, SK_ERR_FORMAT, "%s: its training state holds %d state tensor%s a layer; the model's %s cell "
-                       "carries %d", o->init_from, saved->S, saved->S == 1 ? "" : "s", sk_model_cell(&t->o.model)->name,
-                       t->n_states);
+    // saved->S == t->n_states: sk_checkpoint_load refuses a state whose tensors are not the cell's.
     if (saved->B == B && saved->T == o->seq_len && saved->L == L && saved->H == H &&
         (size_t)saved->window < sk_batcher_windows(&t->train, 0)) {
         t->st.window = saved->window;

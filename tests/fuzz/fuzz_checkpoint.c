@@ -10,7 +10,8 @@
 // every writer: model_v2 (shakespeare-train), resaved_by_safetensors (the safetensors package,
 // metadata kept), torch_saved_pure / torch_saved_package (shakespeare_torch.save_checkpoint
 // with either writer), foreign_no_checksum (no format, no checksum); and training states of
-// version 1 (model.000000007.state) and 3 (state_v3.000000004.state: elapsed_s and val_loss).
+// version 1 (model.000000007.state), 3 (state_v3.000000004.state: elapsed_s and val_loss) and 4
+// (state_v4.000000004.state: the same state with N, its state tensors a layer, recorded).
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
