@@ -1,7 +1,8 @@
 // test_rnn_impl.c: the --rnn-impl choice at the backend interface, on any machine.
-//  1. sk_rnn_impl_parse takes exactly auto, cudnn, persistent, cudnn-persist, persistent-layerwise,
-//     persistent-cluster (names round-trip through
-//     sk_rnn_impl_name) and refuses anything else with a line naming the value;
+//  1. sk_rnn_impl_parse takes every row of SK_RNN_IMPLS (the first six pinned by name: auto,
+//     cudnn, persistent, cudnn-persist, persistent-layerwise, persistent-cluster; a later row
+//     needs no edit here), names round-trip through sk_rnn_impl_name, and anything else is
+//     refused with a line naming every word and the value;
 //  2. the CPU backend takes only auto and refuses a named CUDA implementation with a clear
 //     line (directly and through sk_backend_create with --device cpu), rather than
 //     silently ignoring it;
@@ -16,22 +17,36 @@
 
 int main(void) {
     sk_error err = {{0}};
-    static const char *const names[] = {"auto",          "cudnn", "persistent", "cudnn-persist", "persistent-layerwise",
+    // The rows that exist today, pinned by name and position; rows added later are read from
+    // the table (each must round-trip too).
+    static const char *const known[] = {"auto",          "cudnn", "persistent", "cudnn-persist", "persistent-layerwise",
                                         "persistent-cluster"};
-    CHECK(sizeof names / sizeof names[0] == SK_RNN_IMPL_COUNT);
+    const int n_known = (int)(sizeof known / sizeof known[0]);
+    CHECK(SK_RNN_IMPL_COUNT >= n_known);
+    const char *names[SK_RNN_IMPL_COUNT];
     for (int i = 0; i < SK_RNN_IMPL_COUNT; i++) {
+        names[i] = sk_rnn_impl_name((sk_rnn_impl)i);
+        if (i < n_known) CHECK(strcmp(names[i], known[i]) == 0);
         sk_rnn_impl r = (sk_rnn_impl)-1;
         CHECK_OK(sk_rnn_impl_parse(names[i], &r, &err));
         CHECK((int)r == i);
-        CHECK(strcmp(sk_rnn_impl_name(r), names[i]) == 0);
     }
     static const char *const bad[] = {"", "Auto", "cudnn ", "cuDNN", "persistent2", "cpu", "cudnn-persistent",
                                       "layerwise", "persistent-layerwise "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sk_rnn_impl r = SK_RNN_CUDNN;
         CHECK(sk_rnn_impl_parse(bad[i], &r, &err) == SK_ERR_ARG);
-        CHECK(strstr(err.msg, "rnn-impl expects auto, cudnn, persistent, cudnn-persist, "
-                                   "persistent-layerwise or persistent-cluster, got") != NULL);
+        // "rnn-impl expects auto, cudnn, ..., X or Y, got "...": every word, in the table's order.
+        const char *at = strstr(err.msg, "rnn-impl expects auto, cudnn, persistent, cudnn-persist, persistent-layerwise");
+        CHECK(at != NULL);
+        for (int k = 0; at && k < SK_RNN_IMPL_COUNT; k++) {
+            at = strstr(at, names[k]);
+            CHECK(at != NULL);
+            if (at) at += strlen(names[k]);
+        }
+        char tail[96];
+        snprintf(tail, sizeof tail, " or %s, got", names[SK_RNN_IMPL_COUNT - 1]);
+        CHECK(strstr(err.msg, tail) != NULL);
         CHECK(r == SK_RNN_CUDNN); // untouched on failure
     }
 
