@@ -5,7 +5,7 @@
 # library. Each program's options come from one table (src/cli/cli_train_options.c,
 # cli_sample_options.c; printed by tests/cli/options_table.c): --help and the man page's option
 # list hold exactly the table's entries, and shakespeare-train's checkpoint options record
-# (train_config) exactly its JSON keys.
+# (train_config) exactly its JSON keys; docs/cli.md's copies of --help are the programs' own.
 # A few defaults are checked against behaviour.
 . "$(dirname "$0")/lib.sh"
 
@@ -47,6 +47,10 @@ for prog in train sample; do
     for o in $(grep -o '^  --[a-z0-9-]*' help.txt | sed 's/^  --//'); do
         printf '%s\n' "$opts" | grep -qx -- "$o" || fail "$name --help documents --$o, which is not declared"
     done
+    # docs/cli.md's copy of the help: the block from its "Usage:" line to the closing fence.
+    awk -v u="^Usage: $name " '$0 ~ u { on = 1 } on && /^```/ { exit } on' "$SK_SOURCE_DIR/docs/cli.md" > doc.txt
+    cmp -s doc.txt help.txt && note "docs/cli.md holds $name --help as it is" ||
+        fail "docs/cli.md's copy of $name --help is stale: replace its block from \"Usage: $name\" to the closing \`\`\` with the output of $name --help; $(diff doc.txt help.txt | head -n 4 | tr '\n' ' ')"
     "$bin" -h > h.txt 2> h.err; rc=$?
     [ "$rc" = 0 ] && [ ! -s h.err ] && cmp -s h.txt help.txt && note "$name -h prints --help" ||
         fail "$name -h: exit $rc, stderr '$(cat h.err)', $(diff help.txt h.txt | head -n 3)"
