@@ -18,7 +18,9 @@
 // key itself (compared in full, so a hash collision re-measures), the choice and the times. The
 // key names the GPU (name, compute capability, SMs), the driver, the CUDA runtime, cuDNN and
 // cuBLAS, this module's file (size and modification time: a rebuilt kernel re-measures), the
-// shape (B, T, E, H, L, dropout or not), the precision and the tensor-cores request. A file
+// cell and shape (B, T, E, H, L, dropout or not; another cell's candidates differ: the persistent
+// kernels run the LSTM only), the precision and the tensor-cores request. An option that changes
+// a candidate's speed belongs in this key too (cache_key). A file
 // that is missing, unreadable or for another key is measured over and rewritten atomically.
 #include <dlfcn.h>
 #include <stdio.h>
@@ -39,7 +41,9 @@ extern "C" {
 
 namespace {
 
-constexpr int kMaxCandidates = 10;
+// Each registry row gives at most two candidates (one per inner product), so this bound holds
+// for any registry: a new row needs no edit here.
+constexpr int kMaxCandidates = 2 * SK_RNN_IMPL_COUNT;
 constexpr int kTimedReplays = 5; // the median of these is a candidate's time
 constexpr const char *kCacheMagic = "shakespeare lstm choice 1";
 
@@ -69,7 +73,7 @@ void choice_text(sk_rnn_choice c, char *buf, size_t n) {
 // refusing) shows in the report as such.
 int list_candidates(const sk_lstm_config *cfg, sk_tensor_cores request, candidate *out) {
     sk_tensor_cores tcs[2] = {SK_TENSOR_CORES_ON, SK_TENSOR_CORES_OFF};
-    int ntc = 2;
+    int ntc = 2; // <= 2, which kMaxCandidates counts on
     if (cfg->backend->precision == SK_PRECISION_FP32) tcs[0] = SK_TENSOR_CORES_OFF, ntc = 1;
     else if (request != SK_TENSOR_CORES_DEFAULT) tcs[0] = request, ntc = 1;
     int n = 0;
@@ -81,7 +85,7 @@ int list_candidates(const sk_lstm_config *cfg, sk_tensor_cores request, candidat
                 out[n++] = {{d->id, SK_TENSOR_CORES_DEFAULT}, -1.0, ""};
                 continue;
             }
-            for (int i = 0; i < ntc && n < kMaxCandidates; i++) out[n++] = {{d->id, tcs[i]}, -1.0, ""};
+            for (int i = 0; i < ntc; i++) out[n++] = {{d->id, tcs[i]}, -1.0, ""};
         }
     return n;
 }
@@ -172,9 +176,10 @@ sk_status cache_key(const sk_lstm_config *cfg, sk_tensor_cores request, char *ke
     if (dladdr((void *)&sk_lstm_autotune, &self) && self.dli_fname) (void)stat(self.dli_fname, &so);
     snprintf(key, n,
              "gpu=%s cc=%d.%d sms=%d driver=%d runtime=%d cudnn=%zu cublas=%d module=%lld.%lld.%09ld "
-             "B=%d T=%d E=%d H=%d L=%d dropout=%d precision=%s tensor-cores=%s",
+             "cell=%s B=%d T=%d E=%d H=%d L=%d dropout=%d precision=%s tensor-cores=%s",
              p.name, p.major, p.minor, p.multiProcessorCount, driver, runtime, cudnnGetVersion(), CUBLAS_VERSION,
-             (long long)so.st_size, (long long)so.st_mtim.tv_sec, so.st_mtim.tv_nsec, cfg->B, cfg->T, cfg->E, cfg->H,
+             (long long)so.st_size, (long long)so.st_mtim.tv_sec, so.st_mtim.tv_nsec,
+             sk_model_cell(&cfg->layout->cfg)->name, cfg->B, cfg->T, cfg->E, cfg->H,
              cfg->L, cfg->dropout > 0.0f, sk_precision_name(cfg->backend->precision), sk_tensor_cores_name(request));
     return SK_OK;
 }

@@ -8,7 +8,8 @@
 #   - a resume runs the implementation its checkpoint records (a recorded option, taken like the
 #     others), whatever the cache says, measuring nothing, and ends bit-identical to the
 #     uninterrupted run on that implementation;
-#   - a named --rnn-impl measures nothing and is recorded as named; another shape measures anew;
+#   - a named --rnn-impl measures nothing and is recorded as named; another shape, or another
+#     cell of the same shape (whose candidates differ), measures anew;
 #   - the CPU resumes a checkpoint that records a CUDA implementation.
 # Timings on the emulated device are the CPU's, so which candidate wins here means nothing; what
 # is held is the mechanism. Skipped (77) where no GPU is usable.
@@ -33,7 +34,7 @@ chosen=$(sed -n 's/^note: --rnn-impl auto: \([a-z-]*\).*/\1/p' <<<"$line")
 [[ $times == *persistent-layerwise* && $times == *persistent-cluster* ]] && note "${times#note: }" ||
     fail "the layer-after-layer kernels are not among the candidates: $times"
 files=("$cache"/lstm-choice.*.txt)
-[ "${#files[@]}" = 1 ] && [ -f "${files[0]}" ] && grep -q '^key: gpu=.* H=32 L=2 dropout=1 precision=tf32 ' "${files[0]}" &&
+[ "${#files[@]}" = 1 ] && [ -f "${files[0]}" ] && grep -q '^key: gpu=.* cell=lstm B=4 T=16 E=16 H=32 L=2 dropout=1 precision=tf32 ' "${files[0]}" &&
     grep -q "^choice: $chosen tensor-cores=" "${files[0]}" && note "cached in ${files[0]}" ||
     fail "cache: $(ls "$cache" 2>&1) $(cat "${files[0]}" 2>&1)"
 [ "$(recorded runs/a/last.safetensors rnn_impl)" = "$chosen" ] && note "the checkpoint records rnn_impl $chosen" ||
@@ -76,6 +77,11 @@ expect_ok "${C[@]}" --out-dir runs/f --max-iters 1 --rnn-impl cudnn &&
 expect_ok "${C[@]}" --out-dir runs/g --max-iters 1 --hidden-size 24 &&
     { grep -q 'measured in' .ok.err && [ "$(ls "$cache"/lstm-choice.*.txt | wc -l)" = 2 ] &&
           note "another shape is measured and cached apart" || fail "new shape: $(ls "$cache") $(cat .ok.err)"; }
+expect_ok "${C[@]}" --out-dir runs/h --max-iters 1 --cell gru &&
+    { grep -q 'measured in' .ok.err && [ "$(ls "$cache"/lstm-choice.*.txt | wc -l)" = 3 ] &&
+          grep -q '^key: gpu=.* cell=gru B=4 ' "$cache"/lstm-choice.*.txt &&
+          note "another cell of the same shape is measured and cached apart" ||
+          fail "new cell: $(ls "$cache") $(cat .ok.err)"; }
 
 # 7. The CPU resumes a checkpoint that records a CUDA implementation.
 expect_ok "${C[@]}" --out-dir runs/d --max-iters 7 --device cpu --init-from runs/d/last.safetensors &&
