@@ -1,6 +1,7 @@
 // cli_kinds.h: option kinds (cli_options.h) that both programs' tables use, and WORDS_KIND,
 // which makes a kind from a library enumeration's table of words (words.h).
-// defines: WORDS_KIND, WORDS_KIND_FNS, WORDS_KIND_INIT, ENUM_KIND, cli_kind_device, cli_kind_rnn_impl, cli_kind_precision
+// defines: WORDS_KIND, WORDS_KIND_FNS, WORDS_KIND_INIT, ENUM_KIND, cli_kind_device, cli_kind_rnn_impl, cli_kind_precision,
+//          cli_kind_cuda_graph, cli_kind_tensor_cores
 #ifndef SK_CLI_KINDS_H
 #define SK_CLI_KINDS_H
 
@@ -45,7 +46,8 @@
     static const cli_kind id = {.parse = id##_parse, .name = id##_name, .quoted = 1, .word_at = word_at_fn};
 
 // --device D (const char * field: checked here, kept as text; auto | cpu | cuda | cuda:N),
-// --rnn-impl (sk_rnn_impl field), --precision (sk_precision field).
-extern const cli_kind cli_kind_device, cli_kind_rnn_impl, cli_kind_precision;
+// --rnn-impl (sk_rnn_impl field), --precision (sk_precision field), --cuda-graph (sk_cuda_graph),
+// --tensor-cores (sk_tensor_cores): the backend's (cli_backend_options.h).
+extern const cli_kind cli_kind_device, cli_kind_rnn_impl, cli_kind_precision, cli_kind_cuda_graph, cli_kind_tensor_cores;
 
 #endif

@@ -7,7 +7,8 @@
 // into the program's options struct), the range or the choices, the help text and the JSON
 // key. Adding an option is one entry plus the code that uses the field. A backend setting is a
 // field of sk_backend_config (backend.h), which both programs' options embed as `backend`: its
-// entry points at AT(backend.FIELD), sk_backend_config_make hands it to every backend, and
+// entry is one row of cli_backend_options.h's list, which both tables splice in (marked for
+// training, sampling or both), points at AT(backend.FIELD), sk_backend_config_make hands it to every backend, and
 // .resolved = 1 records what the backend settled on and restores the given value when a device
 // refuses a checkpoint's (cli_options_take_resolved); so the field, the entry and its consumer.
 #ifndef SK_CLI_OPTIONS_H

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "cli_kinds.h"
+#include "cli_backend_options.h"
 
 #define AT(field) offsetof(cli_sample_options, field)
 
@@ -41,17 +41,7 @@ static const cli_option sample_opts[] = {
     {.name = "output-dir", .arg = "DIR", .type = CLI_STR, .offset = AT(output_dir),
      .help = "write sample i to DIR/sample-NNNN.txt instead of stdout (DIR is created;\n"
              "its parent must exist; no file is replaced)", .default_text = "stdout"},
-    {.name = "device", .arg = "D", .type = CLI_KIND, .offset = AT(device), .kind = &cli_kind_device,
-     .help = "auto | cpu | cuda | cuda:N"},
-    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(backend.rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation (the CPU takes only auto)"},
-    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(backend.threads), .hi = 1024,
-     .help = "CPU threads; 0 = all cores"},
-    // Hidden, for benchmarks (scripts/bench_sample.sh): the loop the fused sampler replaced.
-    {.name = "no-fused-sampler", .type = CLI_FLAG, .offset = AT(backend.no_fused_sampler)},
-    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(backend.precision), .kind = &cli_kind_precision,
-     .help = "the arithmetic: fp32 | tf32 | bf16 | auto (see shakespeare-train --help);\n"
-             "on the CPU bf16 means bf16 weights, fp32 sums and state (any CPU)"},
+    CLI_BACKEND_OPTIONS(CLI_ROW, CLI_NO_ROW, CLI_ROW, AT)
     {.name = "score", .arg = "FILE", .type = CLI_STR, .offset = AT(score),
      .help = "instead of sampling, print the mean negative log-likelihood of FILE in\n"
              "nats and bits per character, batch 1: every character predicted from all\n"

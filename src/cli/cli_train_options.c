@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "cli_backend_options.h"
 #include "cli_kinds.h"
 
 // --cell: a name of cell.h's table.
@@ -39,8 +40,6 @@ WORDS_KIND(kind_init, sk_init_scheme, sk_init_scheme_words)
 ENUM_KIND(kind_cell, sk_cell_kind, cell_parse, cell_name, cell_word_at)
 WORDS_KIND(kind_lr_schedule, sk_lr_kind, sk_lr_kind_words)
 ENUM_KIND(kind_optimizer, sk_optim_kind, sk_optim_kind_parse, sk_optim_kind_name, optimizer_word_at)
-WORDS_KIND(kind_cuda_graph, sk_cuda_graph, sk_cuda_graph_words)
-WORDS_KIND(kind_tensor_cores, sk_tensor_cores, sk_tensor_cores_words)
 
 // An int in [0, hi], or a word that stands for -1.
 static sk_status int_or_word_parse(const char *word, long hi, const char *flag, const char *s, void *field,
@@ -207,36 +206,7 @@ static const cli_option train_opts[] = {
      .help = "with --init-from: print the validation loss and exit"},
     {.section = "Runtime:", .name = "seed", .arg = "N", .type = CLI_U64, .offset = AT(seed),
      .help = "seed for initialization, dropout and samples", .json = "seed", .set_bit = SK_SET_SEED},
-    {.name = "threads", .arg = "N", .type = CLI_INT, .offset = AT(backend.threads), .hi = 1024,
-     .help = "CPU threads; 0 = all cores", .per_rank = 1},
-    {.name = "device", .arg = "D", .type = CLI_KIND, .offset = AT(device), .kind = &cli_kind_device,
-     .help = "auto | cpu | cuda | cuda:N"},
-    // The record holds the implementation that ran (auto's choice, resolved), which a resume takes again.
-    {.name = "rnn-impl", .arg = "I", .type = CLI_KIND, .offset = AT(backend.rnn_impl), .kind = &cli_kind_rnn_impl,
-     .help = "the CUDA LSTM implementation (the CPU takes only auto)", .json = "rnn_impl",
-     .resolved = 1},
-    {.name = "cuda-graph", .arg = "G", .type = CLI_KIND, .offset = AT(backend.cuda_graph), .kind = &kind_cuda_graph,
-     .help = "replay each CUDA training step as one captured graph: on (a failed capture\n"
-             "is an error) | try (a failed capture: eager from there, with a notice) |\n"
-             "auto (= try) | off; graphs are for one process; the CPU runs eagerly and\n"
-             "refuses on"},
-    // The record holds the precision computed in (resolved: the trainer records its options after
-    // the backend resolved auto, tf32 on CUDA, fp32 on the CPU).
-    {.name = "precision", .arg = "P", .type = CLI_KIND, .offset = AT(backend.precision), .kind = &cli_kind_precision,
-     .help = "the arithmetic: auto (tf32 on CUDA, as PyTorch's cuDNN RNNs; fp32 on the\n"
-             "CPU) | fp32 (strict fp32) | tf32 (TF32 tensor cores: 10-bit mantissa\n"
-             "operands, fp32 accumulation) | bf16 (bf16 LSTM operands, fp32\n"
-             "accumulation, cell state and master weights); the CPU takes fp32, and\n"
-             "bf16 where it has bf16 dot products (AVX512_BF16, AMX) and oneDNN\n", .json = "precision",
-     .resolved = 1},
-    {.name = "tensor-cores", .arg = "T", .type = CLI_KIND, .offset = AT(backend.plstm_tensor_cores),
-     .kind = &kind_tensor_cores,
-     .help = "the persistent LSTM kernel's inner products: auto (tensor cores for tf32\n"
-             "and bf16) | on | off (CUDA cores); others ignore it", .json = "tensor_cores",
-     .resolved = 1},
-    // Hidden, for benchmarks (docs/gpu.md): the cuDNN wavefront's chunk length in steps.
-    {.name = "cudnn-chunk-steps", .arg = "N", .type = CLI_INT, .offset = AT(backend.cudnn_chunk_steps), .lo = -1,
-     .hi = 1 << 20},
+    CLI_BACKEND_OPTIONS(CLI_ROW, CLI_ROW, CLI_NO_ROW, AT)
     {.name = "help", .type = CLI_ACTION, .help = ""},
     {.name = "version", .type = CLI_ACTION, .help = ""},
 };
